@@ -1,0 +1,31 @@
+"""tenancy: every tenant file under tenants/ becomes namespaces, access, quotas and isolation.
+
+Read this as a wiring diagram: settings and tenants are validated first (nothing is registered if
+either is wrong), then the cluster-wide parts, then one Tenant per tenant, then the outputs.
+"""
+
+from pathlib import Path
+
+import pulumi
+
+from components.catalog import load_catalog
+from components.cluster import kubernetes_provider
+from components.platform_roles import PlatformRoles, PlatformRolesArgs
+from components.settings import read_stack_settings
+from components.tenant import Tenant, TenantArgs
+
+PROJECT_ROOT = Path(__file__).resolve().parent
+
+stack = pulumi.get_stack()
+settings = read_stack_settings(stack)
+catalog = load_catalog(PROJECT_ROOT / settings.tenants_dir, settings, stack, root=PROJECT_ROOT)
+
+cluster = pulumi.ResourceOptions(providers=[kubernetes_provider(settings)])
+roles = PlatformRoles("platform-roles", PlatformRolesArgs(), opts=cluster)
+
+tenants = {
+    entry.spec.name: Tenant(entry.spec.name, TenantArgs(spec=entry.spec, settings=settings), opts=cluster)
+    for entry in catalog.tenants
+}
+
+pulumi.export("tenants", {name: tenant.summary() for name, tenant in tenants.items()})

@@ -1,0 +1,73 @@
+"""Label keys, taint keys and naming rules, kept in one place.
+
+The Tenant component, the policy bundle and the node pools must agree on these strings exactly:
+a policy that selects `tenancy.io/tenant` while namespaces carry another key would silently match
+nothing. So every key and every derived name comes from here.
+"""
+
+from __future__ import annotations
+
+import re
+
+MANAGED_BY_KEY = "app.kubernetes.io/managed-by"
+MANAGED_BY_VALUE = "tenancy"
+TENANT_KEY = "tenancy.io/tenant"
+ENVIRONMENT_KEY = "tenancy.io/environment"
+COST_CENTER_KEY = "tenancy.io/cost-center"
+# A node pool's node label and taint share one key: `tenancy.io/pool=<pool>` (label) and
+# `tenancy.io/pool=<pool>:NoSchedule` (taint). Namespaces carry it too so policies can read it.
+NODE_POOL_KEY = "tenancy.io/pool"
+# Marks platform-owned objects inside tenant namespaces (quota, limits, network policy, bindings).
+PLATFORM_OWNED_KEY = "tenancy.io/platform-owned"
+
+NAMESPACE_PREFIX = "tenant-"
+MAX_DNS_LABEL = 63
+DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+# GCP resource labels: lowercase letters, digits, '_' and '-', at most 63 characters.
+_CLOUD_LABEL_INVALID = re.compile(r"[^a-z0-9_-]")
+
+
+def namespace_name(tenant: str, environment: str) -> str:
+    """The namespace of one tenant environment, `tenant-<name>-<env>` (seed convention)."""
+    return f"{NAMESPACE_PREFIX}{tenant}-{environment}"
+
+
+def max_tenant_name_length(environments: list[str]) -> int:
+    """The longest tenant name whose namespaces stay within a DNS label for these environments."""
+    longest_env = max((len(e) for e in environments), default=0)
+    return MAX_DNS_LABEL - len(NAMESPACE_PREFIX) - 1 - longest_env
+
+
+def default_domain(tenant: str, suffix: str) -> str:
+    """The hostname every tenant owns without asking: `<tenant>.<suffix>`."""
+    return f"{tenant}.{suffix}"
+
+
+def kubernetes_labels(tenant: str, environment: str | None = None) -> dict[str, str]:
+    """Labels every Kubernetes object of a tenant carries."""
+    labels = {MANAGED_BY_KEY: MANAGED_BY_VALUE, TENANT_KEY: tenant}
+    if environment is not None:
+        labels[ENVIRONMENT_KEY] = environment
+    return labels
+
+
+def platform_labels() -> dict[str, str]:
+    """Labels of cluster-wide objects the platform owns (not tied to a tenant)."""
+    return {MANAGED_BY_KEY: MANAGED_BY_VALUE}
+
+
+def cloud_label_value(value: str) -> str:
+    """Squeeze a value into the strictest cloud label format (GCP) so cost labels always apply."""
+    return _CLOUD_LABEL_INVALID.sub("-", value.lower())[:63]
+
+
+def cost_labels(tenant: str, cost_center: str, environment: str | None = None) -> dict[str, str]:
+    """Labels or tags on cloud resources; they reach billing exports for cost allocation."""
+    labels = {
+        "managed-by": MANAGED_BY_VALUE,
+        "tenant": cloud_label_value(tenant),
+        "cost-center": cloud_label_value(cost_center),
+    }
+    if environment is not None:
+        labels["environment"] = cloud_label_value(environment)
+    return labels

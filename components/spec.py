@@ -1,0 +1,259 @@
+"""The tenant spec: the model of one `tenants/<name>.yaml` file.
+
+It is validated on its own here (shape, formats, names, pinned versions); checks that need every
+tenant or the stack settings (unique names, disjoint domains, known node pools) live in catalog.py.
+The sections for data and delivery are part of the format from the start so tenant files written
+today stay valid as the platform grows.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, EmailStr, Field, model_validator
+
+from components.common import DnsLabel, Domain, QuotaSpec, StrictModel
+from components.labels import MAX_DNS_LABEL, max_tenant_name_length, namespace_name
+
+Lifecycle = Literal["active", "suspended", "decommissioned"]
+
+# Exact versions only: `1.2.3`, `1.2.3-rc.1`, `v2.0.1`. A range (`^1.2`, `~1`, `>=1`, `1.x`, `*`)
+# would let an upstream release change a tenant without a reviewed change to its file.
+_PINNED_VERSION = re.compile(r"^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
+_IMAGE_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+_DIGEST = re.compile(r"^sha256:[a-f0-9]{64}$")
+_FLOATING_TAGS = {"latest", "stable", "main", "master", "edge", "nightly"}
+
+
+def _pinned(value: str) -> str:
+    if not _PINNED_VERSION.match(value):
+        raise ValueError(f"{value!r} is not a pinned version (use an exact version such as 1.4.2, not a range)")
+    return value
+
+
+PinnedVersion = Annotated[str, AfterValidator(_pinned)]
+
+
+def _unique_names(items: list[Any]) -> list[Any]:
+    names = [item.name for item in items]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(f"names must be unique; repeated: {', '.join(duplicates)}")
+    return items
+
+
+def _unique(values: list[str]) -> list[str]:
+    duplicates = sorted({v for v in values if values.count(v) > 1})
+    if duplicates:
+        raise ValueError(f"duplicate entries: {', '.join(duplicates)}")
+    return values
+
+
+class AccessSpec(StrictModel):
+    """Identity-provider groups per role. Each role maps to one shared ClusterRole."""
+
+    admin: list[str] = []
+    operator: list[str] = []
+    viewer: list[str] = []
+
+
+class QuotaChoice(StrictModel):
+    """Either a named tier from stack config or explicit amounts, never both."""
+
+    tier: DnsLabel | None = None
+    custom: QuotaSpec | None = None
+
+    @model_validator(mode="after")
+    def _one_of(self) -> QuotaChoice:
+        if (self.tier is None) == (self.custom is None):
+            raise ValueError("set exactly one of tier (a name from quotaTiers) or custom (explicit amounts)")
+        return self
+
+
+class DatabaseSpec(StrictModel):
+    """A database the tenant owns, one per environment it is placed in."""
+
+    name: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,30}$")]
+    engine: Literal["postgres", "mysql"]
+    version: Annotated[str, Field(pattern=r"^\d+(\.\d+)?$")]
+    size: Literal["small", "medium", "large"] = "small"
+    storage_gb: Annotated[int, Field(ge=10, le=65536)] = 20
+    # Connection pool size (PgBouncer / Cloud SQL managed pooling); Postgres only.
+    pool_size: Annotated[int, Field(ge=1, le=10000)] | None = None
+    # None: the stack default. dedicated = own instance; shared = a database on a shared instance.
+    placement: Literal["dedicated", "shared"] | None = None
+    environments: list[DnsLabel] | None = None
+
+    @model_validator(mode="after")
+    def _pool_for_postgres(self) -> DatabaseSpec:
+        if self.pool_size is not None and self.engine != "postgres":
+            raise ValueError("poolSize is only available for engine postgres")
+        return self
+
+
+class SecretSpec(StrictModel):
+    """A per-tenant secret stored in the cloud secret manager under the tenant's key."""
+
+    name: DnsLabel
+    # generated: the platform creates a random value. external: someone fills it in out of band.
+    source: Literal["generated", "external"]
+    length: Annotated[int, Field(ge=16, le=256)] = 32
+    # Key inside the Kubernetes Secret the value is delivered under.
+    key: Annotated[str, Field(pattern=r"^[-._a-zA-Z0-9]+$")] = "value"
+    environments: list[DnsLabel] | None = None
+
+
+class ChartSource(StrictModel):
+    """A Helm chart at a pinned version from an HTTPS repository or an OCI registry."""
+
+    repository: Annotated[str, Field(pattern=r"^(https|oci)://[^\s]+$")]
+    name: Annotated[str, Field(pattern=r"^[a-z0-9][-a-z0-9_.]*$")]
+    version: PinnedVersion
+
+
+class ImageSource(StrictModel):
+    """A container image pinned by tag or digest (a digest is the stronger pin)."""
+
+    repository: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._/:-]*[a-z0-9]$")]
+    tag: str | None = None
+    digest: str | None = None
+    port: Annotated[int, Field(ge=1, le=65535)] | None = None
+
+    @model_validator(mode="after")
+    def _pinned(self) -> ImageSource:
+        if self.tag is None and self.digest is None:
+            raise ValueError("pin the image with a tag or a digest")
+        if self.tag is not None and (not _IMAGE_TAG.match(self.tag) or self.tag in _FLOATING_TAGS):
+            raise ValueError(f"tag {self.tag!r} is not a pinned tag (floating tags such as latest are refused)")
+        if self.digest is not None and not _DIGEST.match(self.digest):
+            raise ValueError(f"digest {self.digest!r} is not a sha256 digest")
+        return self
+
+
+class AppSpec(StrictModel):
+    """One component of the tenant's instance at a pinned version."""
+
+    name: DnsLabel
+    chart: ChartSource | None = None
+    image: ImageSource | None = None
+    values: dict[str, Any] = {}
+    environments: list[DnsLabel] | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> AppSpec:
+        if (self.chart is None) == (self.image is None):
+            raise ValueError("set exactly one of chart or image")
+        return self
+
+
+class GitRef(StrictModel):
+    """Which revision Flux follows: one of branch, tag, semver or commit."""
+
+    branch: str | None = None
+    tag: str | None = None
+    commit: Annotated[str, Field(pattern=r"^[a-f0-9]{40}$")] | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> GitRef:
+        chosen = [k for k in ("branch", "tag", "commit") if getattr(self, k) is not None]
+        if len(chosen) != 1:
+            raise ValueError("set exactly one of branch, tag or commit")
+        return self
+
+
+def _relative_path(value: str) -> str:
+    parts = value.strip("/").split("/")
+    if value.startswith("/") or ".." in parts:
+        raise ValueError(f"path {value!r} must stay inside the repository (no leading '/' and no '..')")
+    return value
+
+
+RepoPath = Annotated[str, AfterValidator(_relative_path)]
+
+
+class GitOpsSpec(StrictModel):
+    """The tenant's Git repository, applied to its namespaces by the cluster's Flux."""
+
+    url: Annotated[str, Field(pattern=r"^(https://|ssh://)[^\s]+$")]
+    ref: GitRef = GitRef(branch="main")
+    # Path per environment; `{environment}` is replaced by the environment name.
+    path: RepoPath = "./deploy/{environment}"
+    # Name of a Secret (from `secrets`, source external) holding the Git credentials.
+    secret: DnsLabel | None = None
+    interval: Annotated[str, Field(pattern=r"^\d+(s|m|h)$")] = "5m"
+    environments: list[DnsLabel] | None = None
+
+
+class TenantSpec(StrictModel):
+    """One tenant: a team, a customer or an app, and everything the platform runs for it."""
+
+    name: DnsLabel
+    display_name: Annotated[str, Field(min_length=1, max_length=200)]
+    organization: str | None = None
+    contact: EmailStr
+    cost_center: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,63}$")]
+    environments: Annotated[list[DnsLabel], Field(min_length=1), AfterValidator(_unique)] = ["dev", "prod"]
+    # Stacks this tenant exists in; None means every stack.
+    stacks: list[DnsLabel] | None = None
+    lifecycle: Lifecycle = "active"
+    access: AccessSpec = AccessSpec()
+    quota: QuotaChoice | None = None
+    node_pool: DnsLabel | None = None
+    # Hostnames beyond the default `<name>.<suffix>`; `*.example.org` covers its subdomains.
+    domains: Annotated[list[Domain], AfterValidator(_unique)] = []
+    allow_load_balancer: bool = False
+    databases: Annotated[list[DatabaseSpec], AfterValidator(_unique_names)] = []
+    secrets: Annotated[list[SecretSpec], AfterValidator(_unique_names)] = []
+    # Names of shared platform secrets (stack config) copied into this tenant's namespaces.
+    shared_secrets: Annotated[list[DnsLabel], AfterValidator(_unique)] = []
+    apps: Annotated[list[AppSpec], AfterValidator(_unique_names)] = []
+    gitops: GitOpsSpec | None = None
+    # Pin to a shard instead of the hash of the name (large installs split into shard stacks).
+    shard: Annotated[int, Field(ge=0)] | None = None
+
+    def in_environment(self, items: list[Any], environment: str) -> list[Any]:
+        """The entries of a section (databases, secrets, apps) that apply to one environment."""
+        return [item for item in items if item.environments is None or environment in item.environments]
+
+
+def consistency_problems(spec: TenantSpec) -> list[tuple[str, str]]:
+    """Rules that relate fields of one file to each other, as (field path, message) pairs.
+
+    They live outside the model's validators so each problem can name the exact field.
+    """
+    problems: list[tuple[str, str]] = []
+    longest = max(spec.environments, key=len)
+    if len(namespace_name(spec.name, longest)) > MAX_DNS_LABEL:
+        problems.append(
+            (
+                "name",
+                f"{spec.name!r} is too long: namespace {namespace_name(spec.name, longest)!r} would exceed "
+                f"{MAX_DNS_LABEL} characters "
+                f"(at most {max_tenant_name_length(spec.environments)} for these environments)",
+            )
+        )
+    sections: list[tuple[str, list[Any]]] = [
+        ("databases", spec.databases),
+        ("secrets", spec.secrets),
+        ("apps", spec.apps),
+    ]
+    if spec.gitops is not None:
+        sections.append(("gitops", [spec.gitops]))
+    for section, items in sections:
+        for index, item in enumerate(items):
+            unknown = sorted(set(item.environments or []) - set(spec.environments))
+            if unknown:
+                where = f"{section}.environments" if section == "gitops" else f"{section}.{index}.environments"
+                problems.append((where, f"environments the tenant does not have: {', '.join(unknown)}"))
+    gitops_secret = spec.gitops.secret if spec.gitops is not None else None
+    if gitops_secret is not None and gitops_secret not in {s.name for s in spec.secrets}:
+        problems.append(("gitops.secret", f"{gitops_secret!r} is not one of the tenant's secrets"))
+    return problems
+
+
+class TenantFile(TenantSpec):
+    """The file format: the spec plus per-stack overrides, which the catalog merges away."""
+
+    # Per stack, a partial spec merged over the base: `overrides: {dev: {apps: [{name: web, ...}]}}`.
+    overrides: dict[DnsLabel, dict[str, Any]] = {}

@@ -1,0 +1,220 @@
+"""Run the real `__main__.py` under Pulumi's mock runtime and record everything it registers.
+
+This is what makes a plan possible without the Pulumi CLI, a cluster or a cloud account: the
+program runs unchanged, and a recording monitor keeps each registration request (type, name,
+parent, inputs, and the options that guard data), with secrets redacted as they arrive.
+Both the `tools.plan` command and the tests use it, so the tests always exercise the real program.
+"""
+
+from __future__ import annotations
+
+import runpy
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import yaml
+from google.protobuf import json_format
+from pulumi.runtime import mocks
+from pulumi.runtime import settings as runtime_settings
+from pulumi.runtime import stack as runtime_stack
+from pulumi.runtime.config import set_all_config
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_NAME = "tenancy"
+SECRET_PLACEHOLDER = "[secret]"
+UNKNOWN_PLACEHOLDER = "[unknown]"
+
+_SIG_KEY = "4dabf18193072939515e22adb298388d"
+_SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
+_RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
+_UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+
+
+@dataclass
+class RecordedResource:
+    """One registered resource as the engine would have received it."""
+
+    urn: str
+    type: str
+    name: str
+    parent: str | None
+    custom: bool
+    inputs: dict[str, Any]
+    protect: bool
+    retain_on_delete: bool
+    deleted_with: str | None
+    provider: str | None
+    dependencies: list[str]
+    aliases: list[str]
+    ignore_changes: list[str]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "urn": self.urn,
+            "type": self.type,
+            "name": self.name,
+            "parent": self.parent,
+            "custom": self.custom,
+            "protect": self.protect,
+            "retainOnDelete": self.retain_on_delete,
+            "deletedWith": self.deleted_with,
+            "ignoreChanges": self.ignore_changes,
+            "aliases": self.aliases,
+            "inputs": self.inputs,
+        }
+
+
+def redact(value: Any) -> Any:
+    """Turn the wire form of property values into plain JSON, replacing every secret."""
+    if isinstance(value, dict):
+        signature = value.get(_SIG_KEY)
+        if signature == _SECRET_SIG:
+            return SECRET_PLACEHOLDER
+        if signature == _RESOURCE_SIG:
+            return {"$ref": value.get("urn")}
+        return {key: redact(item) for key, item in value.items() if key != _SIG_KEY}
+    if isinstance(value, list):
+        return [redact(item) for item in value]
+    if value == _UNKNOWN:
+        return UNKNOWN_PLACEHOLDER
+    if isinstance(value, float) and value.is_integer():
+        # The wire carries every number as a double; ports and counts are integers.
+        return int(value)
+    return value
+
+
+def _wire_to_json(struct: Any) -> Any:
+    return redact(json_format.MessageToDict(struct, preserving_proto_field_name=True))
+
+
+class _Mocks(pulumi.runtime.Mocks):
+    """Return inputs as outputs, plus the computed values some resources need downstream."""
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
+        state = dict(args.inputs)
+        return f"{args.name}-id", state
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        return {}, None
+
+
+class RecordingMonitor(mocks.MockMonitor):
+    """A mock monitor that also keeps each registration request and the stack's outputs."""
+
+    def __init__(self, pulumi_mocks: pulumi.runtime.Mocks) -> None:
+        super().__init__(pulumi_mocks)
+        self.recorded: list[RecordedResource] = []
+        self.stack_outputs: dict[str, Any] = {}
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            self.recorded.append(
+                RecordedResource(
+                    urn=response.urn,
+                    type=request.type,
+                    name=request.name,
+                    parent=request.parent or None,
+                    custom=request.custom,
+                    inputs=_wire_to_json(request.object),
+                    protect=bool(request.protect),
+                    retain_on_delete=bool(request.retainOnDelete),
+                    deleted_with=request.deletedWith or None,
+                    provider=request.provider or None,
+                    dependencies=sorted(request.dependencies),
+                    aliases=sorted(spec.urn or spec.spec.name for spec in request.aliases),
+                    ignore_changes=sorted(request.ignoreChanges),
+                )
+            )
+        return response
+
+    def RegisterResourceOutputs(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        if "::pulumi:pulumi:Stack::" in request.urn:
+            self.stack_outputs.update(_wire_to_json(request.outputs))
+        return super().RegisterResourceOutputs(request)
+
+
+@dataclass
+class ProgramRun:
+    """The outcome of one mocked run of the program."""
+
+    stack: str
+    resources: list[RecordedResource] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+
+    def of_type(self, type_token: str) -> list[RecordedResource]:
+        return [r for r in self.resources if r.type == type_token]
+
+    def by_urn(self) -> dict[str, RecordedResource]:
+        return {r.urn: r for r in self.resources}
+
+    def tenant_of(self, resource: RecordedResource) -> str | None:
+        """The tenant a resource belongs to: the name of its nearest Tenant component ancestor."""
+        index = self.by_urn()
+        current: RecordedResource | None = resource
+        while current is not None:
+            if current.type == "tenancy:index:Tenant":
+                return current.name
+            current = index.get(current.parent) if current.parent else None
+        return None
+
+
+def stack_config(
+    stack: str, overrides: Mapping[str, str] | None = None, root: Path = PROJECT_ROOT
+) -> tuple[dict[str, str], list[str]]:
+    """Config as the Pulumi CLI would hand it over: `Pulumi.<stack>.yaml` plus `--set` overrides.
+
+    Structured values become JSON text, as the engine sends them; `secure:` values become a
+    placeholder, since no passphrase or KMS key is available offline.
+    """
+    import json
+
+    path = root / f"Pulumi.{stack}.yaml"
+    if not path.exists():
+        raise FileNotFoundError(f"no settings file for stack {stack!r}: {path}")
+    document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    config: dict[str, str] = {}
+    secret_keys: list[str] = []
+    for key, value in (document.get("config") or {}).items():
+        if isinstance(value, dict) and set(value) == {"secure"}:
+            config[key] = SECRET_PLACEHOLDER
+            secret_keys.append(key)
+        elif isinstance(value, str):
+            config[key] = value
+        else:
+            config[key] = json.dumps(value)
+    config.update(overrides or {})
+    return config, secret_keys
+
+
+def run_program(
+    stack: str,
+    config: Mapping[str, str],
+    secret_keys: list[str] | None = None,
+    program: Path = PROJECT_ROOT / "__main__.py",
+) -> ProgramRun:
+    """Run the program once under mocks; exceptions from the program propagate unchanged."""
+    if str(program.parent) not in sys.path:
+        sys.path.insert(0, str(program.parent))
+    set_all_config(dict(config), secret_keys or [])
+    # Each run starts from a fresh root stack resource so runs in one process do not mix.
+    runtime_settings.ROOT.set(None)
+    monitor = RecordingMonitor(_Mocks())
+    pulumi.runtime.set_mocks(_Mocks(), project=PROJECT_NAME, stack=stack, preview=True, monitor=monitor)
+
+    @pulumi.runtime.test
+    def _run() -> None:
+        runpy.run_path(str(program), run_name="__main__")
+        # Under mocks the root stack closed its outputs before the program ran; register the
+        # exports now so they cross the wire (secrets marked) like they do for the engine.
+        root = runtime_settings.get_root_resource()
+        if isinstance(root, pulumi.ComponentResource):
+            root.register_outputs(runtime_stack.massage(getattr(root, "outputs", {}), []))
+
+    _run()
+    resources = sorted(monitor.recorded, key=lambda r: r.urn)
+    return ProgramRun(stack=stack, resources=resources, outputs=dict(sorted(monitor.stack_outputs.items())))

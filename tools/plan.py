@@ -1,0 +1,132 @@
+"""The offline plan: run the real program for a stack under mocks and show what it would create.
+
+    python -m tools.plan --stack dev [--tenants-dir DIR] [--set tenancy:key=value]... [--out DIR]
+
+It prints a per-tenant summary. With --out it writes every Kubernetes object as YAML under
+DIR/manifests/ and every registered resource (secrets redacted) to DIR/resources.json. On invalid
+input it prints every problem to stderr, exits with code 2 and writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from components.errors import ConfigurationError
+from tools.harness import PROJECT_ROOT, ProgramRun, RecordedResource, run_program, stack_config
+
+CLUSTER_SCOPE = "_cluster"
+
+
+def is_kubernetes_object(resource: RecordedResource) -> bool:
+    """Kubernetes API objects (not the provider, not Helm releases, which are not one object)."""
+    return (
+        resource.custom
+        and resource.type.startswith("kubernetes:")
+        and not resource.type.startswith("kubernetes:helm")
+        and "apiVersion" in resource.inputs
+    )
+
+
+def manifest(resource: RecordedResource) -> dict[str, Any]:
+    """The Kubernetes object as `kubectl apply` would see it (Pulumi-internal keys dropped)."""
+    return {key: value for key, value in resource.inputs.items() if not key.startswith("__")}
+
+
+def _parse_set(values: list[str]) -> dict[str, str]:
+    overrides: dict[str, str] = {}
+    for item in values:
+        key, separator, value = item.partition("=")
+        if not separator or ":" not in key:
+            raise SystemExit(f"--set expects NAMESPACE:KEY=VALUE, got {item!r}")
+        parsed = yaml.safe_load(value) if value.strip().startswith(("[", "{")) else None
+        overrides[key] = json.dumps(parsed) if parsed is not None else value
+    return overrides
+
+
+def group_by_tenant(run: ProgramRun) -> dict[str, list[RecordedResource]]:
+    groups: dict[str, list[RecordedResource]] = defaultdict(list)
+    for resource in run.resources:
+        groups[run.tenant_of(resource) or CLUSTER_SCOPE].append(resource)
+    return dict(sorted(groups.items()))
+
+
+def summary(run: ProgramRun) -> str:
+    """Resources by type per tenant, and totals."""
+    lines = [f"stack {run.stack}: {len(run.resources)} resources"]
+    groups = group_by_tenant(run)
+    tenants = [name for name in groups if name != CLUSTER_SCOPE]
+    for scope, resources in groups.items():
+        lines.append(f"\n{scope}: {len(resources)} resources")
+        for type_token, count in sorted(Counter(r.type for r in resources).items()):
+            lines.append(f"  {count:4d}  {type_token}")
+    per_tenant = sum(len(groups[t]) for t in tenants) / len(tenants) if tenants else 0.0
+    lines.append(f"\ntotal: {len(run.resources)} resources, {len(tenants)} tenants, {per_tenant:.1f} per tenant")
+    return "\n".join(lines)
+
+
+def _manifest_path(out: Path, scope: str, resource: RecordedResource) -> Path:
+    body = resource.inputs
+    metadata = body.get("metadata", {})
+    namespace = metadata.get("namespace")
+    name = metadata.get("name") or resource.name
+    file_name = f"{body['kind'].lower()}-{namespace + '-' if namespace else ''}{name}.yaml".replace(":", "_")
+    return out / "manifests" / scope / file_name
+
+
+def write_plan(run: ProgramRun, out: Path) -> int:
+    """Write manifests and resources.json under `out` (replacing an older plan); returns files written."""
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    written = 0
+    for scope, resources in group_by_tenant(run).items():
+        for resource in resources:
+            if is_kubernetes_object(resource):
+                path = _manifest_path(out, scope, resource)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(yaml.safe_dump(manifest(resource), sort_keys=True), encoding="utf-8")
+                written += 1
+    records = [{**r.as_json(), "tenant": run.tenant_of(r)} for r in run.resources]
+    (out / "resources.json").write_text(json.dumps(records, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    (out / "outputs.json").write_text(json.dumps(run.outputs, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return written + 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.plan", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--stack", required=True, help="stack name; reads Pulumi.<stack>.yaml")
+    parser.add_argument("--tenants-dir", type=Path, help="tenant files to use instead of tenants/")
+    parser.add_argument("--set", action="append", default=[], metavar="NS:KEY=VALUE", help="override a config key")
+    parser.add_argument("--out", type=Path, help="write manifests/ and resources.json here")
+    args = parser.parse_args(argv)
+
+    overrides = _parse_set(args.set)
+    if args.tenants_dir is not None:
+        overrides["tenancy:tenantsDir"] = str(args.tenants_dir.resolve())
+    try:
+        config, secret_keys = stack_config(args.stack, overrides)
+        run = run_program(args.stack, config, secret_keys)
+    except ConfigurationError as error:
+        print(str(error), file=sys.stderr)
+        return 2
+    except FileNotFoundError as error:
+        print(str(error), file=sys.stderr)
+        return 2
+    print(summary(run))
+    if args.out is not None:
+        count = write_plan(run, args.out)
+        print(f"\nwrote {count} files to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(PROJECT_ROOT))
+    raise SystemExit(main())
