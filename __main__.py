@@ -9,7 +9,7 @@ from pathlib import Path
 import pulumi
 
 from components.catalog import load_catalog
-from components.cluster import kubernetes_provider
+from components.cluster import providers
 from components.platform_roles import PlatformRoles, PlatformRolesArgs
 from components.settings import read_stack_settings
 from components.tenant import Tenant, TenantArgs
@@ -20,11 +20,11 @@ stack = pulumi.get_stack()
 settings = read_stack_settings(stack)
 catalog = load_catalog(PROJECT_ROOT / settings.tenants_dir, settings, stack, root=PROJECT_ROOT)
 
-cluster = pulumi.ResourceOptions(providers=[kubernetes_provider(settings)])
-roles = PlatformRoles("platform-roles", PlatformRolesArgs(), opts=cluster)
+cluster = providers(settings)
+roles = PlatformRoles("platform-roles", PlatformRolesArgs(), opts=cluster.options())
 
 tenants = {
-    entry.spec.name: Tenant(entry.spec.name, TenantArgs(spec=entry.spec, settings=settings), opts=cluster)
+    entry.spec.name: Tenant(entry.spec.name, TenantArgs(spec=entry.spec, settings=settings), opts=cluster.options())
     for entry in catalog.tenants
 }
 

@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Annotated, Any
 
 from kubernetes.utils import parse_quantity
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 from pydantic.alias_generators import to_camel
 
 from components.labels import DNS_LABEL
@@ -39,7 +39,11 @@ def _dns_label(value: str) -> str:
     return value
 
 
-DnsLabel = Annotated[str, AfterValidator(_dns_label)]
+DnsLabel = Annotated[
+    str,
+    AfterValidator(_dns_label),
+    WithJsonSchema({"type": "string", "pattern": DNS_LABEL.pattern, "maxLength": 63}),
+]
 
 _DNS_NAME = re.compile(r"^(\*\.)?([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]([-a-z0-9]*[a-z0-9])?$")
 
@@ -52,7 +56,7 @@ def _domain(value: str) -> str:
     return value
 
 
-Domain = Annotated[str, AfterValidator(_domain)]
+Domain = Annotated[str, AfterValidator(_domain), WithJsonSchema({"type": "string", "pattern": _DNS_NAME.pattern})]
 
 
 def _quantity_string(value: Any) -> Any:
@@ -72,7 +76,12 @@ def _quantity(value: str) -> str:
     return value
 
 
-Quantity = Annotated[str, BeforeValidator(_quantity_string), AfterValidator(_quantity)]
+Quantity = Annotated[
+    str,
+    BeforeValidator(_quantity_string),
+    AfterValidator(_quantity),
+    WithJsonSchema({"type": ["string", "number"], "description": "a Kubernetes quantity: 500m, 2, 512Mi"}),
+]
 
 
 def quantity_value(value: str) -> Decimal:

@@ -1,0 +1,23 @@
+"""Shared fixtures: one mocked run of the real program per example stack, reused across tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support import plan
+from tools.harness import ProgramRun
+
+
+@pytest.fixture(scope="session")
+def dev_plan() -> ProgramRun:
+    return plan("dev")
+
+
+@pytest.fixture(scope="session")
+def prod_plan() -> ProgramRun:
+    return plan("prod")
+
+
+@pytest.fixture(scope="session", params=["dev", "prod"])
+def example_plan(request: pytest.FixtureRequest, dev_plan: ProgramRun, prod_plan: ProgramRun) -> ProgramRun:
+    return dev_plan if request.param == "dev" else prod_plan
