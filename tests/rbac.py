@@ -29,8 +29,10 @@ def _rule_allows(rule: dict[str, Any], verb: str, group: str, resource: str) -> 
     def has(values: list[str], value: str) -> bool:
         return "*" in values or value in values
 
-    return has(rule.get("verbs", []), verb) and has(rule.get("apiGroups", []), group) and has(
-        rule.get("resources", []), resource
+    return (
+        has(rule.get("verbs", []), verb)
+        and has(rule.get("apiGroups", []), group)
+        and has(rule.get("resources", []), resource)
     )
 
 
@@ -39,9 +41,7 @@ class Authorizer:
 
     def __init__(self, objects: list[dict[str, Any]]) -> None:
         self.cluster_roles = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ClusterRole"}
-        self.roles = {
-            (o["metadata"]["namespace"], o["metadata"]["name"]): o for o in objects if o["kind"] == "Role"
-        }
+        self.roles = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in objects if o["kind"] == "Role"}
         self.role_bindings = [o for o in objects if o["kind"] == "RoleBinding"]
         self.cluster_role_bindings = [o for o in objects if o["kind"] == "ClusterRoleBinding"]
 

@@ -138,6 +138,11 @@ class RecordingMonitor(mocks.MockMonitor):
         return super().RegisterResourceOutputs(request)
 
 
+def new_monitor() -> RecordingMonitor:
+    """A recording monitor with the project's mocks, for callers that inspect it after a failure."""
+    return RecordingMonitor(_Mocks())
+
+
 @dataclass
 class ProgramRun:
     """The outcome of one mocked run of the program."""
@@ -196,15 +201,19 @@ def run_program(
     config: Mapping[str, str],
     secret_keys: list[str] | None = None,
     program: Path = PROJECT_ROOT / "__main__.py",
+    monitor: RecordingMonitor | None = None,
 ) -> ProgramRun:
-    """Run the program once under mocks; exceptions from the program propagate unchanged."""
+    """Run the program once under mocks; exceptions from the program propagate unchanged.
+
+    Pass a `monitor` to inspect what was registered even when the program fails.
+    """
     if str(program.parent) not in sys.path:
         sys.path.insert(0, str(program.parent))
     set_all_config(dict(config), secret_keys or [])
     # Each run starts from a fresh root stack resource so runs in one process do not mix.
     runtime_settings.ROOT.set(None)
-    monitor = RecordingMonitor(_Mocks())
-    pulumi.runtime.set_mocks(_Mocks(), project=PROJECT_NAME, stack=stack, preview=True, monitor=monitor)
+    monitor = monitor if monitor is not None else new_monitor()
+    pulumi.runtime.set_mocks(monitor.mocks, project=PROJECT_NAME, stack=stack, preview=True, monitor=monitor)
 
     @pulumi.runtime.test
     def _run() -> None:
