@@ -1,6 +1,6 @@
 """The offline plan: run the real program for a stack under mocks and show what it would create.
 
-    python -m tools.plan --stack dev [--tenants-dir DIR] [--set tenancy:key=value]... [--out DIR]
+    python -m tools.plan --stack dev [--tenants-dir DIR] [--set tenancy:key=value]... [--out DIR [--diff BASE_DIR]]
 
 It prints a per-tenant summary. With --out it writes every Kubernetes object as YAML under
 DIR/manifests/ and every registered resource (secrets redacted) to DIR/resources.json. On invalid
@@ -21,6 +21,7 @@ import yaml
 
 from components.errors import ConfigurationError
 from tools.harness import PROJECT_ROOT, ProgramRun, RecordedResource, run_program, stack_config
+from tools.plan_diff import diff_dirs, render_markdown
 
 CLUSTER_SCOPE = "_cluster"
 
@@ -106,7 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tenants-dir", type=Path, help="tenant files to use instead of tenants/")
     parser.add_argument("--set", action="append", default=[], metavar="NS:KEY=VALUE", help="override a config key")
     parser.add_argument("--out", type=Path, help="write manifests/ and resources.json here")
+    parser.add_argument("--diff", type=Path, metavar="BASE_DIR", help="with --out: Markdown diff against that plan")
     args = parser.parse_args(argv)
+    if args.diff is not None and args.out is None:
+        parser.error("--diff compares against the plan written by --out; give --out too")
 
     overrides = _parse_set(args.set)
     if args.tenants_dir is not None:
@@ -124,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.out is not None:
         count = write_plan(run, args.out)
         print(f"\nwrote {count} files to {args.out}")
+    if args.diff is not None and args.out is not None:
+        print("\n" + render_markdown(diff_dirs(args.diff, args.out), f"Plan diff: {args.stack}"), end="")
     return 0
 
 

@@ -1,0 +1,224 @@
+"""Compare two offline plans and say, per tenant, what a change adds, removes and changes.
+
+    python -m tools.plan_diff BASE_DIR HEAD_DIR [--title TEXT]
+    python -m tools.plan --stack dev --out HEAD_DIR --diff BASE_DIR
+
+Both directories are what `python -m tools.plan --out` writes (`resources.json`, `outputs.json`).
+This is what reviewers read on a pull request, including pull requests from forks that have no
+cloud credentials, so it works on the offline plan alone: resources are matched by URN, grouped by
+their `tenant` field (cluster-wide parts under `_cluster`), and every changed input or resource
+option is listed by its field path with the old and the new value, as Markdown.
+
+Secrets stay `[secret]`: the harness redacts them before they reach resources.json, and this module
+never reads anything else. A change to a secret's value is therefore invisible here (both sides say
+`[secret]`); the real `pulumi preview` shows that the resource changes, never the value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CLUSTER_SCOPE = "_cluster"
+SECRET_PLACEHOLDER = "[secret]"
+# Resource options a reviewer must see change (protection is what keeps tenant data alive).
+_OPTION_FIELDS = ("protect", "retainOnDelete", "deletedWith", "ignoreChanges", "parent", "custom")
+# Keep table cells readable: long values (certificates, policy expressions) are cut.
+_MAX_VALUE_CHARS = 80
+_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """One leaf field that differs: its dotted path and both values (`None` where absent)."""
+
+    path: str
+    old: Any
+    new: Any
+
+
+@dataclass
+class TenantChanges:
+    """What changes for one tenant (or the cluster-wide scope)."""
+
+    added: list[dict[str, Any]] = field(default_factory=list)
+    removed: list[dict[str, Any]] = field(default_factory=list)
+    changed: list[tuple[dict[str, Any], list[FieldChange]]] = field(default_factory=list)
+
+    def empty(self) -> bool:
+        return not (self.added or self.removed or self.changed)
+
+
+@dataclass
+class PlanDiff:
+    """The whole comparison: changes per scope and changed stack outputs."""
+
+    scopes: dict[str, TenantChanges]
+    outputs: list[FieldChange]
+    base_count: int
+    head_count: int
+
+    def empty(self) -> bool:
+        return not self.outputs and all(changes.empty() for changes in self.scopes.values())
+
+
+def _join(prefix: str, key: str) -> str:
+    """`a.b` for plain keys; `a["tenancy.io/tenant"]` for keys that hold dots or slashes (labels)."""
+    if _PLAIN_KEY.match(key):
+        return f"{prefix}.{key}" if prefix else key
+    return f"{prefix}[{json.dumps(key)}]"
+
+
+def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
+    """Leaf paths of a JSON value. Lists of scalars stay one leaf (`verbs: [get, list]` reads
+    better as one change than as shifted indexes); lists of objects are walked by index."""
+    if isinstance(value, dict) and value:
+        for key in sorted(value):
+            _flatten(value[key], _join(prefix, str(key)), out)
+    elif isinstance(value, list) and any(isinstance(item, dict | list) for item in value):
+        for index, item in enumerate(value):
+            _flatten(item, f"{prefix}[{index}]", out)
+    else:
+        out[prefix] = value
+
+
+def field_changes(old: dict[str, Any], new: dict[str, Any]) -> list[FieldChange]:
+    """Changed leaf fields of two records: inputs under `inputs.`, then the resource options."""
+    old_leaves: dict[str, Any] = {}
+    new_leaves: dict[str, Any] = {}
+    _flatten(old.get("inputs", {}), "inputs", old_leaves)
+    _flatten(new.get("inputs", {}), "inputs", new_leaves)
+    for option in _OPTION_FIELDS:
+        old_leaves[option] = old.get(option)
+        new_leaves[option] = new.get(option)
+    changes = []
+    for path in sorted(set(old_leaves) | set(new_leaves)):
+        before, after = old_leaves.get(path), new_leaves.get(path)
+        if before != after:
+            changes.append(FieldChange(path, before, after))
+    return changes
+
+
+def _load(directory: Path, file_name: str, default: Any) -> Any:
+    path = directory / file_name
+    if not path.exists():
+        if file_name == "resources.json":
+            raise FileNotFoundError(f"{path} not found: write plans with `python -m tools.plan --out DIR`")
+        return default
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def diff_records(base: list[dict[str, Any]], head: list[dict[str, Any]]) -> dict[str, TenantChanges]:
+    """Changes per scope between two resources.json record lists, matched by URN."""
+    base_by_urn = {record["urn"]: record for record in base}
+    head_by_urn = {record["urn"]: record for record in head}
+    scopes: dict[str, TenantChanges] = defaultdict(TenantChanges)
+    for urn in sorted(set(base_by_urn) | set(head_by_urn)):
+        before, after = base_by_urn.get(urn), head_by_urn.get(urn)
+        if before is None and after is not None:
+            scopes[after.get("tenant") or CLUSTER_SCOPE].added.append(after)
+        elif after is None and before is not None:
+            scopes[before.get("tenant") or CLUSTER_SCOPE].removed.append(before)
+        elif before is not None and after is not None:
+            changes = field_changes(before, after)
+            if changes:
+                scopes[after.get("tenant") or CLUSTER_SCOPE].changed.append((after, changes))
+    return {scope: scopes[scope] for scope in sorted(scopes)}
+
+
+def diff_dirs(base_dir: Path, head_dir: Path) -> PlanDiff:
+    """Compare the plans written under `base_dir` and `head_dir`."""
+    base = _load(base_dir, "resources.json", [])
+    head = _load(head_dir, "resources.json", [])
+    old_outputs: dict[str, Any] = {}
+    new_outputs: dict[str, Any] = {}
+    _flatten(_load(base_dir, "outputs.json", {}), "", old_outputs)
+    _flatten(_load(head_dir, "outputs.json", {}), "", new_outputs)
+    outputs = [
+        FieldChange(path, old_outputs.get(path), new_outputs.get(path))
+        for path in sorted(set(old_outputs) | set(new_outputs))
+        if old_outputs.get(path) != new_outputs.get(path)
+    ]
+    return PlanDiff(diff_records(base, head), outputs, len(base), len(head))
+
+
+def _value(value: Any) -> str:
+    """A value as an inline code span, cut to fit a table cell; `[secret]` shows as is."""
+    if value is None:
+        return "_(none)_"
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    if len(text) > _MAX_VALUE_CHARS:
+        text = text[: _MAX_VALUE_CHARS - 1] + "…"
+    text = text.replace("|", "\\|").replace("`", "'").replace("\n", " ")
+    return f"`{text}`"
+
+
+def _resource_label(record: dict[str, Any]) -> str:
+    inputs = record.get("inputs") or {}
+    metadata = inputs.get("metadata") if isinstance(inputs.get("metadata"), dict) else {}
+    kind_name = ""
+    if "kind" in inputs and metadata.get("name"):
+        namespace = f"{metadata['namespace']}/" if metadata.get("namespace") else ""
+        kind_name = f" ({inputs['kind']} {namespace}{metadata['name']})"
+    return f"`{record['name']}` `{record['type']}`{kind_name}"
+
+
+def render_markdown(diff: PlanDiff, title: str = "Plan diff") -> str:
+    """The diff as Markdown: a summary line, then per tenant the added, removed, changed resources."""
+    added = sum(len(s.added) for s in diff.scopes.values())
+    removed = sum(len(s.removed) for s in diff.scopes.values())
+    changed = sum(len(s.changed) for s in diff.scopes.values())
+    lines = [f"## {title}", ""]
+    lines.append(
+        f"{diff.base_count} → {diff.head_count} resources: **{added} to add, {removed} to remove, "
+        f"{changed} to change**."
+    )
+    if diff.empty():
+        lines += ["", "No changes."]
+        return "\n".join(lines) + "\n"
+    for scope, changes in diff.scopes.items():
+        if changes.empty():
+            continue
+        heading = "cluster-wide" if scope == CLUSTER_SCOPE else f"tenant `{scope}`"
+        counts = f"{len(changes.added)} added, {len(changes.removed)} removed, {len(changes.changed)} changed"
+        lines += ["", f"### {heading} ({counts})", ""]
+        for record in changes.added:
+            lines.append(f"- **added** {_resource_label(record)}")
+        for record in changes.removed:
+            protected = " — **protected: the engine will refuse to delete it**" if record.get("protect") else ""
+            lines.append(f"- **removed** {_resource_label(record)}{protected}")
+        for record, fields in changes.changed:
+            lines.append(f"- **changed** {_resource_label(record)}")
+            for change in fields:
+                lines.append(f"  - `{change.path}`: {_value(change.old)} → {_value(change.new)}")
+    if diff.outputs:
+        lines += ["", "### stack outputs", ""]
+        for change in diff.outputs:
+            lines.append(f"- `{change.path}`: {_value(change.old)} → {_value(change.new)}")
+    lines += ["", f"_Secret values are never shown; they read `{SECRET_PLACEHOLDER}` on both sides._"]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.plan_diff", description=__doc__.split("\n\n")[0])
+    parser.add_argument("base", type=Path, help="plan directory of the base branch (tools.plan --out)")
+    parser.add_argument("head", type=Path, help="plan directory of the change")
+    parser.add_argument("--title", default="Plan diff", help="Markdown heading")
+    args = parser.parse_args(argv)
+    try:
+        diff = diff_dirs(args.base, args.head)
+    except FileNotFoundError as error:
+        print(str(error), file=sys.stderr)
+        return 2
+    sys.stdout.write(render_markdown(diff, args.title))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
