@@ -174,6 +174,10 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings) -> list[P
                     label, "quota.tier", f"{spec.quota.tier!r} is not a quota tier of this stack (defined: {known})"
                 )
             )
+        if spec.shard is not None and spec.shard >= settings.shards.count:
+            problems.append(
+                Problem(label, "shard", f"{spec.shard} is not a shard of this stack (shards.count is {settings.shards.count})")
+            )
         unknown_envs = sorted(set(spec.environments) - set(settings.environments))
         if unknown_envs:
             problems.append(

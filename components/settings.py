@@ -15,9 +15,10 @@ from pydantic import AfterValidator, Field, ValidationError, model_validator
 
 from components.cloud_settings import AwsSettings, GcpSettings
 from components.common import ComputeAmounts, DnsLabel, Domain, QuotaSpec, StrictModel, format_location
+from components.data_settings import DataSettings
 from components.errors import ConfigurationError, Problem
 from components.policy_settings import PolicySettings
-from components.pool_settings import NodePoolSettings
+from components.pool_settings import NodePools
 
 CONFIG_NAMESPACE = "tenancy"
 # ValidatingAdmissionPolicy is GA from 1.30; kubernetes-validate ships schemas up to 1.37.
@@ -85,6 +86,16 @@ def _unique(values: list[str]) -> list[str]:
     return values
 
 
+class ShardSettings(StrictModel):
+    """How tenants are split over shard stacks (see components/sharding.py)."""
+
+    count: Annotated[int, Field(ge=1, le=1024)] = 1
+    # The shard this stack runs; required when stackRole is `tenants`.
+    index: Annotated[int, Field(ge=0)] | None = None
+    # The plan warns when a shard registers more resources than this (previews slow down past it).
+    resource_budget: Annotated[int, Field(ge=100)] = 2000
+
+
 class StackSettings(StrictModel):
     """Everything a stack decides for all of its tenants."""
 
@@ -102,9 +113,16 @@ class StackSettings(StrictModel):
     default_quota_tier: str = "small"
     limit_defaults: LimitDefaults = LimitDefaults()
     protection: ProtectionSettings = ProtectionSettings()
-    node_pools: dict[DnsLabel, NodePoolSettings] = {}
+    node_pools: NodePools = {}
     policy: PolicySettings = PolicySettings()
+    data: DataSettings = DataSettings()
     tenants_dir: str = "tenants"
+    # all: everything in one stack (small installs). platform: only cluster-wide parts.
+    # tenants: one shard of the tenants, reading the platform stack through a StackReference.
+    stack_role: Literal["all", "platform", "tenants"] = "all"
+    shards: ShardSettings = ShardSettings()
+    # Fully qualified name of the platform stack (`<org>/tenancy/<stack>`), for tenants shards.
+    platform_stack: str | None = None
     gcp: GcpSettings | None = None
     aws: AwsSettings | None = None
 
@@ -115,6 +133,11 @@ class StackSettings(StrictModel):
             raise ValueError(f"readOnlyEnvironments names environments not in environments: {', '.join(unknown_ro)}")
         if self.default_quota_tier not in self.quota_tiers:
             raise ValueError(f"defaultQuotaTier {self.default_quota_tier!r} is not one of quotaTiers")
+        if self.stack_role == "tenants":
+            if self.shards.index is None or self.shards.index >= self.shards.count:
+                raise ValueError(f"stackRole tenants needs shards.index between 0 and {self.shards.count - 1}")
+            if self.platform_stack is None:
+                raise ValueError("stackRole tenants needs platformStack (the platform stack's full name)")
         if self.cloud == "gcp" and self.gcp is None:
             raise ValueError("cloud is gcp but the gcp section (project, region) is missing")
         if self.cloud == "aws" and self.aws is None:
