@@ -1,0 +1,185 @@
+"""Split a stack into a platform stack and tenant shard stacks, and show how tenants spread.
+
+    python -m tools.shards layout --stack prod [--count N]
+        Plan the stack offline and print tenants and resources per shard for N shards (default: the
+        stack's shards.count), warning where a shard passes shards.resourceBudget.
+    python -m tools.shards write --stack prod --count N --org ORG --repo URL [--check]
+        Write Pulumi.<stack>-platform.yaml and Pulumi.<stack>-shard-<i>.yaml (the base stack's config
+        plus the role keys), Pulumi Kubernetes Operator Stack objects in deploy/operator/<stack>.yaml,
+        and the CI matrix in deploy/shards/<stack>.json. --check exits 1 if the files are stale.
+
+The base file `Pulumi.<stack>.yaml` stays the one place to edit settings; the generated files are
+rewritten from it, and a test fails when they drift.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from components.catalog import load_catalog
+from components.settings import parse_settings
+from components.sharding import shard_of
+from tools.harness import PROJECT_NAME, PROJECT_ROOT, run_program, stack_config
+
+OPERATOR_NAMESPACE = "pulumi-kubernetes-operator"
+RESYNC_SECONDS = 600
+
+
+@dataclass
+class ShardLayout:
+    """Tenants and resources per shard of a stack."""
+
+    platform_resources: int
+    tenants: dict[int, list[str]]
+    resources: dict[int, int]
+    budget: int
+
+    def over_budget(self) -> list[int]:
+        return [shard for shard, count in self.resources.items() if count > self.budget]
+
+
+def layout(stack: str, count: int | None = None, root: Path = PROJECT_ROOT) -> ShardLayout:
+    """Plan `stack` as one stack and attribute each tenant's resources to its shard."""
+    config, secret_keys = stack_config(stack, {"tenancy:stackRole": "all"}, root=root)
+    settings = parse_settings(config, f"Pulumi.{stack}.yaml")
+    shard_count = count or settings.shards.count
+    catalog = load_catalog(PROJECT_ROOT / settings.tenants_dir, settings, stack, root=PROJECT_ROOT)
+    run = run_program(stack, config, secret_keys)
+    tenants: dict[int, list[str]] = defaultdict(list)
+    resources: dict[int, int] = {shard: 0 for shard in range(shard_count)}
+    platform = 0
+    shard_by_tenant: dict[str, int] = {}
+    for entry in catalog.tenants:
+        shard_by_tenant[entry.spec.name] = shard_of(entry.spec.name, shard_count, entry.spec.shard)
+        tenants[shard_by_tenant[entry.spec.name]].append(entry.spec.name)
+    for resource in run.resources:
+        tenant = run.tenant_of(resource)
+        if tenant is None:
+            platform += 1
+        else:
+            resources[shard_by_tenant[tenant]] += 1
+    return ShardLayout(
+        platform, {s: tenants.get(s, []) for s in range(shard_count)}, resources, settings.shards.resource_budget
+    )
+
+
+def _stack_file(base: dict[str, Any], stack: str, role_config: dict[str, Any]) -> str:
+    config = {key: value for key, value in (base.get("config") or {}).items()}
+    config.update(role_config)
+    header = f"# Generated from Pulumi.{stack}.yaml by `python -m tools.shards write`; edit that file and re-run.\n"
+    document: dict[str, Any] = {"config": config}
+    if "secretsprovider" in base:
+        document["secretsprovider"] = base["secretsprovider"]
+    return header + yaml.safe_dump(document, sort_keys=True)
+
+
+def _operator_stack(name: str, org: str, repo: str, branch: str, prerequisite: str | None) -> dict[str, Any]:
+    """A Pulumi Kubernetes Operator Stack: refresh first, resync periodically so drift is corrected."""
+    spec: dict[str, Any] = {
+        "stack": f"{org}/{PROJECT_NAME}/{name}",
+        "projectRepo": repo,
+        "branch": branch,
+        "refresh": True,
+        "continueResyncOnCommitMatch": True,
+        "resyncFrequencySeconds": RESYNC_SECONDS,
+        "destroyOnFinalize": False,
+        "serviceAccountName": "tenancy-deployer",
+        "envRefs": {
+            "PULUMI_ACCESS_TOKEN": {"type": "Secret", "secret": {"name": "tenancy-pulumi", "key": "accessToken"}},
+        },
+    }
+    if prerequisite is not None:
+        spec["prerequisites"] = [{"name": prerequisite, "requirement": {"succeededWithinDuration": "24h"}}]
+    return {
+        "apiVersion": "pulumi.com/v1",
+        "kind": "Stack",
+        "metadata": {"name": f"tenancy-{name}", "namespace": OPERATOR_NAMESPACE},
+        "spec": spec,
+    }
+
+
+def generated_files(
+    stack: str, count: int, org: str, repo: str, branch: str = "main", root: Path = PROJECT_ROOT
+) -> dict[Path, str]:
+    """Every file `write` produces, by path, with its content."""
+    base = yaml.safe_load((root / f"Pulumi.{stack}.yaml").read_text(encoding="utf-8")) or {}
+    platform = f"{stack}-platform"
+    files: dict[Path, str] = {
+        root / f"Pulumi.{platform}.yaml": _stack_file(
+            base, stack, {"tenancy:stackRole": "platform", "tenancy:shards": {"count": count}}
+        )
+    }
+    shard_names = [f"{stack}-shard-{index}" for index in range(count)]
+    for index, name in enumerate(shard_names):
+        files[root / f"Pulumi.{name}.yaml"] = _stack_file(
+            base,
+            stack,
+            {
+                "tenancy:stackRole": "tenants",
+                "tenancy:shards": {"count": count, "index": index},
+                "tenancy:platformStack": f"{org}/{PROJECT_NAME}/{platform}",
+            },
+        )
+    operator_objects = [_operator_stack(platform, org, repo, branch, None)]
+    operator_objects += [_operator_stack(name, org, repo, branch, f"tenancy-{platform}") for name in shard_names]
+    files[root / "deploy" / "operator" / f"{stack}.yaml"] = (
+        f"# Generated by `python -m tools.shards write --stack {stack}`: one Pulumi Kubernetes Operator Stack per\n"
+        "# shard; shards wait for the platform stack.\n" + yaml.safe_dump_all(operator_objects, sort_keys=True)
+    )
+    files[root / "deploy" / "shards" / f"{stack}.json"] = (
+        json.dumps({"platform": platform, "shards": shard_names}, indent=2) + "\n"
+    )
+    return files
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.shards", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    show = sub.add_parser("layout")
+    show.add_argument("--stack", required=True)
+    show.add_argument("--count", type=int)
+    write = sub.add_parser("write")
+    write.add_argument("--stack", required=True)
+    write.add_argument("--count", type=int, required=True)
+    write.add_argument("--org", required=True, help="Pulumi organization (or `organization` for DIY backends)")
+    write.add_argument("--repo", required=True, help="Git URL of this repository, for the operator")
+    write.add_argument("--branch", default="main")
+    write.add_argument("--check", action="store_true")
+    args = parser.parse_args(argv)
+
+    if args.command == "layout":
+        result = layout(args.stack, args.count)
+        print(f"platform: {result.platform_resources} resources")
+        for shard, names in result.tenants.items():
+            print(f"shard {shard}: {len(names)} tenants, {result.resources[shard]} resources")
+        for shard in result.over_budget():
+            print(
+                f"warning: shard {shard} has {result.resources[shard]} resources, over the budget of "
+                f"{result.budget} (raise shards.count)",
+                file=sys.stderr,
+            )
+        return 0
+
+    files = generated_files(args.stack, args.count, args.org, args.repo, args.branch)
+    stale = [path for path, text in files.items() if not path.exists() or path.read_text(encoding="utf-8") != text]
+    if args.check:
+        for path in stale:
+            print(f"{path.relative_to(PROJECT_ROOT)} is stale: re-run tools.shards write", file=sys.stderr)
+        return 1 if stale else 0
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path.relative_to(PROJECT_ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
