@@ -11,6 +11,7 @@ import pulumi
 from components.catalog import load_catalog
 from components.cluster import providers
 from components.platform_roles import PlatformRoles, PlatformRolesArgs
+from components.policy_bundle import PolicyBundle, PolicyBundleArgs
 from components.settings import read_stack_settings
 from components.tenant import Tenant, TenantArgs
 
@@ -22,6 +23,8 @@ catalog = load_catalog(PROJECT_ROOT / settings.tenants_dir, settings, stack, roo
 
 cluster = providers(settings)
 roles = PlatformRoles("platform-roles", PlatformRolesArgs(), opts=cluster.options())
+# Admission policies for every tenant namespace (tenant data lives on the namespaces).
+PolicyBundle("policy-bundle", PolicyBundleArgs(settings.policy, settings.kubernetes_version), opts=cluster.options())
 
 tenants = {
     entry.spec.name: Tenant(entry.spec.name, TenantArgs(spec=entry.spec, settings=settings), opts=cluster.options())

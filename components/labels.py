@@ -19,6 +19,11 @@ COST_CENTER_KEY = "tenancy.io/cost-center"
 NODE_POOL_KEY = "tenancy.io/pool"
 # Marks platform-owned objects inside tenant namespaces (quota, limits, network policy, bindings).
 PLATFORM_OWNED_KEY = "tenancy.io/platform-owned"
+# Tenant Namespace annotations the admission policy bundle reads (per-tenant data without a
+# resource per tenant): comma-separated hostname patterns, "true"/"false", comma-separated groups.
+AUTHORIZED_DOMAINS_KEY = "tenancy.io/authorized-domains"
+ALLOW_LOAD_BALANCER_KEY = "tenancy.io/allow-load-balancer"
+GROUPS_KEY = "tenancy.io/groups"
 
 NAMESPACE_PREFIX = "tenant-"
 MAX_DNS_LABEL = 63

@@ -17,9 +17,13 @@ import pulumi_kubernetes as k8s
 
 from components.common import QuotaSpec
 from components.labels import (
+    ALLOW_LOAD_BALANCER_KEY,
+    AUTHORIZED_DOMAINS_KEY,
     COST_CENTER_KEY,
+    GROUPS_KEY,
     NODE_POOL_KEY,
     PLATFORM_OWNED_KEY,
+    default_domain,
     kubernetes_labels,
     namespace_name,
 )
@@ -69,6 +73,24 @@ def namespace_labels(spec: TenantSpec, environment: str, settings: StackSettings
     if spec.node_pool is not None:
         labels[NODE_POOL_KEY] = spec.node_pool
     return labels
+
+
+def namespace_annotations(spec: TenantSpec, settings: StackSettings) -> dict[str, str]:
+    """Who the tenant is, plus the per-tenant data the admission policies read from the namespace.
+
+    Keeping authorized domains, the load balancer switch and the access groups here (rather than
+    in a parameter object per tenant) costs no extra resource and keeps every policy identical
+    whatever the tenants: adding a tenant changes data, never a policy.
+    """
+    own = default_domain(spec.name, settings.domain_suffix)
+    groups = dict.fromkeys(spec.access.admin + spec.access.operator + spec.access.viewer)
+    return {
+        "tenancy.io/display-name": spec.display_name,
+        "tenancy.io/contact": str(spec.contact),
+        AUTHORIZED_DOMAINS_KEY: ",".join([own, f"*.{own}", *spec.domains]),
+        ALLOW_LOAD_BALANCER_KEY: "true" if spec.allow_load_balancer else "false",
+        GROUPS_KEY: ",".join(groups),
+    }
 
 
 def _quota_hard(spec: TenantSpec, settings: StackSettings) -> dict[str, str]:
@@ -137,7 +159,7 @@ def build_environment(
         metadata={
             "name": ns_name,
             "labels": namespace_labels(spec, environment, settings),
-            "annotations": {"tenancy.io/display-name": spec.display_name, "tenancy.io/contact": str(spec.contact)},
+            "annotations": namespace_annotations(spec, settings),
         },
         opts=pulumi.ResourceOptions(parent=parent),
     )
