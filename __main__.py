@@ -10,6 +10,7 @@ import pulumi
 
 from components.catalog import load_catalog
 from components.cluster import providers
+from components.node_pool import NodePool, NodePoolArgs, tenants_on
 from components.platform_roles import PlatformRoles, PlatformRolesArgs
 from components.policy_bundle import PolicyBundle, PolicyBundleArgs
 from components.settings import read_stack_settings
@@ -23,6 +24,14 @@ catalog = load_catalog(PROJECT_ROOT / settings.tenants_dir, settings, stack, roo
 
 cluster = providers(settings)
 roles = PlatformRoles("platform-roles", PlatformRolesArgs(), opts=cluster.options())
+pools = {
+    name: NodePool(
+        name,
+        NodePoolArgs(pool=pool, settings=settings, tenants=tenants_on(name, (e.spec for e in catalog.tenants))),
+        opts=cluster.options(),
+    )
+    for name, pool in settings.node_pools.items()
+}
 # Admission policies for every tenant namespace (tenant data lives on the namespaces).
 PolicyBundle("policy-bundle", PolicyBundleArgs(settings.policy, settings.kubernetes_version), opts=cluster.options())
 
@@ -32,3 +41,4 @@ tenants = {
 }
 
 pulumi.export("tenants", {name: tenant.summary() for name, tenant in tenants.items()})
+pulumi.export("nodePools", {name: pool.summary() for name, pool in pools.items()})

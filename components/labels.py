@@ -17,6 +17,9 @@ COST_CENTER_KEY = "tenancy.io/cost-center"
 # A node pool's node label and taint share one key: `tenancy.io/pool=<pool>` (label) and
 # `tenancy.io/pool=<pool>:NoSchedule` (taint). Namespaces carry it too so policies can read it.
 NODE_POOL_KEY = "tenancy.io/pool"
+NODE_POOL_TAINT_EFFECT = "NoSchedule"
+# Node label with the pool's cost code, for in-cluster cost tools (OpenCost groups by node label).
+COST_CODE_KEY = "tenancy.io/cost-code"
 # Marks platform-owned objects inside tenant namespaces (quota, limits, network policy, bindings).
 PLATFORM_OWNED_KEY = "tenancy.io/platform-owned"
 # Tenant Namespace annotations the admission policy bundle reads (per-tenant data without a
@@ -76,3 +79,26 @@ def cost_labels(tenant: str, cost_center: str, environment: str | None = None) -
     if environment is not None:
         labels["environment"] = cloud_label_value(environment)
     return labels
+
+
+def pool_node_labels(pool: str, cost_code: str) -> dict[str, str]:
+    """Kubernetes labels on every node of a pool: the pool (what pods select) and its cost code."""
+    return {NODE_POOL_KEY: pool, COST_CODE_KEY: cost_code}
+
+
+def pool_taint(pool: str) -> dict[str, str]:
+    """The taint on every node of a pool, `tenancy.io/pool=<pool>:NoSchedule`, in Kubernetes form.
+
+    Only pods that tolerate it land on the pool; the policy bundle requires a tenant's pods to
+    tolerate their own pool's taint and no other.
+    """
+    return {"key": NODE_POOL_KEY, "value": pool, "effect": NODE_POOL_TAINT_EFFECT}
+
+
+def pool_cost_labels(pool: str, cost_code: str) -> dict[str, str]:
+    """Labels or tags on a pool's cloud resources (VMs, disks); they reach billing exports."""
+    return {
+        "managed-by": MANAGED_BY_VALUE,
+        "node-pool": cloud_label_value(pool),
+        "cost-code": cloud_label_value(cost_code),
+    }

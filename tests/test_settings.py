@@ -79,7 +79,7 @@ def test_missing_domain_suffix() -> None:
         ("platformNamespaces", '[{"name": "Ingress"}]', "tenancy:platformNamespaces.0.name", "is not a DNS label"),
         (
             "nodePools",
-            '{"gpu": {"kind": "existing", "costCode": "ml", "minNodes": 5, "maxNodes": 2}}',
+            '{"gpu": {"kind": "gke", "costCode": "ml", "minNodes": 5, "maxNodes": 2}}',
             "tenancy:nodePools.gpu",
             "minNodes (5) is above maxNodes (2)",
         ),
