@@ -33,7 +33,7 @@ pools = {
     for name, pool in settings.node_pools.items()
 }
 # Admission policies for every tenant namespace (tenant data lives on the namespaces).
-PolicyBundle("policy-bundle", PolicyBundleArgs(settings.policy, settings.kubernetes_version), opts=cluster.options())
+PolicyBundle("policy-bundle", PolicyBundleArgs(settings.policy, settings.kubernetes_version), cluster.options())
 
 tenants = {
     entry.spec.name: Tenant(entry.spec.name, TenantArgs(spec=entry.spec, settings=settings), opts=cluster.options())

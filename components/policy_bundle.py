@@ -107,7 +107,7 @@ class PolicyBundle(pulumi.ComponentResource):
         policy = k8s.admissionregistration.v1.MutatingAdmissionPolicy(
             f"{name}-node-pool-injection",
             metadata={"name": NODE_POOL_MUTATION, "labels": labels},
-            spec=node_pool.mutation(),  # type: ignore[arg-type]
+            spec=node_pool.mutation(),
             opts=opts,
         )
         k8s.admissionregistration.v1.MutatingAdmissionPolicyBinding(

@@ -71,9 +71,7 @@ class CelEngine:
         variables = {name: cel.Type.DYN for name in _VARIABLES}
         extensions = [ext_strings.ExtStrings()]
         self._env = cel.NewEnv(variables=variables, extensions=extensions)
-        self._mutation_env = cel.NewEnv(
-            descriptor_pool=_json_patch_pool(), variables=variables, extensions=extensions
-        )
+        self._mutation_env = cel.NewEnv(descriptor_pool=_json_patch_pool(), variables=variables, extensions=extensions)
         self._cache: dict[tuple[bool, str], Any] = {}
 
     def compile(self, expression: str, mutation: bool = False) -> Any:
@@ -293,7 +291,7 @@ class AdmissionChain:
                 continue
             if not _matches(binding["spec"].get("matchResources"), request):
                 continue
-            found, params = self._params(policy, binding)
+            _, params = self._params(policy, binding)
             data, error = self._context(policy, request, obj, params, mutation=True)
             if error is not None and policy["spec"].get("failurePolicy", "Fail") == "Fail":
                 decision.denials.append(f"{policy['metadata']['name']}: {error}")
@@ -348,7 +346,9 @@ class AdmissionChain:
                 ok, value = self.engine.evaluate(validation["expression"], data)
                 if not ok:
                     if fail:
-                        self._record(decision, actions, name, f"expression '{validation['expression']}' failed: {value}")
+                        self._record(
+                            decision, actions, name, f"expression '{validation['expression']}' failed: {value}"
+                        )
                     continue
                 if value is True:
                     continue
@@ -381,7 +381,7 @@ def _pointer(path: str) -> list[str]:
 
 def apply_json_patch(obj: dict[str, Any], patches: list[dict[str, Any]]) -> dict[str, Any]:
     """RFC 6902 `add`, `replace` and `remove`, enough for the bundle's mutations."""
-    result = json.loads(json.dumps(obj))
+    result: dict[str, Any] = json.loads(json.dumps(obj))
     for patch in patches:
         *parents, last = _pointer(patch["path"])
         target: Any = result

@@ -92,9 +92,7 @@ def routes_policy() -> PolicyDefinition:
     return PolicyDefinition(
         name="tenancy-hostnames-routes",
         rule="hostnames",
-        resource_rules=[
-            resource_rule("gateway.networking.k8s.io", ["httproutes", "grpcroutes", "tlsroutes"], _WRITE)
-        ],
+        resource_rules=[resource_rule("gateway.networking.k8s.io", ["httproutes", "grpcroutes", "tlsroutes"], _WRITE)],
         variables=[
             TENANT_VARIABLE,
             _AUTHORIZED,

@@ -14,7 +14,7 @@ and toleration first, so tenants write nothing; the validating rule stays as the
 
 from __future__ import annotations
 
-from typing import Any
+import pulumi_kubernetes as k8s
 
 from components.labels import NODE_POOL_KEY, NODE_POOL_TAINT_EFFECT, TENANT_KEY
 from components.policies.base import (
@@ -87,8 +87,8 @@ def policies() -> list[PolicyDefinition]:
     ]
 
 
-def mutation() -> dict[str, Any]:
-    """The MutatingAdmissionPolicy spec (camelCase wire form pieces, snake_case keys for Pulumi).
+def mutation() -> k8s.admissionregistration.v1.MutatingAdmissionPolicySpecArgsDict:
+    """The spec of the MutatingAdmissionPolicy that adds the pool's nodeSelector and toleration.
 
     JSON Patch rather than an apply configuration: `spec.tolerations` is an atomic list, so an
     apply configuration would replace the pod's own tolerations instead of adding one.
@@ -121,5 +121,7 @@ def mutation() -> dict[str, Any]:
             },
         },
         "variables": [_POOL],
-        "mutations": [{"patch_type": "JSONPatch", "json_patch": {"expression": f"({node_selector}) + ({tolerations})"}}],
+        "mutations": [
+            {"patch_type": "JSONPatch", "json_patch": {"expression": f"({node_selector}) + ({tolerations})"}}
+        ],
     }
