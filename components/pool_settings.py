@@ -273,7 +273,7 @@ def _pools_fit_cloud(pools: dict[str, Any], info: ValidationInfo) -> dict[str, A
                 InitErrorDetails(
                     type=PydanticCustomError(
                         "pool_kind_cloud",
-                        f"a {pool.kind} pool cannot run on cloud {cloud!r} (kinds for {cloud}: {', '.join(allowed)})",
+                        f"kind {pool.kind!r} cannot run on cloud {cloud!r} (kinds for {cloud}: {', '.join(allowed)})",
                     ),
                     loc=(name, "kind"),
                     input=pool.kind,
@@ -285,7 +285,7 @@ def _pools_fit_cloud(pools: dict[str, Any], info: ValidationInfo) -> dict[str, A
                 InitErrorDetails(
                     type=PydanticCustomError(
                         "pool_name_length",
-                        f"a {pool.kind} pool name may have at most {limit} characters (the cloud's limit minus "
+                        f"{pool.kind} pool names may have at most {limit} characters (the cloud's limit minus "
                         "the random suffix that lets a changed pool be created before the old one is removed)",
                     ),
                     loc=(name,),
