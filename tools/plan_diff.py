@@ -160,8 +160,8 @@ def _value(value: Any) -> str:
 
 
 def _resource_label(record: dict[str, Any]) -> str:
-    inputs = record.get("inputs") or {}
-    metadata = inputs.get("metadata") if isinstance(inputs.get("metadata"), dict) else {}
+    inputs: dict[str, Any] = record.get("inputs") or {}
+    metadata: dict[str, Any] = inputs["metadata"] if isinstance(inputs.get("metadata"), dict) else {}
     kind_name = ""
     if "kind" in inputs and metadata.get("name"):
         namespace = f"{metadata['namespace']}/" if metadata.get("namespace") else ""

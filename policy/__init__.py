@@ -1,0 +1,1 @@
+"""The tenancy CrossGuard policy pack (`pulumi preview --policy-pack policy`); see tenancy_policies."""
