@@ -256,6 +256,11 @@ def crd_cel_violations(obj: Any, schema: dict[str, Any], path: str = "") -> tupl
 
 def _crd_schema(api_version: str, kind: str) -> dict[str, Any]:
     require_crds()
+    return _read_crd_schema(api_version, kind)
+
+
+@cache
+def _read_crd_schema(api_version: str, kind: str) -> dict[str, Any]:
     for path in CRDS_DIR.glob("karpenter*.yaml"):
         crd = yaml.safe_load(path.read_text(encoding="utf-8"))
         if crd["spec"]["names"]["kind"] == kind:
