@@ -554,6 +554,8 @@ def test_a_tenant_on_a_pool_lands_on_its_nodes_and_only_there(stack: str, reques
     chain = AdmissionChain(kubernetes_objects(run))
     if not chain.validating:
         pytest.skip("this plan renders no admission policies")
+    # dev runs Kubernetes 1.36, where the bundle injects the pool; the others validate only.
+    assert bool(chain.mutating) == (stack == "dev")
     nodes = rendered_nodes(run)
     namespaces = [n for n in objects_of_kind(run, "Namespace") if NODE_POOL_KEY in n["metadata"]["labels"]]
     assert namespaces
@@ -570,6 +572,13 @@ def test_a_tenant_on_a_pool_lands_on_its_nodes_and_only_there(stack: str, reques
         assert denials == [], denials
         assert schedulable(admitted, *nodes[own])
         assert not any(schedulable(admitted, *nodes[other]) for other in nodes if other != own)
+
+        # Where the bundle injects the pool (1.36+), a pod that says nothing lands there too.
+        if chain.mutating:
+            denials, injected = node_pool_denials(chain, namespace, pod(name, None))
+            assert denials == [], denials
+            assert schedulable(injected, *nodes[own])
+            assert not any(schedulable(injected, *nodes[other]) for other in nodes if other != own)
 
         # Tolerating another pool's taint is refused, whatever the pod selects.
         for other in sorted(set(nodes) - {own})[:1]:
