@@ -59,7 +59,7 @@ class PlatformIdentities(StrictModel):
     users: list[Identity] = []
     # kind and kubeadm clusters give the admin kubeconfig `kubeadm:cluster-admins` (1.29+) or
     # `system:masters`; membership in system:masters skips authorization but not admission.
-    groups: list[Identity] = ["system:masters"]
+    groups: list[Identity] = ["system:masters", "kubeadm:cluster-admins"]
 
 
 class PolicySettings(StrictModel):
