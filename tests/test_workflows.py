@@ -26,11 +26,9 @@ REUSABLE = "./.github/workflows/pulumi-stack.yml"
 
 
 def load(name: str) -> dict[str, Any]:
-    document: dict[str, Any] = yaml.safe_load((WORKFLOWS_DIR / name).read_text(encoding="utf-8"))
+    raw: dict[Any, Any] = yaml.safe_load((WORKFLOWS_DIR / name).read_text(encoding="utf-8"))
     # YAML 1.1 reads the key `on` as True.
-    if True in document:
-        document["on"] = document.pop(True)
-    return document
+    return {("on" if key is True else str(key)): value for key, value in raw.items()}
 
 
 def check_jsonschema(*paths: Path) -> subprocess.CompletedProcess[str]:
