@@ -204,3 +204,13 @@ def test_policy_settings_reject_bad_values(policy: dict[str, Any], field: str, m
     [problem] = error.value.problems
     assert problem.field == field
     assert message in problem.message
+
+
+def test_group_names_must_survive_the_namespace_annotation(tmp_path: Path) -> None:
+    # Groups reach tenancy-rbac as one comma-separated annotation; a comma would split a name.
+    tenants = write_tenants(tmp_path / "tenants", tenant_document("acme", access={"admin": ["ops,admins"]}))
+    with pytest.raises(ConfigurationError) as error:
+        plan("dev", tenants_dir=tenants)
+    [problem] = error.value.problems
+    assert problem.field == "access.admin.0"
+    assert problem.message == "'ops,admins' is not a usable group name (no commas or blanks)"
