@@ -73,6 +73,15 @@ def _instance_size(value: str) -> str:
     return value
 
 
+_CRON = re.compile(r"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly)|\S+( \S+){4})$")
+
+
+def _cron(value: str) -> str:
+    if not _CRON.match(value):
+        raise ValueError(f"{value!r} is not a cron schedule (five fields such as '0 7 * * mon-fri', or @daily)")
+    return value
+
+
 def _unique(values: list[str]) -> list[str]:
     duplicates = sorted({v for v in values if values.count(v) > 1})
     if duplicates:
@@ -157,10 +166,8 @@ class DisruptionBudget(StrictModel):
     """How many nodes Karpenter may disrupt at once, optionally only in a scheduled window."""
 
     nodes: Annotated[str, Field(pattern=r"^((100|[0-9]{1,2})%|[0-9]+)$")] = "10%"
-    schedule: (
-        Annotated[str, Field(pattern=r"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly))|(\S+( \S+){4})$")]
-        | None
-    ) = None
+    # Cron (UTC) for when the budget applies, for `duration` from each start.
+    schedule: Annotated[str, AfterValidator(_cron)] | None = None
     duration: Annotated[str, Field(pattern=r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$")] | None = None
     reasons: list[Literal["Underutilized", "Empty", "Drifted"]] | None = None
 
@@ -193,9 +200,11 @@ class KarpenterPool(_PoolBase):
         "al2023@latest"
     )
     capacity_types: Annotated[
-        list[Literal["spot", "on-demand", "reserved"]], Field(min_length=1), AfterValidator(_unique)
+        # `reserved` is left out: it needs capacity reservations selected on the node class.
+        list[Literal["spot", "on-demand"]], Field(min_length=1), AfterValidator(_unique)
     ] = ["on-demand"]
-    # Empty: any family/size Karpenter finds suitable (it then picks the cheapest that fits).
+    # Empty families: the c, m and r categories of generation 3 and newer; empty sizes: any size.
+    # Karpenter picks the cheapest type that fits the pending pods within them.
     instance_families: Annotated[list[Ec2InstanceFamily], AfterValidator(_unique)] = []
     instance_sizes: Annotated[list[Ec2InstanceSize], AfterValidator(_unique)] = []
     architectures: Annotated[list[Literal["amd64", "arm64"]], Field(min_length=1), AfterValidator(_unique)] = ["amd64"]

@@ -432,6 +432,21 @@ _EKS_REQUIRED = {"nodeRoleArn": "arn:aws:iam::111122223333:role/nodes", "subnetI
         ),
         (
             "prod-aws",
+            {
+                "gpu": _pool(
+                    "karpenter", nodeRole="nodes", disruption={"budgets": [{"schedule": "0 7 * *", "duration": "1h"}]}
+                )
+            },
+            "Pulumi.prod-aws.yaml: tenancy:nodePools.gpu.disruption.budgets.0.schedule: Value error, '0 7 * *' is not "
+            "a cron schedule (five fields such as '0 7 * * mon-fri', or @daily)",
+        ),
+        (
+            "prod-aws",
+            {"gpu": _pool("karpenter", nodeRole="nodes", capacityTypes=["reserved"])},
+            "Pulumi.prod-aws.yaml: tenancy:nodePools.gpu.capacityTypes.0: Input should be 'spot' or 'on-demand'",
+        ),
+        (
+            "prod-aws",
             {"gpu": _pool("karpenter", nodeRole="nodes", limits={"cpu": "lots"})},
             "Pulumi.prod-aws.yaml: tenancy:nodePools.gpu.limits.cpu: Value error, 'lots' is not a Kubernetes "
             "quantity (for example 500m, 2, 512Mi, 4Gi)",
