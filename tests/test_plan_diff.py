@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from tests.support import EXAMPLE_TENANTS, tenant_document
+from tools import harness
 from tools.harness import run_program, stack_config
 from tools.plan import main as plan_main
 from tools.plan import write_plan
@@ -174,3 +175,24 @@ def test_plan_command_diff_option(base_plan: Path, tmp_path: Path, capsys: pytes
     with pytest.raises(SystemExit):
         plan_main(["--stack", "dev", "--diff", str(base_plan)])
     assert "give --out too" in capsys.readouterr().err
+
+
+def test_changing_a_generated_secret_never_shows_its_value(base_plan: Path, tmp_path: Path) -> None:
+    """Regenerating a credential changes resources whose values are secrets; the diff shows the
+    settings that changed and `[secret]`, never a generated value."""
+    tenants = _copy_tenants(tmp_path)
+    acme = yaml.safe_load((tenants / "acme.yaml").read_text(encoding="utf-8"))
+    generated = next((s for s in acme.get("secrets", []) if s.get("source") == "generated"), None)
+    if generated is None:
+        pytest.skip("acme.yaml declares no generated secret")
+    generated["length"] = int(generated.get("length", 32)) + 16
+    (tenants / "acme.yaml").write_text(yaml.safe_dump(acme), encoding="utf-8")
+    head = _write_plan(tmp_path / "head", tenants_dir=tenants)
+
+    diff = diff_dirs(base_plan, head)
+    fields = [change for _, changes in diff.scopes["acme"].changed for change in changes]
+    assert any(change.path == "inputs.length" and change.new == generated["length"] for change in fields)
+    markdown = render_markdown(diff)
+    mock_prefix = getattr(harness, "MOCK_SECRET_PREFIX", "mock-secret-value-")
+    assert mock_prefix not in markdown
+    assert mock_prefix not in (head / "resources.json").read_text(encoding="utf-8")
