@@ -48,6 +48,9 @@ class NodePool(pulumi.ComponentResource):
     tenants: list[str]
     # The cloud or cluster resources that make the nodes; empty for `existing` pools.
     resources: list[pulumi.Resource]
+    # What every node of the pool carries: labels, and the taint as `kubectl taint` writes it.
+    node_labels: dict[str, str]
+    taint: str
 
     def __init__(self, name: str, args: NodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("tenancy:index:NodePool", name, None, opts)
