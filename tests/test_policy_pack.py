@@ -14,7 +14,7 @@ from typing import Any
 import grpc  # type: ignore[import-untyped]  # grpcio ships no type information
 import pytest
 import yaml
-from google.protobuf import json_format, struct_pb2
+from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from pulumi_policy import (
     EnforcementLevel,
@@ -442,7 +442,7 @@ def _wire(res: Any) -> dict[str, Any]:
 
 
 def test_served_pack_names_its_policies(analyzer: Any) -> None:
-    info = analyzer.GetAnalyzerInfo(__import__("google.protobuf.empty_pb2", fromlist=["Empty"]).Empty())
+    info = analyzer.GetAnalyzerInfo(empty_pb2.Empty())
     assert info.name == "tenancy"
     assert {policy.name for policy in info.policies} == {policy.name for policy in POLICIES}
 
