@@ -18,7 +18,8 @@ from components.policies.base import (
     resource_rule,
 )
 
-# `namespace` is a CEL reserved word, so the subject's namespace is read by index.
+# `namespace` is a CEL reserved word; reading it by index does not depend on how an engine treats
+# reserved words in field selection (cel-go and cel-cpp both evaluate this form).
 _OWN_SUBJECT = (
     "(s.kind == 'Group' && s.name in variables.groups) || (s.kind == 'ServiceAccount' && 'namespace' in s"
     " && s['namespace'] == namespaceObject.metadata.name)"
