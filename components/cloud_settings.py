@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Annotated, Literal
+
 from pydantic import Field
 
-from components.common import StrictModel
+from components.common import DnsLabel, StrictModel
 
 
 class GcpSettings(StrictModel):
@@ -12,9 +14,31 @@ class GcpSettings(StrictModel):
 
     project: str = Field(pattern=r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
     region: str = Field(pattern=r"^[a-z]+-[a-z]+[0-9]$")
+    # VPC (self link or `projects/<p>/global/networks/<n>`) with private services access:
+    # Cloud SQL instances get a private IP there and no public one.
+    network: str | None = None
+    # The platform's key ring; every tenant gets one CryptoKey in it.
+    key_ring: DnsLabel = "tenancy"
+    # Rotation period of tenant keys, in days.
+    key_rotation_days: Annotated[int, Field(ge=1, le=365)] = 90
+    # Where the GKE cluster runs (region or zone), for ESO's workload identity; default: region.
+    cluster_location: str | None = None
 
 
 class AwsSettings(StrictModel):
-    """The AWS region (credentials come from the usual AWS environment)."""
+    """The AWS region (credentials come from the usual AWS environment) and the data network."""
 
     region: str = Field(pattern=r"^[a-z]{2}(-gov)?-[a-z]+-[0-9]$")
+    # RDS placement: a DB subnet group in the cluster's VPC and the security groups of the databases.
+    db_subnet_group: str | None = None
+    db_security_group_ids: list[str] = []
+    # CIDRs of the DB subnets: tenant namespaces may reach database ports there (RDS endpoints
+    # are DNS names, so a NetworkPolicy can only name the subnets; security groups do the rest).
+    database_cidrs: list[str] = []
+    # How tenant pods get their IAM role: EKS Pod Identity (default) or IRSA.
+    identity_mode: Literal["podIdentity", "irsa"] = "podIdentity"
+    # IRSA: the cluster's OIDC provider ARN and issuer host (without https://).
+    oidc_provider_arn: str | None = None
+    oidc_issuer: str | None = None
+    # podIdentity: the role of the External Secrets Operator controller, allowed to assume tenant roles.
+    secrets_controller_role_arn: str | None = None
