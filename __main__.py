@@ -1,7 +1,8 @@
 """tenancy: every tenant file under tenants/ becomes namespaces, access, quotas and isolation.
 
 Read this as a wiring diagram: settings and tenants are validated first (nothing is registered if
-either is wrong), then the cluster-wide parts, then one Tenant per tenant, then the outputs.
+either is wrong), then the cluster-wide platform (stack roles `all` and `platform`), then one Tenant
+per tenant of this stack (roles `all` and `tenants`), then the outputs.
 """
 
 from pathlib import Path
@@ -10,7 +11,10 @@ import pulumi
 
 from components.catalog import load_catalog
 from components.cluster import providers
+from components.data import build_platform_data, data_backend
+from components.flux import install_flux
 from components.node_pool import NodePool, NodePoolArgs, tenants_on
+from components.platform_link import PLATFORM_OUTPUT, local_platform, referenced_platform
 from components.platform_roles import PlatformRoles, PlatformRolesArgs
 from components.policy_bundle import PolicyBundle, PolicyBundleArgs
 from components.settings import read_stack_settings
@@ -21,24 +25,41 @@ PROJECT_ROOT = Path(__file__).resolve().parent
 stack = pulumi.get_stack()
 settings = read_stack_settings(stack)
 catalog = load_catalog(PROJECT_ROOT / settings.tenants_dir, settings, stack, root=PROJECT_ROOT)
-
 cluster = providers(settings)
-roles = PlatformRoles("platform-roles", PlatformRolesArgs(), opts=cluster.options())
-pools = {
-    name: NodePool(
-        name,
-        NodePoolArgs(pool=pool, settings=settings, tenants=tenants_on(name, (e.spec for e in catalog.tenants))),
-        opts=cluster.options(),
-    )
-    for name, pool in settings.node_pools.items()
-}
-# Admission policies for every tenant namespace (tenant data lives on the namespaces).
-PolicyBundle("policy-bundle", PolicyBundleArgs(settings.policy, settings.kubernetes_version), cluster.options())
 
+# --- Cluster-wide platform: once per cluster -------------------------------------------------
+flux = None
+if settings.stack_role in ("all", "platform"):
+    # The cluster's Flux with the multi-tenancy lockdown, when this stack installs it.
+    flux = install_flux(settings.delivery, cluster.options())
+    roles = PlatformRoles("platform-roles", PlatformRolesArgs(), opts=cluster.options())
+    # Admission policies for every tenant namespace (tenant data lives on the namespaces).
+    PolicyBundle("policy-bundle", PolicyBundleArgs(settings.policy, settings.kubernetes_version), cluster.options())
+    # Node pools span every shard, so they list all tenants of the stack, not one shard's.
+    pools = {
+        name: NodePool(
+            name,
+            NodePoolArgs(pool=pool, settings=settings, tenants=tenants_on(name, (e.spec for e in catalog.tenants))),
+            opts=cluster.options(),
+        )
+        for name, pool in settings.node_pools.items()
+    }
+    pulumi.export("nodePools", {name: pool.summary() for name, pool in pools.items()})
+    platform_values = {"roles": roles.role_names}
+    # Key ring, shared database instances, the ClusterSecretStore for shared secrets.
+    platform_values["data"] = build_platform_data(settings, cluster.options())
+    pulumi.export(PLATFORM_OUTPUT, platform_values)
+    platform = local_platform(platform_values)
+else:
+    platform = referenced_platform(settings)
+
+# --- Tenants: all of them, or this shard's ------------------------------------------------------
+data = data_backend(settings, platform.get("data"), cluster.options())
 tenants = {
-    entry.spec.name: Tenant(entry.spec.name, TenantArgs(spec=entry.spec, settings=settings), opts=cluster.options())
-    for entry in catalog.tenants
+    entry.spec.name: Tenant(
+        entry.spec.name, TenantArgs(spec=entry.spec, settings=settings, flux=flux, data=data), opts=cluster.options()
+    )
+    for entry in catalog.for_stack_role(settings)
 }
-
-pulumi.export("tenants", {name: tenant.summary() for name, tenant in tenants.items()})
-pulumi.export("nodePools", {name: pool.summary() for name, pool in pools.items()})
+if settings.stack_role != "platform":
+    pulumi.export("tenants", {name: tenant.summary() for name, tenant in tenants.items()})

@@ -16,9 +16,11 @@ import yaml
 from pydantic import ValidationError
 
 from components.common import format_location
+from components.data_checks import data_problems
 from components.errors import ConfigurationError, Problem
 from components.labels import default_domain
 from components.settings import StackSettings
+from components.sharding import shard_of
 from components.spec import TenantFile, TenantSpec, consistency_problems
 
 # Fields an override may not change: they define identity and placement of the tenant itself.
@@ -42,6 +44,15 @@ class Catalog:
 
     def names(self) -> list[str]:
         return [entry.spec.name for entry in self.tenants]
+
+    def for_stack_role(self, settings: StackSettings) -> list[CatalogEntry]:
+        """The tenants this stack manages: all of them, or one shard's worth in a tenants shard."""
+        if settings.stack_role == "platform":
+            return []
+        if settings.stack_role == "tenants" and settings.shards.index is not None:
+            count, index = settings.shards.count, settings.shards.index
+            return [e for e in self.tenants if shard_of(e.spec.name, count, e.spec.shard) == index]
+        return list(self.tenants)
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -162,6 +173,7 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings) -> list[P
     claimed: list[tuple[str, str, str]] = []  # (pattern, tenant, file)
     for entry in entries:
         spec, label = entry.spec, entry.source
+        problems += [Problem(label, where, message) for where, message in data_problems(spec, settings)]
         if spec.node_pool is not None and spec.node_pool not in settings.node_pools:
             known = ", ".join(sorted(settings.node_pools)) or "none"
             problems.append(

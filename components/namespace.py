@@ -10,6 +10,7 @@ up to three group RoleBindings, the deployer ServiceAccount and its RoleBinding.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -35,6 +36,7 @@ DEPLOYER_ACCOUNT = "deployer"
 ISOLATION_POLICY = "tenancy-isolation"
 QUOTA_NAME = "tenancy-quota"
 LIMITS_NAME = "tenancy-limits"
+DATABASES_POLICY = "tenancy-databases"
 _METADATA_NAME = "kubernetes.io/metadata.name"
 
 
@@ -140,6 +142,67 @@ def _group_bindings(spec: TenantSpec, read_only: bool) -> dict[str, list[str]]:
     return {role: groups for role, groups in bindings.items() if groups}
 
 
+def holds_cluster_data(spec: TenantSpec, environment: str, settings: StackSettings) -> bool:
+    """Whether the namespace itself holds data: on a local cluster databases and secrets live in it,
+    so deleting the namespace would delete them (CloudNativePG volumes go with their Cluster)."""
+    return settings.cloud == "local" and bool(
+        spec.in_environment(spec.databases, environment) or spec.in_environment(spec.secrets, environment)
+    )
+
+
+def register_namespace(
+    parent: pulumi.Resource, name: str, spec: TenantSpec, environment: str, settings: StackSettings
+) -> k8s.core.v1.Namespace:
+    """The environment's Namespace. Where it holds data it is protected like the data (removing
+    the tenant file then fails the preview); once decommissioned it is released instead: kept in
+    the cluster when it leaves Pulumi's state."""
+    holds_data = holds_cluster_data(spec, environment, settings)
+    released = holds_data and spec.lifecycle == "decommissioned"
+    return k8s.core.v1.Namespace(
+        f"{name}-{environment}-namespace",
+        metadata={
+            "name": namespace_name(spec.name, environment),
+            "labels": namespace_labels(spec, environment, settings),
+            "annotations": namespace_annotations(spec, settings),
+        },
+        opts=pulumi.ResourceOptions(
+            parent=parent,
+            protect=holds_data and settings.protection.protect_data and not released,
+            retain_on_delete=released,
+        ),
+    )
+
+
+def database_egress_policy(
+    prefix: str,
+    ns_name: str,
+    labels: dict[str, str],
+    cidrs: Sequence[pulumi.Input[str]],
+    ports: list[int],
+    opts: pulumi.ResourceOptions,
+) -> k8s.networking.v1.NetworkPolicy:
+    """Egress from the tenant's pods to its own database endpoints, and nowhere else.
+
+    Only for namespaces with cloud databases (in-namespace databases need no rule); policies are
+    additive, so this opens exactly these address/port pairs on top of the isolation policy.
+    """
+    return k8s.networking.v1.NetworkPolicy(
+        f"{prefix}-databases",
+        metadata={"name": DATABASES_POLICY, "namespace": ns_name, "labels": labels},
+        spec={
+            "pod_selector": {},
+            "policy_types": ["Egress"],
+            "egress": [
+                {
+                    "to": [{"ip_block": {"cidr": cidr}} for cidr in cidrs],
+                    "ports": [{"protocol": "TCP", "port": port} for port in ports],
+                }
+            ],
+        },
+        opts=opts,
+    )
+
+
 def build_environment(
     parent: pulumi.Resource,
     name: str,
@@ -154,15 +217,7 @@ def build_environment(
     owned_labels = {**labels, PLATFORM_OWNED_KEY: "true"}
     prefix = f"{name}-{environment}"
 
-    namespace = k8s.core.v1.Namespace(
-        f"{prefix}-namespace",
-        metadata={
-            "name": ns_name,
-            "labels": namespace_labels(spec, environment, settings),
-            "annotations": namespace_annotations(spec, settings),
-        },
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
+    namespace = register_namespace(parent, name, spec, environment, settings)
     # Everything inside the namespace goes with it: deleting each object first would only slow
     # the engine down, and the namespace deletion removes them anyway.
     inside = pulumi.ResourceOptions(parent=parent, deleted_with=namespace, depends_on=[namespace])

@@ -16,6 +16,7 @@ from pydantic import AfterValidator, Field, ValidationError, model_validator
 from components.cloud_settings import AwsSettings, GcpSettings
 from components.common import ComputeAmounts, DnsLabel, Domain, QuotaSpec, StrictModel, format_location
 from components.data_settings import DataSettings
+from components.delivery_settings import DeliverySettings
 from components.errors import ConfigurationError, Problem
 from components.policy_settings import PolicySettings
 from components.pool_settings import NodePools
@@ -115,6 +116,7 @@ class StackSettings(StrictModel):
     protection: ProtectionSettings = ProtectionSettings()
     node_pools: NodePools = {}
     policy: PolicySettings = PolicySettings()
+    delivery: DeliverySettings = DeliverySettings()
     data: DataSettings = DataSettings()
     tenants_dir: str = "tenants"
     # all: everything in one stack (small installs). platform: only cluster-wide parts.

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, EmailStr, Field, model_validator
 
-from components.common import DnsLabel, Domain, QuotaSpec, StrictModel
+from components.common import ComputeAmounts, DnsLabel, Domain, QuotaSpec, StrictModel, quantity_value
 from components.labels import MAX_DNS_LABEL, max_tenant_name_length, namespace_name
 
 Lifecycle = Literal["active", "suspended", "decommissioned"]
@@ -110,6 +110,9 @@ class ChartSource(StrictModel):
     repository: Annotated[str, Field(pattern=r"^(https|oci)://[^\s]+$")]
     name: Annotated[str, Field(pattern=r"^[a-z0-9][-a-z0-9_.]*$")]
     version: PinnedVersion
+    # Credentials of a private repository: one of the tenant's secrets or shared secrets
+    # (HTTPS: keys username/password; OCI: a docker config JSON).
+    secret: DnsLabel | None = None
 
 
 class ImageSource(StrictModel):
@@ -119,6 +122,8 @@ class ImageSource(StrictModel):
     tag: str | None = None
     digest: str | None = None
     port: Annotated[int, Field(ge=1, le=65535)] | None = None
+    # Pull credentials for a private registry: one of the tenant's secrets or shared secrets.
+    pull_secret: DnsLabel | None = None
 
     @model_validator(mode="after")
     def _pinned(self) -> ImageSource:
@@ -131,20 +136,67 @@ class ImageSource(StrictModel):
         return self
 
 
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _env_names(value: dict[str, str]) -> dict[str, str]:
+    bad = sorted(name for name in value if not _ENV_NAME.match(name))
+    if bad:
+        raise ValueError(f"not environment variable names: {', '.join(bad)} (letters, digits and '_')")
+    return value
+
+
+class AppResources(StrictModel):
+    """Requests and limits of an image app's container; the namespace's LimitRange fills gaps."""
+
+    requests: ComputeAmounts = ComputeAmounts()
+    limits: ComputeAmounts = ComputeAmounts()
+
+    @model_validator(mode="after")
+    def _requests_within_limits(self) -> AppResources:
+        for resource in ("cpu", "memory"):
+            request, limit = getattr(self.requests, resource), getattr(self.limits, resource)
+            if request is not None and limit is not None and quantity_value(request) > quantity_value(limit):
+                raise ValueError(f"requests.{resource} ({request}) is above limits.{resource} ({limit})")
+        return self
+
+
 class AppSpec(StrictModel):
-    """One component of the tenant's instance at a pinned version."""
+    """One component of the tenant's instance at a pinned version.
+
+    There is deliberately no replica count: autoscalers own it (the platform never reverts it).
+    """
 
     name: DnsLabel
     chart: ChartSource | None = None
     image: ImageSource | None = None
+    # Helm values of a chart app.
     values: dict[str, Any] = {}
+    # Image apps only (a chart takes its settings through `values`): environment variables,
+    # secrets mounted read-only at /var/run/secrets/tenancy/<name>, and container resources.
+    env: Annotated[dict[str, str], AfterValidator(_env_names)] = {}
+    secrets: Annotated[list[DnsLabel], AfterValidator(_unique)] = []
+    resources: AppResources | None = None
     environments: list[DnsLabel] | None = None
 
     @model_validator(mode="after")
     def _one_source(self) -> AppSpec:
         if (self.chart is None) == (self.image is None):
             raise ValueError("set exactly one of chart or image")
+        if self.chart is not None and (self.env or self.secrets or self.resources is not None):
+            raise ValueError("env, secrets and resources apply to image apps; give a chart its settings in values")
+        if self.image is not None and self.values:
+            raise ValueError("values are Helm chart values; an image app takes env, secrets and resources")
         return self
+
+    def secret_references(self) -> list[tuple[str, str]]:
+        """(field path below the app, secret name) for every secret this app uses."""
+        references = [(f"secrets.{index}", secret) for index, secret in enumerate(self.secrets)]
+        if self.chart is not None and self.chart.secret is not None:
+            references.append(("chart.secret", self.chart.secret))
+        if self.image is not None and self.image.pull_secret is not None:
+            references.append(("image.pullSecret", self.image.pull_secret))
+        return references
 
 
 class GitRef(StrictModel):
@@ -166,6 +218,8 @@ def _relative_path(value: str) -> str:
     parts = value.strip("/").split("/")
     if value.startswith("/") or ".." in parts:
         raise ValueError(f"path {value!r} must stay inside the repository (no leading '/' and no '..')")
+    if "{" in value.replace("{environment}", "") or "}" in value.replace("{environment}", ""):
+        raise ValueError(f"path {value!r}: the only placeholder is {{environment}}")
     return value
 
 
@@ -246,6 +300,22 @@ def consistency_problems(spec: TenantSpec) -> list[tuple[str, str]]:
             if unknown:
                 where = f"{section}.environments" if section == "gitops" else f"{section}.{index}.environments"
                 problems.append((where, f"environments the tenant does not have: {', '.join(unknown)}"))
+    # Databases deliver their credentials as Secret `db-<name>`; secrets and shared secrets keep
+    # their own names. Two of them under one name would overwrite each other in the namespace.
+    credential_secrets = {"db-" + database.name.replace("_", "-"): database.name for database in spec.databases}
+    for index, secret in enumerate(spec.secrets):
+        if secret.name in credential_secrets:
+            problems.append(
+                (
+                    f"secrets.{index}.name",
+                    f"{secret.name!r} clashes with the credentials Secret of database "
+                    f"{credential_secrets[secret.name]!r}",
+                )
+            )
+    own_secrets = {secret.name for secret in spec.secrets} | set(credential_secrets)
+    for index, shared in enumerate(spec.shared_secrets):
+        if shared in own_secrets:
+            problems.append((f"sharedSecrets.{index}", f"{shared!r} clashes with one of the tenant's own secrets"))
     gitops_secret = spec.gitops.secret if spec.gitops is not None else None
     if gitops_secret is not None and gitops_secret not in {s.name for s in spec.secrets}:
         problems.append(("gitops.secret", f"{gitops_secret!r} is not one of the tenant's secrets"))
@@ -255,6 +325,31 @@ def consistency_problems(spec: TenantSpec) -> list[tuple[str, str]]:
             if "," in group or group != group.strip() or not group:
                 message = f"{group!r} is not a usable group name (no commas or blanks)"
                 problems.append((f"access.{role}.{index}", message))
+    problems += _app_secret_problems(spec)
+    return problems
+
+
+def _app_secret_problems(spec: TenantSpec) -> list[tuple[str, str]]:
+    """An app may only use secrets delivered to every environment it runs in."""
+    problems: list[tuple[str, str]] = []
+    own = {secret.name: secret for secret in spec.secrets}
+    for index, app in enumerate(spec.apps):
+        app_environments = app.environments or spec.environments
+        for where, secret_name in app.secret_references():
+            secret = own.get(secret_name)
+            if secret is None and secret_name not in spec.shared_secrets:
+                problems.append(
+                    (f"apps.{index}.{where}", f"{secret_name!r} is not one of the tenant's secrets or sharedSecrets")
+                )
+                continue
+            missing = sorted(set(app_environments) - set(secret.environments)) if secret and secret.environments else []
+            if missing:
+                problems.append(
+                    (
+                        f"apps.{index}.{where}",
+                        f"{secret_name!r} is not delivered to {', '.join(missing)} where the app runs",
+                    )
+                )
     return problems
 
 

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 
-from components.namespace import DEPLOYER_ACCOUNT, EnvironmentResources, build_environment
+from components.data import PlatformData, TenantData, build_tenant_data
+from components.delivery import DeliveryResources, build_delivery
+from components.namespace import (
+    DEPLOYER_ACCOUNT,
+    EnvironmentResources,
+    build_environment,
+    holds_cluster_data,
+    register_namespace,
+)
 from components.settings import StackSettings
 from components.spec import TenantSpec
 
@@ -17,6 +25,10 @@ class TenantArgs:
 
     spec: TenantSpec
     settings: StackSettings
+    # The cluster's Flux when this stack installs it: the tenant's Flux objects need its CRDs.
+    flux: pulumi.Resource | None = field(default=None)
+    # The stack's data backend (components/data.py); None: the tenant gets no data resources.
+    data: PlatformData | None = field(default=None)
 
 
 class Tenant(pulumi.ComponentResource):
@@ -26,6 +38,8 @@ class Tenant(pulumi.ComponentResource):
     environments: dict[str, EnvironmentResources]
     namespaces: dict[str, str]
     deployers: dict[str, str]
+    delivery: dict[str, DeliveryResources]
+    data: TenantData
 
     def __init__(self, name: str, args: TenantArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("tenancy:index:Tenant", name, None, opts)
@@ -36,6 +50,25 @@ class Tenant(pulumi.ComponentResource):
             for environment in spec.environments:
                 self.environments[environment] = build_environment(self, name, spec, environment, args.settings)
         self.namespaces = {env: res.namespace_name for env, res in self.environments.items()}
+        # Databases, secrets, key and identity (components/data.py). Once decommissioned they are
+        # registered released; on a local cluster the namespaces holding them are kept with them.
+        retained = {
+            env: register_namespace(self, name, spec, env, args.settings)
+            for env in spec.environments
+            if spec.lifecycle == "decommissioned" and holds_cluster_data(spec, env, args.settings)
+        }
+        self.data = (
+            build_tenant_data(self, name, spec, args.settings, args.data, self.environments, retained)
+            if args.data is not None
+            else TenantData()
+        )
+        # Apps and GitOps per environment (components/delivery.py).
+        self.delivery = {
+            env: build_delivery(
+                self, name, spec, res, args.settings.delivery, depends_on=[args.flux] if args.flux else None
+            )
+            for env, res in self.environments.items()
+        }
         self.deployers = {
             env: f"system:serviceaccount:{res.namespace_name}:{DEPLOYER_ACCOUNT}"
             for env, res in self.environments.items()
@@ -44,4 +77,11 @@ class Tenant(pulumi.ComponentResource):
 
     def summary(self) -> dict[str, object]:
         """What the tenant's team needs to know, for the stack outputs (no secrets)."""
-        return {"namespaces": self.namespaces, "deployers": self.deployers}
+        return {
+            "namespaces": self.namespaces,
+            "deployers": self.deployers,
+            "data": self.data.summary(),
+            # Which app runs at which version in each environment, and where GitOps reads from.
+            "apps": {env: d.apps for env, d in self.delivery.items() if d.apps},
+            "gitops": {env: d.gitops for env, d in self.delivery.items() if d.gitops is not None},
+        }

@@ -51,9 +51,12 @@ class RecordedResource:
     dependencies: list[str]
     aliases: list[str]
     ignore_changes: list[str]
+    # True for resources the program reads rather than manages (StackReference, `.get()`).
+    read: bool = False
 
     def as_json(self) -> dict[str, Any]:
         return {
+            "read": self.read,
             "urn": self.urn,
             "type": self.type,
             "name": self.name,
@@ -91,11 +94,75 @@ def _wire_to_json(struct: Any) -> Any:
     return redact(json_format.MessageToDict(struct, preserving_proto_field_name=True))
 
 
+# Outputs that StackReferences resolve to under mocks, by fully qualified stack name.
+STACK_REFERENCE_OUTPUTS: dict[str, dict[str, Any]] = {}
+
+
+# Every generated credential under mocks starts with this, so tests can prove none leaks into
+# plan files or stack outputs in plain text.
+MOCK_SECRET_PREFIX = "mock-secret-value-"
+MOCK_PROJECT = "mock-project"
+MOCK_ACCOUNT = "111122223333"
+
+
+def _computed_outputs(
+    typ: str, name: str, state: dict[str, Any], reading: bool
+) -> tuple[str, dict[str, Any]] | None:
+    """Values the cloud computes (ids, emails, ARNs, addresses) that the program passes on."""
+    if typ == "random:index/randomPassword:RandomPassword":
+        return f"{name}-id", {"result": f"{MOCK_SECRET_PREFIX}{name}"}
+    if typ == "kubernetes:core/v1:Secret" and reading:
+        # A platform Secret read from the cluster (local shared secrets).
+        return f"{name}-id", {"data": {"value": f"{MOCK_SECRET_PREFIX}{name}"}}
+    if typ == "gcp:serviceaccount/account:Account":
+        email = f"{state.get('accountId')}@{MOCK_PROJECT}.iam.gserviceaccount.com"
+        resource_name = f"projects/{MOCK_PROJECT}/serviceAccounts/{email}"
+        return email, {"email": email, "name": resource_name, "member": f"serviceAccount:{email}"}
+    if typ == "gcp:projects/serviceIdentity:ServiceIdentity":
+        email = f"service-0@gcp-sa-{state.get('service', '').split('.')[0]}.iam.gserviceaccount.com"
+        return f"{name}-id", {"email": email, "member": f"serviceAccount:{email}"}
+    if typ == "gcp:kms/keyRing:KeyRing":
+        return f"projects/{MOCK_PROJECT}/locations/{state.get('location')}/keyRings/{state.get('name')}", {}
+    if typ == "gcp:kms/cryptoKey:CryptoKey":
+        return f"{state.get('keyRing')}/cryptoKeys/{state.get('name')}", {}
+    if typ == "gcp:sql/databaseInstance:DatabaseInstance":
+        octet = sum(name.encode()) % 250 + 2
+        instance = f"{name}-mock"
+        return instance, {
+            "name": instance,
+            "privateIpAddress": f"10.30.0.{octet}",
+            "connectionName": f"{MOCK_PROJECT}:region:{instance}",
+        }
+    if typ == "gcp:secretmanager/secret:Secret":
+        return f"projects/{MOCK_PROJECT}/secrets/{state.get('secretId')}", {}
+    arn = f"arn:aws:{{}}:eu-west-1:{MOCK_ACCOUNT}:{{}}"
+    if typ == "aws:kms/key:Key":
+        return f"{name}-key-id", {"arn": arn.format("kms", f"key/{name}"), "keyId": f"{name}-key-id"}
+    if typ == "aws:iam/role:Role":
+        return f"{name}", {"arn": f"arn:aws:iam::{MOCK_ACCOUNT}:role/{name}", "name": name}
+    if typ == "aws:secretsmanager/secret:Secret":
+        return f"{name}-id", {"arn": arn.format("secretsmanager", f"secret:{state.get('name')}-AbCdEf")}
+    if typ == "aws:rds/instance:Instance":
+        address = f"{name}.abcdefghij.eu-west-1.rds.amazonaws.com"
+        endpoint = f"{address}:5432"
+        rds_arn = arn.format("rds", f"db:{name}")
+        return name, {"address": address, "endpoint": endpoint, "identifier": name, "arn": rds_arn}
+    return None
+
+
 class _Mocks(pulumi.runtime.Mocks):
     """Return inputs as outputs, plus the computed values some resources need downstream."""
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
+        if args.typ == "pulumi:pulumi:StackReference":
+            # A tenants shard reads the platform stack: serve the outputs of its offline plan.
+            referenced = str(args.inputs.get("name", ""))
+            return referenced, {"name": referenced, "outputs": STACK_REFERENCE_OUTPUTS.get(referenced, {})}
         state = dict(args.inputs)
+        computed = _computed_outputs(args.typ, args.name, state, reading=bool(args.resource_id))
+        if computed is not None:
+            resource_id, extra = computed
+            return resource_id, {**state, **extra}
         return f"{args.name}-id", state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
@@ -130,6 +197,28 @@ class RecordingMonitor(mocks.MockMonitor):
                     ignore_changes=sorted(request.ignoreChanges),
                 )
             )
+        return response
+
+    def ReadResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        response = super().ReadResource(request)
+        self.recorded.append(
+            RecordedResource(
+                urn=response.urn,
+                type=request.type,
+                name=request.name,
+                parent=request.parent or None,
+                custom=True,
+                inputs=_wire_to_json(request.properties),
+                protect=False,
+                retain_on_delete=False,
+                deleted_with=None,
+                provider=request.provider or None,
+                dependencies=sorted(request.dependencies),
+                aliases=[],
+                ignore_changes=[],
+                read=True,
+            )
+        )
         return response
 
     def RegisterResourceOutputs(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
@@ -227,3 +316,16 @@ def run_program(
     _run()
     resources = sorted(monitor.recorded, key=lambda r: r.urn)
     return ProgramRun(stack=stack, resources=resources, outputs=dict(sorted(monitor.stack_outputs.items())))
+
+
+def run_stack(stack: str, overrides: Mapping[str, str] | None = None, root: Path = PROJECT_ROOT) -> ProgramRun:
+    """Plan a stack as the engine would run it, including what its StackReferences read.
+
+    A tenants shard reads the platform stack's outputs; offline, those come from planning the same
+    settings with the platform role first.
+    """
+    config, secret_keys = stack_config(stack, overrides, root=root)
+    if config.get("tenancy:stackRole") == "tenants" and config.get("tenancy:platformStack"):
+        platform_run = run_program(stack, {**config, "tenancy:stackRole": "platform"}, secret_keys)
+        STACK_REFERENCE_OUTPUTS[config["tenancy:platformStack"]] = platform_run.outputs
+    return run_program(stack, config, secret_keys)
