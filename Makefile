@@ -36,5 +36,9 @@ preview: $(BIN)/activate
 up: $(BIN)/activate
 	pulumi up --stack $(STACK)
 
+## bench: the benchmark against the SDK floor (10, 100, 1000 tenants)
+bench: $(BIN)/activate
+	$(BIN)/python -m tools.bench --tenants 10,100,1000 --out build/bench.json
+
 clean:
 	rm -rf build .pytest_cache .mypy_cache .ruff_cache

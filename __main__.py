@@ -24,7 +24,8 @@ PROJECT_ROOT = Path(__file__).resolve().parent
 
 stack = pulumi.get_stack()
 settings = read_stack_settings(stack)
-catalog = load_catalog(PROJECT_ROOT / settings.tenants_dir, settings, stack, root=PROJECT_ROOT)
+# Split stacks (`prod-shard-3`) read tenant files as their base stack (`prod`) would.
+catalog = load_catalog(PROJECT_ROOT / settings.tenants_dir, settings, settings.base_stack or stack, root=PROJECT_ROOT)
 cluster = providers(settings)
 
 # --- Cluster-wide platform: once per cluster -------------------------------------------------

@@ -188,7 +188,11 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings) -> list[P
             )
         if spec.shard is not None and spec.shard >= settings.shards.count:
             problems.append(
-                Problem(label, "shard", f"{spec.shard} is not a shard of this stack (shards.count is {settings.shards.count})")
+                Problem(
+                    label,
+                    "shard",
+                    f"{spec.shard} is not a shard of this stack (shards.count is {settings.shards.count})",
+                )
             )
         unknown_envs = sorted(set(spec.environments) - set(settings.environments))
         if unknown_envs:

@@ -125,6 +125,9 @@ class StackSettings(StrictModel):
     shards: ShardSettings = ShardSettings()
     # Fully qualified name of the platform stack (`<org>/tenancy/<stack>`), for tenants shards.
     platform_stack: str | None = None
+    # For split stacks (`prod-platform`, `prod-shard-3`): the stack whose tenant `stacks:` limits and
+    # `overrides:` apply (`prod`). Written by `python -m tools.shards write`.
+    base_stack: DnsLabel | None = None
     gcp: GcpSettings | None = None
     aws: AwsSettings | None = None
 

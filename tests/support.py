@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from tools.harness import PROJECT_ROOT, ProgramRun, RecordedResource, run_program, stack_config
+from tools.harness import PROJECT_ROOT, ProgramRun, RecordedResource, run_stack
 from tools.plan import is_kubernetes_object, manifest
 
 EXAMPLE_TENANTS = PROJECT_ROOT / "tenants"
@@ -40,7 +40,7 @@ def plan(stack: str = "dev", tenants_dir: Path | None = None, **config: str) -> 
     overrides = {f"tenancy:{key}": value for key, value in config.items()}
     if tenants_dir is not None:
         overrides["tenancy:tenantsDir"] = str(tenants_dir)
-    return run_program(stack, *stack_config(stack, overrides))
+    return run_stack(stack, overrides)
 
 
 def kubernetes_objects(run: ProgramRun) -> list[dict[str, Any]]:

@@ -18,7 +18,8 @@ COUNT = 2
 
 
 def _key(run: ProgramRun) -> set[tuple[str, str]]:
-    return {(r.type, r.name) for r in run.resources}
+    # Reads (StackReference, `.get()` of existing objects) are not managed, so any stack may repeat them.
+    return {(r.type, r.name) for r in run.resources if not r.read}
 
 
 @pytest.fixture(scope="module", params=["dev", "prod"])

@@ -82,7 +82,7 @@ class _ProgressMonitor(RecordingMonitor):
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         response = super().RegisterResource(request)
-        if len(self.recorded) % PROGRESS_EVERY == 0:
+        if self.recorded and len(self.recorded) % PROGRESS_EVERY == 0:
             print(f"    ... {len(self.recorded)} resources registered", file=sys.stderr, flush=True)
         return response
 

@@ -105,9 +105,7 @@ MOCK_PROJECT = "mock-project"
 MOCK_ACCOUNT = "111122223333"
 
 
-def _computed_outputs(
-    typ: str, name: str, state: dict[str, Any], reading: bool
-) -> tuple[str, dict[str, Any]] | None:
+def _computed_outputs(typ: str, name: str, state: dict[str, Any], reading: bool) -> tuple[str, dict[str, Any]] | None:
     """Values the cloud computes (ids, emails, ARNs, addresses) that the program passes on."""
     if typ == "random:index/randomPassword:RandomPassword":
         return f"{name}-id", {"result": f"{MOCK_SECRET_PREFIX}{name}"}

@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from components.errors import ConfigurationError
-from tools.harness import PROJECT_ROOT, ProgramRun, RecordedResource, run_program, stack_config
+from tools.harness import PROJECT_ROOT, ProgramRun, RecordedResource, run_stack
 from tools.plan_diff import diff_dirs, render_markdown
 
 CLUSTER_SCOPE = "_cluster"
@@ -31,7 +31,7 @@ def is_kubernetes_object(resource: RecordedResource) -> bool:
     return (
         resource.custom
         and resource.type.startswith("kubernetes:")
-        and not resource.type.startswith("kubernetes:helm")
+        and not resource.type.startswith("kubernetes:helm.sh/")
         and "apiVersion" in resource.inputs
     )
 
@@ -116,8 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.tenants_dir is not None:
         overrides["tenancy:tenantsDir"] = str(args.tenants_dir.resolve())
     try:
-        config, secret_keys = stack_config(args.stack, overrides)
-        run = run_program(args.stack, config, secret_keys)
+        run = run_stack(args.stack, overrides)
     except ConfigurationError as error:
         print(str(error), file=sys.stderr)
         return 2

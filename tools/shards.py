@@ -114,7 +114,9 @@ def generated_files(
     platform = f"{stack}-platform"
     files: dict[Path, str] = {
         root / f"Pulumi.{platform}.yaml": _stack_file(
-            base, stack, {"tenancy:stackRole": "platform", "tenancy:shards": {"count": count}}
+            base,
+            stack,
+            {"tenancy:stackRole": "platform", "tenancy:shards": {"count": count}, "tenancy:baseStack": stack},
         )
     }
     shard_names = [f"{stack}-shard-{index}" for index in range(count)]
@@ -124,6 +126,7 @@ def generated_files(
             stack,
             {
                 "tenancy:stackRole": "tenants",
+                "tenancy:baseStack": stack,
                 "tenancy:shards": {"count": count, "index": index},
                 "tenancy:platformStack": f"{org}/{PROJECT_NAME}/{platform}",
             },
