@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlparse
 
 import pulumi
@@ -109,13 +109,13 @@ def placement_patches(pool: str | None) -> list[dict[str, Any]]:
     """
     if pool is None:
         return []
-    pod_spec = {
+    pod_spec: dict[str, Any] = {
         "nodeSelector": {NODE_POOL_KEY: pool},
         "tolerations": [{"key": NODE_POOL_KEY, "operator": "Equal", "value": pool, "effect": NODE_POOL_TAINT_EFFECT}],
     }
 
-    template = {"template": {"spec": pod_spec}}
-    bodies = {
+    template: dict[str, Any] = {"template": {"spec": pod_spec}}
+    bodies: dict[tuple[str, str], dict[str, Any]] = {
         ("apps/v1", "Deployment"): {"spec": template},
         ("apps/v1", "StatefulSet"): {"spec": template},
         ("batch/v1", "Job"): {"spec": template},
@@ -272,7 +272,7 @@ def _image_app(env: _Environment, app: AppSpec, image: ImageSource, workload_acc
         pod["volumes"] = [
             {"name": f"secret-{index}", "secret": {"secret_name": secret}} for index, secret in enumerate(app.secrets)
         ]
-    metadata = {"name": app.name, "namespace": env.namespace, "labels": labels}
+    metadata: k8s.meta.v1.ObjectMetaArgsDict = {"name": app.name, "namespace": env.namespace, "labels": labels}
     k8s.apps.v1.Deployment(
         f"{env.prefix}-app-{app.name}",
         metadata=metadata,
@@ -280,7 +280,7 @@ def _image_app(env: _Environment, app: AppSpec, image: ImageSource, workload_acc
             # No replica count: the API server starts at 1 and autoscalers own it from there;
             # ignore_changes keeps `pulumi up` from ever reverting what they set.
             "selector": {"match_labels": {APP_NAME_KEY: app.name}},
-            "template": {"metadata": {"labels": labels}, "spec": pod},
+            "template": {"metadata": {"labels": labels}, "spec": cast(k8s.core.v1.PodSpecArgsDict, pod)},
         },
         opts=pulumi.ResourceOptions.merge(env.opts, pulumi.ResourceOptions(ignore_changes=["spec.replicas"])),
     )
@@ -291,6 +291,7 @@ def _image_app(env: _Environment, app: AppSpec, image: ImageSource, workload_acc
             spec={
                 "selector": {APP_NAME_KEY: app.name},
                 "ports": [{"name": "http", "port": image.port, "target_port": "http", "protocol": "TCP"}],
+                "type": "ClusterIP",
             },
             opts=env.opts,
         )
