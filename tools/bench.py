@@ -127,8 +127,8 @@ def _measure(kind: str, count: int, stack: str) -> Measurement:
             "--workdir",
             workdir,
         ]
-        result = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, check=False)
-        sys.stderr.write(result.stderr)
+        # stderr passes through so the child's progress lines show while it runs.
+        result = subprocess.run(command, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, text=True, check=False)
         if result.returncode != 0:
             raise SystemExit(f"benchmark child failed: {' '.join(command)}")
         return Measurement(**json.loads(result.stdout.strip().splitlines()[-1]))
