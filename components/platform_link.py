@@ -33,7 +33,7 @@ class PlatformContext:
 
 def local_platform(values: dict[str, Any]) -> PlatformContext:
     """The platform built in this very program (stack role `all` or `platform`)."""
-    return PlatformContext(outputs=pulumi.Output.from_input(values), local=values)  # type: ignore[arg-type]
+    return PlatformContext(outputs=pulumi.Output.from_input(values), local=values)
 
 
 def referenced_platform(settings: StackSettings) -> PlatformContext:
