@@ -55,7 +55,15 @@ class Catalog:
         return list(self.tenants)
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
+try:
+    # libyaml's parser (PyYAML's wheels carry it): it reads a thousand tenant files several times
+    # faster than the pure-Python parser, with the same safe constructors and error marks.
+    from yaml import CSafeLoader as _SafeLoader
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
+
+
+class _UniqueKeyLoader(_SafeLoader):
     """A YAML loader that refuses duplicate keys instead of silently keeping the last one."""
 
 
