@@ -114,13 +114,40 @@ def test_merge_deploys_dev_then_prod_behind_an_environment() -> None:
     assert workflow["on"]["push"]["branches"] == ["main"]
     assert workflow["concurrency"]["cancel-in-progress"] is False
     jobs = workflow["jobs"]
-    assert jobs["dev"]["needs"] == "test" and jobs["prod"]["needs"] == "dev"
+    assert jobs["layout"]["needs"] == "test"
+    assert "-m tools.ci_stacks" in steps_text(jobs["layout"])
+    # dev (unsplit and platform stacks one by one), dev shards in parallel, then the same for prod.
+    assert jobs["dev"]["needs"] == "layout"
+    assert jobs["dev-shards"]["needs"] == ["layout", "dev"]
+    assert jobs["prod"]["needs"] == ["layout", "dev", "dev-shards"]
+    assert jobs["prod-shards"]["needs"] == ["layout", "prod"]
+    # prod runs when dev-shards was skipped (nothing split), never after a failure in dev.
+    assert "!failure()" in jobs["prod"]["if"] and "!cancelled()" in jobs["prod"]["if"]
     for name in ("dev", "prod"):
+        assert jobs[name]["strategy"]["max-parallel"] == 1
+        assert f"needs.layout.outputs.{name}-first" in jobs[name]["strategy"]["matrix"]["include"]
+        shards = jobs[f"{name}-shards"]
+        assert shards["if"] == f"needs.layout.outputs.{name}-shards != '[]'", "an empty matrix fails the run"
+        assert shards["strategy"]["fail-fast"] is False
+        assert f"needs.layout.outputs.{name}-shards" in shards["strategy"]["matrix"]["include"]
+    for name in ("dev", "dev-shards", "prod", "prod-shards"):
         assert jobs[name]["uses"] == REUSABLE
         assert jobs[name]["with"]["command"] == "up"
-        # The environment named after the stack holds its credentials and, for prod, the approval.
-        assert jobs[name]["with"]["environment"] == "${{ matrix.stack }}"
-    assert "prod" in jobs["prod"]["strategy"]["matrix"]["stack"]
+        # The environment of the (base) stack holds its credentials and, for prod, the approval.
+        assert jobs[name]["with"]["environment"] == "${{ matrix.environment }}"
+        assert jobs[name]["with"]["stack"] == "${{ matrix.stack }}"
+    layout_text = yaml.safe_dump(jobs["layout"])
+    assert "vars.PULUMI_DEV_STACKS" in layout_text and "vars.PULUMI_PROD_STACKS" in layout_text
+
+
+@pytest.mark.parametrize(("workflow", "job"), [("drift.yml", "drift"), ("pull-request.yml", "preview")])
+def test_previews_and_drift_checks_cover_every_part_of_split_stacks(workflow: str, job: str) -> None:
+    jobs = load(workflow)["jobs"]
+    assert "-m tools.ci_stacks" in steps_text(jobs["layout"])
+    assert jobs["layout"]["outputs"]["stacks"] == "${{ steps.stacks.outputs.all }}"
+    assert "layout" in jobs[job]["needs"]
+    assert jobs[job]["strategy"]["matrix"]["include"] == "${{ fromJSON(needs.layout.outputs.stacks) }}"
+    assert jobs[job]["with"]["environment"] == "${{ matrix.environment }}-preview"
 
 
 def test_drift_runs_on_a_schedule_and_fails_loudly() -> None:
