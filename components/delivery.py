@@ -16,7 +16,9 @@ Why Flux objects rather than Pulumi's Helm support, for charts:
 
 Per environment: per chart app a HelmRelease plus its source (an OCIRepository per OCI chart, a
 HelmRepository per distinct HTTPS repository); per image app a Deployment (+ a Service when it
-has a port); for GitOps a GitRepository and a Kustomization.
+has a port); for GitOps a GitRepository and a Kustomization. An app's identity (the tenant's
+`workload` account) and its database credentials are fields of those objects, never objects of
+their own: resources per tenant stay what they were.
 """
 
 from __future__ import annotations
