@@ -300,9 +300,10 @@ def _image_app(env: _Environment, app: AppSpec, image: ImageSource) -> None:
     if app.resources is not None:
         container["resources"] = app.resources.model_dump(exclude_none=True)
     pod: dict[str, Any] = {
-        # With the tenant's identity the pod runs as `workload` and mounts its token (GKE's
-        # metadata server identifies workload-identity pods by it; `workload` holds no Kubernetes
-        # RBAC binding, so the token opens nothing in the API). Without one: no token at all.
+        # With the tenant's identity the pod runs as `workload` and mounts its token: GKE
+        # workload identity is reported to fail for pods without it (EKS injects a token of its
+        # own either way), and `workload` holds no RBAC binding, so the token opens nothing in
+        # the Kubernetes API. Without an identity: no token at all.
         "automount_service_account_token": env.workload_account is not None,
         "security_context": {"run_as_non_root": True, "seccomp_profile": {"type": "RuntimeDefault"}},
         "containers": [container],
