@@ -16,7 +16,9 @@ Why Flux objects rather than Pulumi's Helm support, for charts:
 
 Per environment: per chart app a HelmRelease plus its source (an OCIRepository per OCI chart, a
 HelmRepository per distinct HTTPS repository); per image app a Deployment (+ a Service when it
-has a port); for GitOps a GitRepository and a Kustomization.
+has a port); for GitOps a GitRepository and a Kustomization. An app's identity (the tenant's
+`workload` account) and its database credentials are fields of those objects, never objects of
+their own: resources per tenant stay what they were.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
+from components.clouds.local import credentials_secret_name
 from components.delivery_settings import DeliverySettings
 from components.labels import APP_NAME_KEY, NODE_POOL_KEY, NODE_POOL_TAINT_EFFECT, kubernetes_labels
 from components.namespace import DEPLOYER_ACCOUNT, EnvironmentResources
@@ -100,20 +103,30 @@ def gitops_revision(gitops: GitOpsSpec) -> str:
     raise AssertionError("GitRef validates exactly one of branch, tag or commit")
 
 
-def placement_patches(pool: str | None) -> list[dict[str, Any]]:
-    """Kustomize patches that put every workload of a chart or repository on the tenant's pool.
+def pod_patches(pool: str | None, service_account: str | None = None) -> list[dict[str, Any]]:
+    """Kustomize patches that put every workload of a chart or repository on the tenant's pool
+    and, for charts, run it as the tenant's workload identity.
 
     The same patches serve HelmRelease post-renderers and GitOps Kustomizations, so no chart or
     repository needs to know about node pools. Tolerations are replaced, not merged: a tenant's
     pods must tolerate their own pool's taint and no other (the policy bundle checks the same).
-    """
-    if pool is None:
-        return []
-    pod_spec: dict[str, Any] = {
-        "nodeSelector": {NODE_POOL_KEY: pool},
-        "tolerations": [{"key": NODE_POOL_KEY, "operator": "Equal", "value": pool, "effect": NODE_POOL_TAINT_EFFECT}],
-    }
 
+    `service_account` overrides whatever account the chart's pod templates name. Nothing is lost
+    by that: the only account in a tenant namespace that carries cloud identity is `workload` (the
+    GCP binding and the AWS trust name no other), and no account there can hold Kubernetes rights
+    (the deployer cannot write Roles or RoleBindings), so a chart's own account is an empty name.
+    Setting it only where a chart names none is not expressible in a kustomize patch.
+    """
+    pod_spec: dict[str, Any] = {}
+    if pool is not None:
+        pod_spec["nodeSelector"] = {NODE_POOL_KEY: pool}
+        pod_spec["tolerations"] = [
+            {"key": NODE_POOL_KEY, "operator": "Equal", "value": pool, "effect": NODE_POOL_TAINT_EFFECT}
+        ]
+    if service_account is not None:
+        pod_spec["serviceAccountName"] = service_account
+    if not pod_spec:
+        return []
     template: dict[str, Any] = {"template": {"spec": pod_spec}}
     bodies: dict[tuple[str, str], dict[str, Any]] = {
         ("apps/v1", "Deployment"): {"spec": template},
@@ -131,6 +144,34 @@ def placement_patches(pool: str | None) -> list[dict[str, Any]]:
             ),
         }
         for (api, kind), body in bodies.items()
+    ]
+
+
+def database_env(app: AppSpec) -> list[dict[str, Any]]:
+    """Image apps: each referenced database's credentials as `DB_<NAME>_<KEY>` variables.
+
+    One `secretKeyRef` per key rather than `envFrom` with a prefix: the names stay upper case
+    (`envFrom` keeps the Secret's lower-case keys), and only these five keys reach the app
+    (a local MySQL credentials Secret also holds the root password).
+    """
+    return [
+        {"name": env_name, "value_from": {"secret_key_ref": {"name": credentials_secret_name(ref.name), "key": key}}}
+        for ref in app.databases
+        for key, env_name in ref.env_names().items()
+    ]
+
+
+def database_values_from(app: AppSpec) -> list[dict[str, Any]]:
+    """Chart apps: each referenced database's credentials as Helm values (Flux `valuesFrom`).
+
+    helm-controller reads the `db-<name>` Secret at every reconcile, so the values never pass
+    through Pulumi or the HelmRelease; not optional, so a release waits for its credentials
+    rather than installing without them.
+    """
+    return [
+        {"kind": "Secret", "name": credentials_secret_name(ref.name), "valuesKey": key, "targetPath": path}
+        for ref in app.databases
+        for key, path in ref.value_paths().items()
     ]
 
 
@@ -156,6 +197,8 @@ class _Environment:
     pool: str | None
     settings: DeliverySettings
     opts: pulumi.ResourceOptions
+    # The tenant's workload identity account in this namespace, when it has one.
+    workload_account: str | None = None
 
 
 def _chart_source(env: _Environment, app: AppSpec, chart: ChartSource, repositories: dict[str, str]) -> dict[str, Any]:
@@ -215,9 +258,12 @@ def _chart_app(env: _Environment, app: AppSpec, chart: ChartSource, repositories
         # Autoscalers own replica counts; everything else the chart renders is kept as declared.
         "driftDetection": {"mode": settings.drift_detection, "ignore": [{"paths": ["/spec/replicas"]}]},
     }
+    if app.databases:
+        spec["valuesFrom"] = database_values_from(app)
     if app.values:
         spec["values"] = app.values
-    patches = placement_patches(env.pool)
+    # Pods run as the tenant's workload identity; the release itself is applied as the deployer.
+    patches = pod_patches(env.pool, env.workload_account)
     if patches:
         spec["postRenderers"] = [{"kustomize": {"patches": patches}}]
     k8s.apiextensions.CustomResource(
@@ -228,7 +274,7 @@ def _chart_app(env: _Environment, app: AppSpec, chart: ChartSource, repositories
     )
 
 
-def _image_app(env: _Environment, app: AppSpec, image: ImageSource, workload_account: str | None) -> None:
+def _image_app(env: _Environment, app: AppSpec, image: ImageSource) -> None:
     """A Deployment that passes Pod Security `restricted`, on the tenant's pool (+ a Service)."""
     labels = {**env.labels, APP_NAME_KEY: app.name}
     container: dict[str, Any] = {
@@ -243,8 +289,9 @@ def _image_app(env: _Environment, app: AppSpec, image: ImageSource, workload_acc
     }
     if image.port is not None:
         container["ports"] = [{"name": "http", "container_port": image.port, "protocol": "TCP"}]
-    if app.env:
-        container["env"] = [{"name": key, "value": value} for key, value in sorted(app.env.items())]
+    env_vars = [{"name": key, "value": value} for key, value in sorted(app.env.items())] + database_env(app)
+    if env_vars:
+        container["env"] = env_vars
     if app.secrets:
         container["volume_mounts"] = [
             {"name": f"secret-{index}", "mount_path": f"{SECRET_MOUNT_ROOT}/{secret}", "read_only": True}
@@ -253,14 +300,16 @@ def _image_app(env: _Environment, app: AppSpec, image: ImageSource, workload_acc
     if app.resources is not None:
         container["resources"] = app.resources.model_dump(exclude_none=True)
     pod: dict[str, Any] = {
-        # The pod needs no Kubernetes API token; cloud identity (GKE Workload Identity, EKS Pod
-        # Identity) reaches it through its own projected credentials.
-        "automount_service_account_token": False,
+        # With the tenant's identity the pod runs as `workload` and mounts its token: GKE
+        # workload identity is reported to fail for pods without it (EKS injects a token of its
+        # own either way), and `workload` holds no RBAC binding, so the token opens nothing in
+        # the Kubernetes API. Without an identity: no token at all.
+        "automount_service_account_token": env.workload_account is not None,
         "security_context": {"run_as_non_root": True, "seccomp_profile": {"type": "RuntimeDefault"}},
         "containers": [container],
     }
-    if workload_account is not None:
-        pod["service_account_name"] = workload_account
+    if env.workload_account is not None:
+        pod["service_account_name"] = env.workload_account
     if env.pool is not None:
         pod["node_selector"] = {NODE_POOL_KEY: env.pool}
         pod["tolerations"] = [
@@ -319,7 +368,8 @@ def _gitops(env: _Environment, environment: str, gitops: GitOpsSpec) -> dict[str
         "targetNamespace": env.namespace,
         "timeout": "5m",
     }
-    patches = placement_patches(env.pool)
+    # Placement only: the repository's own manifests choose their service account (`workload`).
+    patches = pod_patches(env.pool)
     if patches:
         spec["patches"] = patches
     k8s.apiextensions.CustomResource(
@@ -342,8 +392,9 @@ def build_delivery(
 ) -> DeliveryResources:
     """Register one environment's apps and GitOps objects as children of `parent` (the Tenant).
 
-    `depends_on` is the cluster's Flux installation when the stack installs it: Flux objects can
-    only be created once its CRDs exist.
+    `workload_account` is the tenant's workload identity ServiceAccount in this namespace (None:
+    the environment has none); app pods run as it. `depends_on` is the cluster's Flux
+    installation when the stack installs it: Flux objects can only be created once its CRDs exist.
     """
     env_name = environment.environment
     env = _Environment(
@@ -352,6 +403,7 @@ def build_delivery(
         labels=kubernetes_labels(spec.name, env_name),
         pool=spec.node_pool,
         settings=settings,
+        workload_account=workload_account,
         opts=pulumi.ResourceOptions(
             parent=parent,
             deleted_with=environment.namespace,
@@ -365,7 +417,7 @@ def build_delivery(
             _chart_app(env, app, app.chart, repositories)
             result.apps[app.name] = {"type": "chart", "source": chart_url(app.chart), "version": app.chart.version}
         elif app.image is not None:
-            _image_app(env, app, app.image, workload_account)
+            _image_app(env, app, app.image)
             result.apps[app.name] = {
                 "type": "image",
                 "source": app.image.repository,

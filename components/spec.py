@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, EmailStr, Field, model_validator
+from pydantic import AfterValidator, BeforeValidator, EmailStr, Field, model_validator
 
 from components.common import ComputeAmounts, DnsLabel, Domain, QuotaSpec, StrictModel, quantity_value
 from components.labels import MAX_DNS_LABEL, max_tenant_name_length, namespace_name
@@ -71,10 +71,16 @@ class QuotaChoice(StrictModel):
         return self
 
 
+DatabaseName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,30}$")]
+# The keys of every `db-<name>` credentials Secret, the same on every cloud (components/clouds).
+DatabaseKey = Literal["host", "port", "database", "username", "password"]
+DATABASE_KEYS: tuple[DatabaseKey, ...] = ("host", "port", "database", "username", "password")
+
+
 class DatabaseSpec(StrictModel):
     """A database the tenant owns, one per environment it is placed in."""
 
-    name: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,30}$")]
+    name: DatabaseName
     engine: Literal["postgres", "mysql"]
     version: Annotated[str, Field(pattern=r"^\d+(\.\d+)?$")]
     size: Literal["small", "medium", "large"] = "small"
@@ -146,6 +152,45 @@ def _env_names(value: dict[str, str]) -> dict[str, str]:
     return value
 
 
+# A Helm value path as Flux `valuesFrom[].targetPath` takes it: `a.b.c`, `a.list[0].b`.
+ValuePath = Annotated[
+    str, Field(pattern=r"^[A-Za-z0-9_-]+(\[[0-9]{1,5}\])*(\.[A-Za-z0-9_-]+(\[[0-9]{1,5}\])*)*$", max_length=250)
+]
+
+
+class AppDatabase(StrictModel):
+    """One of the tenant's databases an app uses, by name; its credentials reach the app.
+
+    Image apps get every key as an environment variable (`DB_<NAME>_<KEY>`). Chart apps get them
+    as Helm values: at the paths `values` names (any chart that takes its database settings as
+    values), or, without `values`, every key under `tenancy.databases.<name>`.
+    """
+
+    name: DatabaseName
+    # Chart apps only: the Helm value path each credential key is set at.
+    values: dict[DatabaseKey, ValuePath] | None = None
+
+    def env_names(self) -> dict[DatabaseKey, str]:
+        """Image apps: key -> environment variable, `orders` -> `DB_ORDERS_HOST`, ..."""
+        return {key: f"DB_{self.name.upper()}_{key.upper()}" for key in DATABASE_KEYS}
+
+    def value_paths(self) -> dict[DatabaseKey, str]:
+        """Chart apps: key -> Helm value path; only the mapped keys when `values` is given."""
+        if self.values is not None:
+            return dict(self.values)
+        return {key: f"tenancy.databases.{self.name}.{key}" for key in DATABASE_KEYS}
+
+
+def _database_reference(value: Any) -> Any:
+    """`orders` is short for `{name: orders}`."""
+    return {"name": value} if isinstance(value, str) else value
+
+
+AppDatabaseRef = Annotated[
+    AppDatabase, BeforeValidator(_database_reference, json_schema_input_type=DatabaseName | AppDatabase)
+]
+
+
 class AppResources(StrictModel):
     """Requests and limits of an image app's container; the namespace's LimitRange fills gaps."""
 
@@ -177,6 +222,8 @@ class AppSpec(StrictModel):
     env: Annotated[dict[str, str], AfterValidator(_env_names)] = {}
     secrets: Annotated[list[DnsLabel], AfterValidator(_unique)] = []
     resources: AppResources | None = None
+    # The tenant's databases this app uses (image and chart apps; see AppDatabase).
+    databases: Annotated[list[AppDatabaseRef], AfterValidator(_unique_names)] = []
     environments: list[DnsLabel] | None = None
 
     @model_validator(mode="after")
@@ -326,6 +373,7 @@ def consistency_problems(spec: TenantSpec) -> list[tuple[str, str]]:
                 message = f"{group!r} is not a usable group name (no commas or blanks)"
                 problems.append((f"access.{role}.{index}", message))
     problems += _app_secret_problems(spec)
+    problems += _app_database_problems(spec)
     return problems
 
 
@@ -351,6 +399,86 @@ def _app_secret_problems(spec: TenantSpec) -> list[tuple[str, str]]:
                     )
                 )
     return problems
+
+
+def _app_database_problems(spec: TenantSpec) -> list[tuple[str, str]]:
+    """An app may only use the tenant's own databases, present in every environment it runs in,
+    and their credentials may not collide with what the app sets itself (`env`, `values`)."""
+    problems: list[tuple[str, str]] = []
+    databases = {database.name: database for database in spec.databases}
+    for index, app in enumerate(spec.apps):
+        app_environments = app.environments or spec.environments
+        own_env = set(app.env)
+        paths: dict[str, str] = {}
+        for position, reference in enumerate(app.databases):
+            where = f"apps.{index}.databases.{position}"
+            database = databases.get(reference.name)
+            if database is None:
+                known = ", ".join(sorted(databases)) or "none"
+                problems.append((where, f"{reference.name!r} is not one of the tenant's databases (defined: {known})"))
+                continue
+            present = database.environments or spec.environments
+            # Environments the tenant does not have are reported once, by the check above.
+            missing = sorted((set(app_environments) & set(spec.environments)) - set(present))
+            if missing:
+                problems.append(
+                    (
+                        where,
+                        f"database {reference.name!r} does not exist in {', '.join(missing)} where the app runs "
+                        f"(it is in {', '.join(present)})",
+                    )
+                )
+            if app.image is not None:
+                if reference.values is not None:
+                    message = "value paths apply to chart apps; an image app gets environment variables DB_<NAME>_<KEY>"
+                    problems.append((f"{where}.values", message))
+                clashes = sorted(own_env & set(reference.env_names().values()))
+                if clashes:
+                    problems.append((where, f"sets {', '.join(clashes)}, which the app's env sets too"))
+                continue
+            for key, path in reference.value_paths().items():
+                # Default paths were not written by anyone: report them at the reference itself.
+                at = f"{where}.values.{key}" if reference.values is not None else where
+                overlapping = next((p for p in paths if _paths_overlap(p, path)), None)
+                if overlapping is not None:
+                    problems.append((at, f"{path!r} overlaps {overlapping!r}, the target of {paths[overlapping]}"))
+                paths[path] = f"{reference.name}.{key}"
+                if _covered_by(app.values, path):
+                    problems.append((at, f"{path!r} is also set in the app's values (values would win)"))
+    return problems
+
+
+def _path_parts(path: str) -> list[str]:
+    return re.findall(r"[^.\[\]]+|\[\d+\]", path)
+
+
+def _paths_overlap(a: str, b: str) -> bool:
+    """Whether one value path is the other or lies below it (`db` and `db.host`)."""
+    first, second = _path_parts(a), _path_parts(b)
+    shorter = min(len(first), len(second))
+    return first[:shorter] == second[:shorter]
+
+
+def _covered_by(values: dict[str, Any], path: str) -> bool:
+    """Whether `values` sets a value path (`a.b[0].c`), itself or a value above it.
+
+    Flux merges `spec.values` over `valuesFrom`, so whatever `values` sets there would win.
+    """
+    node: Any = values
+    for part in _path_parts(path):
+        if isinstance(node, list) and part.startswith("["):
+            position = int(part[1:-1])
+            if position >= len(node):
+                return False
+            node = node[position]
+        elif isinstance(node, dict):
+            if part not in node:
+                return False
+            node = node[part]
+        else:
+            # A scalar (or a list where a key is expected) above the path replaces it whole.
+            return node is not None
+    return True
 
 
 class TenantFile(TenantSpec):
