@@ -3,7 +3,8 @@
 No KMS and no cloud secret manager: credentials are Pulumi secrets written straight into
 Kubernetes Secrets (`stringData`, redacted in plans and encrypted in state). Postgres runs as a
 CloudNativePG `Cluster` (plus a `Pooler` when a pool size is set), MySQL as a MariaDB operator
-`MariaDB`. Placement does not apply: a local database is always the tenant's own.
+`MariaDB`. `placement: shared` (MySQL only) puts the database on a platform MariaDB instead
+(`local_shared.py`). External secrets are empty Secrets the team fills in; Pulumi never reverts them.
 """
 
 from __future__ import annotations
@@ -22,7 +23,11 @@ from components.clouds import (
     TenantIdentity,
     generate_password,
 )
+from components.clouds.local_shared import shared_login
 from components.data_settings import DataSettings
+
+# On an external Secret: how its team fills it in (Pulumi creates it empty and never reverts it).
+FILL_ANNOTATION = "tenancy.io/fill-with"
 
 _CNPG_IMAGE = "ghcr.io/cloudnative-pg/postgresql"
 _INSTANCES = {"small": 1, "medium": 2, "large": 3}
@@ -38,9 +43,33 @@ def object_name(engine: str, database: str) -> str:
     return ("pg-" if engine == "postgres" else "mysql-") + database.replace("_", "-")
 
 
-def _connection(username: str, host: str, port: int, database: str) -> dict[str, pulumi.Input[str]]:
-    """The non-secret keys of a credentials Secret, the same keys as on GCP and AWS."""
-    return {"username": username, "host": host, "port": str(port), "database": database}
+def credentials_secret(
+    resource_name: str,
+    metadata: k8s.meta.v1.ObjectMetaArgsDict,
+    username: str,
+    password: pulumi.Output[str],
+    host: pulumi.Input[str],
+    port: int,
+    database: str,
+    opts: pulumi.ResourceOptions,
+    extra: dict[str, pulumi.Output[str]] | None = None,
+) -> k8s.core.v1.Secret:
+    """A database's credentials Secret: the same keys as on GCP and AWS (username, password, host,
+    port, database), `basic-auth` as CloudNativePG's initdb expects, values Pulumi secrets."""
+    return k8s.core.v1.Secret(
+        resource_name,
+        metadata=metadata,
+        type="kubernetes.io/basic-auth",
+        string_data={
+            "username": username,
+            "host": host,
+            "port": str(port),
+            "database": database,
+            "password": password,
+            **(extra or {}),
+        },
+        opts=opts,
+    )
 
 
 class LocalData:
@@ -56,12 +85,16 @@ class LocalData:
         return TenantIdentity(principal=None, key=None)
 
     def _in_namespace(
-        self, guard: Guard, namespace: pulumi.Resource | None, after: list[pulumi.Resource] | None = None
+        self,
+        guard: Guard,
+        namespace: pulumi.Resource | None,
+        after: list[pulumi.Resource] | None = None,
+        ignore_changes: list[str] | None = None,
     ) -> pulumi.ResourceOptions:
         # Data objects go with their namespace only when the namespace itself is deleted, which
         # protect/retain on the namespace prevents while data is kept.
         depends = [r for r in [namespace, *(after or [])] if r is not None]
-        return guard.data(deleted_with=namespace, depends_on=depends)
+        return guard.data(deleted_with=namespace, depends_on=depends, ignore_changes=ignore_changes)
 
     def database(self, request: DatabaseRequest, identity: TenantIdentity, guard: Guard) -> DatabaseEndpoint:
         username = request.name
@@ -75,17 +108,34 @@ class LocalData:
             "labels": request.kubernetes_labels,
         }
         port = ENGINE_PORTS[request.engine]
-        if request.engine == "postgres":
-            # basic-auth with username/password is the shape CloudNativePG's initdb expects.
-            credentials = k8s.core.v1.Secret(
+        if request.placement == "shared":
+            # MySQL only (data_checks.py refuses the rest before anything is registered).
+            login = shared_login(self._data, request, password, guard)
+            credentials_secret(
                 f"{request.prefix}-credentials",
-                metadata=metadata,
-                type="kubernetes.io/basic-auth",
-                string_data={
-                    **_connection(username, f"{name}-rw.{request.namespace}.svc", port, request.name),
-                    "password": password,
-                },
-                opts=opts,
+                metadata,
+                login.username,
+                password,
+                login.host,
+                port,
+                login.database,
+                opts,
+            )
+            return DatabaseEndpoint(
+                host=login.host,
+                port=port,
+                database=login.database,
+                username=login.username,
+                credentials=secret_name,
+                egress_cidrs=[],
+                instance=login.instance,
+                # Not in the tenant's namespace: its pods need a way out to the platform's.
+                egress_namespaces=[self._data.shared_instances_namespace],
+            )
+        if request.engine == "postgres":
+            host = f"{name}-rw.{request.namespace}.svc"
+            credentials = credentials_secret(
+                f"{request.prefix}-credentials", metadata, username, password, host, port, request.name, opts
             )
             k8s.apiextensions.CustomResource(
                 f"{request.prefix}-cluster",
@@ -102,7 +152,6 @@ class LocalData:
                 },
                 opts=self._in_namespace(guard, request.namespace_resource, [credentials]),
             )
-            host = f"{name}-rw.{request.namespace}.svc"
             if request.pool_size is not None:
                 pooler = f"{name}-pooler"
                 # PgBouncer in front of the primary; clients connect to the pooler's Service.
@@ -127,16 +176,17 @@ class LocalData:
                 )
                 host = f"{pooler}.{request.namespace}.svc"
         else:
-            credentials = k8s.core.v1.Secret(
+            host = f"{name}.{request.namespace}.svc"
+            credentials = credentials_secret(
                 f"{request.prefix}-credentials",
-                metadata=metadata,
-                type="kubernetes.io/basic-auth",
-                string_data={
-                    **_connection(username, f"{name}.{request.namespace}.svc", port, request.name),
-                    "password": password,
-                    "root-password": generate_password(f"{request.prefix}-root-password", 32, guard),
-                },
-                opts=opts,
+                metadata,
+                username,
+                password,
+                host,
+                port,
+                request.name,
+                opts,
+                extra={"root-password": generate_password(f"{request.prefix}-root-password", 32, guard)},
             )
             k8s.apiextensions.CustomResource(
                 f"{request.prefix}-mariadb",
@@ -154,7 +204,6 @@ class LocalData:
                 },
                 opts=self._in_namespace(guard, request.namespace_resource, [credentials]),
             )
-            host = f"{name}.{request.namespace}.svc"
         return DatabaseEndpoint(
             host=host,
             port=port,
@@ -167,12 +216,29 @@ class LocalData:
         )
 
     def store_secret(self, request: SecretRequest, identity: TenantIdentity, guard: Guard) -> str:
+        metadata: k8s.meta.v1.ObjectMetaArgsDict = {
+            "name": request.name,
+            "namespace": request.namespace,
+            "labels": request.kubernetes_labels,
+        }
         if request.value is None:
-            # Filled in out of band (`kubectl create secret`): Pulumi has no value to write.
+            # External: the Secret exists (workloads can mount it) with no data; its team fills it
+            # in. Pulumi never sets data, so server-side apply leaves the team's keys alone, and
+            # `ignore_changes` keeps a refresh from proposing to take them out.
+            patch = f'{{"stringData":{{"{request.key}":"<value>"}}}}'
+            metadata["annotations"] = {
+                FILL_ANNOTATION: f"kubectl -n {request.namespace} patch secret {request.name} -p '{patch}'"
+            }
+            k8s.core.v1.Secret(
+                f"{request.prefix}-secret",
+                metadata=metadata,
+                type="Opaque",
+                opts=self._in_namespace(guard, request.namespace_resource, ignore_changes=["data", "stringData"]),
+            )
             return request.name
         k8s.core.v1.Secret(
             f"{request.prefix}-secret",
-            metadata={"name": request.name, "namespace": request.namespace, "labels": request.kubernetes_labels},
+            metadata=metadata,
             type="Opaque",
             string_data={request.key: request.value},
             opts=self._in_namespace(guard, request.namespace_resource),
