@@ -214,6 +214,17 @@ class PlatformValues:
         return self.values.apply(lambda values: values["sharedInstances"][instance][attribute])
 
 
+def credential_values(login: DatabaseLogin, port: int) -> dict[str, pulumi.Input[str]]:
+    """The keys of every database's credentials, on every cloud (`db-<name>` in the namespace)."""
+    return {
+        "username": login.username,
+        "password": login.password,
+        "host": login.host,
+        "port": str(port),
+        "database": login.database,
+    }
+
+
 def deliver_credentials(
     backend: DataBackend,
     request: DatabaseRequest,
@@ -225,15 +236,7 @@ def deliver_credentials(
     """Store a database's credentials as one JSON secret under the tenant's key (the keys the
     `db-<name>` Secret gets: username, password, host, port, database) and say where it is."""
     port = ENGINE_PORTS[request.engine]
-    credentials = pulumi.Output.json_dumps(
-        {
-            "username": login.username,
-            "password": login.password,
-            "host": login.host,
-            "port": str(port),
-            "database": login.database,
-        }
-    )
+    credentials = pulumi.Output.json_dumps(credential_values(login, port))
     backend.store_secret(
         SecretRequest(
             tenant=request.tenant,

@@ -116,6 +116,13 @@ def platform(settings_aws: AwsSettings, data: DataSettings, labels: dict[str, st
     return {"key": key.arn, "sharedInstances": shared}
 
 
+def _admin_password(document: str | None) -> str:
+    """The password out of the admin secret's JSON document (RDS's own keys)."""
+    if not document:  # an unreadable version fails the run rather than configuring an empty password
+        raise ValueError("the admin secret of a shared instance has no value")
+    return str(json.loads(document)["password"])
+
+
 class SharedLogins:
     """Databases and logins on the stack's shared instances, through one SQL provider each."""
 
@@ -137,7 +144,7 @@ class SharedLogins:
             f"shared-{instance}-admin-read", self._values.shared(instance, "adminSecretVersion"), opts=self._opts
         )
         document: pulumi.Output[str | None] = pulumi.Output.secret(admin.secret_string)
-        password = document.apply(lambda text: str(json.loads(text or "{}")["password"]))
+        password = document.apply(_admin_password)
         host = self._values.shared(instance, "address")
         provider: pulumi.ProviderResource
         if engine == "postgres":

@@ -17,10 +17,12 @@ import pulumi_kubernetes as k8s
 from components.clouds import (
     ENGINE_PORTS,
     DatabaseEndpoint,
+    DatabaseLogin,
     DatabaseRequest,
     Guard,
     SecretRequest,
     TenantIdentity,
+    credential_values,
     generate_password,
 )
 from components.clouds.local_shared import shared_login
@@ -46,28 +48,18 @@ def object_name(engine: str, database: str) -> str:
 def credentials_secret(
     resource_name: str,
     metadata: k8s.meta.v1.ObjectMetaArgsDict,
-    username: str,
-    password: pulumi.Output[str],
-    host: pulumi.Input[str],
+    login: DatabaseLogin,
     port: int,
-    database: str,
     opts: pulumi.ResourceOptions,
     extra: dict[str, pulumi.Output[str]] | None = None,
 ) -> k8s.core.v1.Secret:
-    """A database's credentials Secret: the same keys as on GCP and AWS (username, password, host,
-    port, database), `basic-auth` as CloudNativePG's initdb expects, values Pulumi secrets."""
+    """A database's credentials Secret: the keys it has on every cloud, `basic-auth` as
+    CloudNativePG's initdb expects, values Pulumi secrets."""
     return k8s.core.v1.Secret(
         resource_name,
         metadata=metadata,
         type="kubernetes.io/basic-auth",
-        string_data={
-            "username": username,
-            "host": host,
-            "port": str(port),
-            "database": database,
-            "password": password,
-            **(extra or {}),
-        },
+        string_data={**credential_values(login, port), **(extra or {})},
         opts=opts,
     )
 
@@ -97,122 +89,120 @@ class LocalData:
         return guard.data(deleted_with=namespace, depends_on=depends, ignore_changes=ignore_changes)
 
     def database(self, request: DatabaseRequest, identity: TenantIdentity, guard: Guard) -> DatabaseEndpoint:
-        username = request.name
         password = generate_password(f"{request.prefix}-password", 32, guard)
         secret_name = credentials_secret_name(request.name)
         name = object_name(request.engine, request.name)
-        opts = self._in_namespace(guard, request.namespace_resource)
+        port = ENGINE_PORTS[request.engine]
         metadata: k8s.meta.v1.ObjectMetaArgsDict = {
             "name": secret_name,
             "namespace": request.namespace,
             "labels": request.kubernetes_labels,
         }
-        port = ENGINE_PORTS[request.engine]
+        extra: dict[str, pulumi.Output[str]] = {}
         if request.placement == "shared":
             # MySQL only (data_checks.py refuses the rest before anything is registered).
             login = shared_login(self._data, request, password, guard)
-            credentials_secret(
-                f"{request.prefix}-credentials",
-                metadata,
-                login.username,
-                password,
-                login.host,
-                port,
-                login.database,
-                opts,
-            )
-            return DatabaseEndpoint(
-                host=login.host,
-                port=port,
-                database=login.database,
-                username=login.username,
-                credentials=secret_name,
-                egress_cidrs=[],
-                instance=login.instance,
-                # Not in the tenant's namespace: its pods need a way out to the platform's.
-                egress_namespaces=[self._data.shared_instances_namespace],
-            )
-        if request.engine == "postgres":
-            host = f"{name}-rw.{request.namespace}.svc"
-            credentials = credentials_secret(
-                f"{request.prefix}-credentials", metadata, username, password, host, port, request.name, opts
-            )
-            k8s.apiextensions.CustomResource(
-                f"{request.prefix}-cluster",
-                api_version="postgresql.cnpg.io/v1",
-                kind="Cluster",
-                metadata={"name": name, "namespace": request.namespace, "labels": request.kubernetes_labels},
-                spec={
-                    "instances": _INSTANCES[request.size],
-                    "imageName": f"{_CNPG_IMAGE}:{request.version}",
-                    "storage": {"size": f"{request.storage_gb}Gi"},
-                    "bootstrap": {
-                        "initdb": {"database": request.name, "owner": username, "secret": {"name": secret_name}}
-                    },
-                },
-                opts=self._in_namespace(guard, request.namespace_resource, [credentials]),
-            )
-            if request.pool_size is not None:
-                pooler = f"{name}-pooler"
-                # PgBouncer in front of the primary; clients connect to the pooler's Service.
-                k8s.apiextensions.CustomResource(
-                    f"{request.prefix}-pooler",
-                    api_version="postgresql.cnpg.io/v1",
-                    kind="Pooler",
-                    metadata={"name": pooler, "namespace": request.namespace, "labels": request.kubernetes_labels},
-                    spec={
-                        "cluster": {"name": name},
-                        "instances": 1,
-                        "type": "rw",
-                        "pgbouncer": {
-                            "poolMode": "session",
-                            "parameters": {"default_pool_size": str(request.pool_size)},
-                        },
-                    },
-                    opts=guard.plain(
-                        deleted_with=request.namespace_resource,
-                        depends_on=[r for r in [request.namespace_resource] if r is not None],
-                    ),
-                )
-                host = f"{pooler}.{request.namespace}.svc"
         else:
-            host = f"{name}.{request.namespace}.svc"
-            credentials = credentials_secret(
-                f"{request.prefix}-credentials",
-                metadata,
-                username,
-                password,
-                host,
-                port,
-                request.name,
-                opts,
-                extra={"root-password": generate_password(f"{request.prefix}-root-password", 32, guard)},
+            service = f"{name}-rw" if request.engine == "postgres" else name
+            login = DatabaseLogin(
+                username=request.name,
+                password=password,
+                host=f"{service}.{request.namespace}.svc",
+                database=request.name,
+                instance=name,
             )
-            k8s.apiextensions.CustomResource(
-                f"{request.prefix}-mariadb",
-                api_version="k8s.mariadb.com/v1alpha1",
-                kind="MariaDB",
-                metadata={"name": name, "namespace": request.namespace, "labels": request.kubernetes_labels},
-                spec={
-                    "image": self._data.local_mariadb_image,
-                    "replicas": 1,
-                    "rootPasswordSecretKeyRef": {"name": secret_name, "key": "root-password"},
-                    "database": request.name,
-                    "username": username,
-                    "passwordSecretKeyRef": {"name": secret_name, "key": "password"},
-                    "storage": {"size": f"{request.storage_gb}Gi"},
-                },
-                opts=self._in_namespace(guard, request.namespace_resource, [credentials]),
-            )
+            if request.engine == "mysql":
+                extra["root-password"] = generate_password(f"{request.prefix}-root-password", 32, guard)
+        credentials = credentials_secret(
+            f"{request.prefix}-credentials",
+            metadata,
+            login,
+            port,
+            self._in_namespace(guard, request.namespace_resource),
+            extra,
+        )
+        host = login.host
+        if request.placement != "shared":
+            # The tenant's own server in its namespace, bootstrapped from the credentials Secret.
+            if request.engine == "postgres":
+                host = self._postgres(request, name, secret_name, credentials, guard) or host
+            else:
+                self._mariadb(request, name, secret_name, credentials, guard)
         return DatabaseEndpoint(
             host=host,
             port=port,
-            database=request.name,
-            username=username,
+            database=login.database,
+            username=login.username,
             credentials=secret_name,
-            # Same namespace: the isolation policy already allows it.
+            # In-namespace databases need no rule; a shared one is in the platform's namespace.
             egress_cidrs=[],
-            instance=name,
+            instance=login.instance,
+            egress_namespaces=[self._data.shared_instances_namespace] if request.placement == "shared" else [],
+        )
+
+    def _postgres(
+        self, request: DatabaseRequest, name: str, secret_name: str, credentials: pulumi.Resource, guard: Guard
+    ) -> str | None:
+        """A CloudNativePG Cluster (and Pooler); returns the pooler's host when there is one."""
+        k8s.apiextensions.CustomResource(
+            f"{request.prefix}-cluster",
+            api_version="postgresql.cnpg.io/v1",
+            kind="Cluster",
+            metadata={"name": name, "namespace": request.namespace, "labels": request.kubernetes_labels},
+            spec={
+                "instances": _INSTANCES[request.size],
+                "imageName": f"{_CNPG_IMAGE}:{request.version}",
+                "storage": {"size": f"{request.storage_gb}Gi"},
+                "bootstrap": {
+                    "initdb": {"database": request.name, "owner": request.name, "secret": {"name": secret_name}}
+                },
+            },
+            opts=self._in_namespace(guard, request.namespace_resource, [credentials]),
+        )
+        if request.pool_size is None:
+            return None
+        pooler = f"{name}-pooler"
+        # PgBouncer in front of the primary; clients connect to the pooler's Service.
+        k8s.apiextensions.CustomResource(
+            f"{request.prefix}-pooler",
+            api_version="postgresql.cnpg.io/v1",
+            kind="Pooler",
+            metadata={"name": pooler, "namespace": request.namespace, "labels": request.kubernetes_labels},
+            spec={
+                "cluster": {"name": name},
+                "instances": 1,
+                "type": "rw",
+                "pgbouncer": {
+                    "poolMode": "session",
+                    "parameters": {"default_pool_size": str(request.pool_size)},
+                },
+            },
+            opts=guard.plain(
+                deleted_with=request.namespace_resource,
+                depends_on=[r for r in [request.namespace_resource] if r is not None],
+            ),
+        )
+        return f"{pooler}.{request.namespace}.svc"
+
+    def _mariadb(
+        self, request: DatabaseRequest, name: str, secret_name: str, credentials: pulumi.Resource, guard: Guard
+    ) -> None:
+        """A MariaDB operator MariaDB in the tenant's namespace (serves `engine: mysql`)."""
+        k8s.apiextensions.CustomResource(
+            f"{request.prefix}-mariadb",
+            api_version="k8s.mariadb.com/v1alpha1",
+            kind="MariaDB",
+            metadata={"name": name, "namespace": request.namespace, "labels": request.kubernetes_labels},
+            spec={
+                "image": self._data.local_mariadb_image,
+                "replicas": 1,
+                "rootPasswordSecretKeyRef": {"name": secret_name, "key": "root-password"},
+                "database": request.name,
+                "username": request.name,
+                "passwordSecretKeyRef": {"name": secret_name, "key": "password"},
+                "storage": {"size": f"{request.storage_gb}Gi"},
+            },
+            opts=self._in_namespace(guard, request.namespace_resource, [credentials]),
         )
 
     def store_secret(self, request: SecretRequest, identity: TenantIdentity, guard: Guard) -> str:

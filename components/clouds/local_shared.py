@@ -89,8 +89,6 @@ def shared_login(
         "namespace": namespace,
         "labels": request.kubernetes_labels,
     }
-    # Skip: deleting an object never drops the database or the user (offboarding retains data).
-    cleanup = "Skip"
     # The operator reads the password from a Secret beside the User (references are namespace-local).
     login = k8s.core.v1.Secret(
         f"{request.prefix}-login",
@@ -99,50 +97,25 @@ def shared_login(
         string_data={"password": password},
         opts=guard.data(),
     )
-    k8s.apiextensions.CustomResource(
-        f"{request.prefix}-database",
-        api_version=_API_VERSION,
-        kind="Database",
-        metadata=metadata,
-        spec={
-            "mariaDbRef": reference,
-            "name": database,
-            "characterSet": "utf8mb4",
-            "collate": "utf8mb4_unicode_ci",
-            "cleanupPolicy": cleanup,
-        },
-        opts=guard.data(),
-    )
-    k8s.apiextensions.CustomResource(
-        f"{request.prefix}-user",
-        api_version=_API_VERSION,
-        kind="User",
-        metadata=metadata,
-        spec={
-            "mariaDbRef": reference,
+    specs: dict[str, dict[str, object]] = {
+        "Database": {"name": database, "characterSet": "utf8mb4", "collate": "utf8mb4_unicode_ci"},
+        "User": {
             "name": username,
             "host": "%",
             "passwordSecretKeyRef": {"name": f"{object_name}-login", "key": "password"},
-            "cleanupPolicy": cleanup,
         },
-        opts=guard.data(depends_on=[login]),
-    )
-    k8s.apiextensions.CustomResource(
-        f"{request.prefix}-grant",
-        api_version=_API_VERSION,
-        kind="Grant",
-        metadata=metadata,
-        spec={
-            "mariaDbRef": reference,
-            "privileges": _PRIVILEGES,
-            "database": database,
-            "table": "*",
-            "username": username,
-            "host": "%",
-            "cleanupPolicy": cleanup,
-        },
-        opts=guard.data(),
-    )
+        "Grant": {"privileges": _PRIVILEGES, "database": database, "table": "*", "username": username, "host": "%"},
+    }
+    for kind, spec in specs.items():
+        k8s.apiextensions.CustomResource(
+            f"{request.prefix}-{kind.lower()}",
+            api_version=_API_VERSION,
+            kind=kind,
+            metadata=metadata,
+            # Skip: deleting an object never drops the database or the user (offboarding retains data).
+            spec={"mariaDbRef": reference, **spec, "cleanupPolicy": "Skip"},
+            opts=guard.data(depends_on=[login]),
+        )
     return DatabaseLogin(
         username=username,
         password=password,
