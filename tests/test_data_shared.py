@@ -355,3 +355,52 @@ def test_local_shared_postgres_instance_is_refused_naming_the_stack_key(tmp_path
 def test_local_shared_mysql_without_an_instance_is_refused(tmp_path: Path) -> None:
     message = _refused("dev", write_tenants(tmp_path, tenant_document("shop", databases=[LOCAL_MYSQL])))
     assert "databases.0.placement: no shared mysql 8.0 instance serves environment 'dev'" in message
+
+
+def test_aws_tenant_shards_reach_shared_instances_through_the_platform_output(tmp_path: Path) -> None:
+    from tools.harness import PROJECT_ROOT, run_stack
+    from tools.shards import generated_files
+
+    root = tmp_path / "split"
+    root.mkdir()
+    (root / "Pulumi.prod-aws.yaml").write_text((PROJECT_ROOT / "Pulumi.prod-aws.yaml").read_text(), encoding="utf-8")
+    for path, text in generated_files(
+        "prod-aws", 2, "acme-platform", "https://git.example.org/t.git", root=root
+    ).items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    tenants = {"tenancy:tenantsDir": str(write_tenants(tmp_path / "tenants", *AWS_TENANTS))}
+    platform = run_stack("prod-aws-platform", tenants, root=root)
+    shards = [run_stack(f"prod-aws-shard-{index}", tenants, root=root) for index in range(2)]
+
+    assert [r.name for r in platform.of_type("aws:rds/instance:Instance")] == ["shared-mysql84", "shared-pg16"]
+    assert platform.of_type("pulumi:providers:postgresql") == []
+    users = [shard for shard in shards if shard.of_type("tenancy:index:Tenant")]
+    assert users
+    for shard in users:
+        assert shard.of_type("aws:rds/instance:Instance") == []
+        (provider,) = shard.of_type("pulumi:providers:postgresql")
+        assert provider.inputs["host"] == "shared-pg16.abcdefghij.eu-west-1.rds.amazonaws.com"
+        assert provider.inputs["password"] == SECRET_PLACEHOLDER
+        # The admin password is read back by the secret version id the platform output names.
+        assert "shared-pg16-admin-read" in {r.name for r in shard.resources if r.read}
+        for tenant, summary in shard.outputs["tenants"].items():
+            # The platform output carries no secret, so what a shard reads from it stays readable.
+            assert summary["data"]["databases"]["dev"]["orders"]["instance"] == "shared-pg16", tenant
+
+
+def test_local_decommissioned_shared_database_is_released_not_dropped(tmp_path: Path) -> None:
+    tenant = tenant_document("shop", lifecycle="decommissioned", databases=[LOCAL_MYSQL])
+    run = plan("dev", write_tenants(tmp_path, tenant), data=LOCAL_SHARED)
+    objects = [r for r in run.resources if r.type.startswith("kubernetes:k8s.mariadb.com") and run.tenant_of(r)]
+    assert sorted(r.name.rsplit("-", 1)[1] for r in objects) == [
+        "database",
+        "database",
+        "grant",
+        "grant",
+        "user",
+        "user",
+    ]
+    assert all(r.retain_on_delete and not r.protect for r in objects)
+    # The platform's instance is untouched by a tenant leaving.
+    assert _named(run, "kubernetes:k8s.mariadb.com/v1alpha1:MariaDB", "shared-maria").protect
