@@ -11,17 +11,25 @@ import pytest
 
 from components.errors import ConfigurationError
 from tests.k8s_schema import validate_custom
-from tests.support import kubernetes_objects, objects_of_kind, plan, tenant_document, write_tenants
+from tests.support import (
+    assert_no_plain_secret,
+    kubernetes_objects,
+    objects_of_kind,
+    plan,
+    tenant_document,
+    write_tenants,
+)
 from tools.harness import (
-    MOCK_SECRET_PREFIX,
+    PROJECT_ROOT,
     SECRET_PLACEHOLDER,
     ProgramRun,
     RecordedResource,
     new_monitor,
     run_program,
+    run_stack,
     stack_config,
 )
-from tools.plan import write_plan
+from tools.shards import generated_files
 
 SHARED_PG = {"name": "orders", "engine": "postgres", "version": "16", "placement": "shared"}
 SHARED_MYSQL = {"name": "legacy_billing", "engine": "mysql", "version": "8.4", "placement": "shared"}
@@ -192,11 +200,7 @@ def test_aws_shared_credentials_land_under_the_tenant_key_and_arrive_as_db_secre
 
 
 def test_aws_no_shared_credential_in_plain_text(aws_run: ProgramRun, tmp_path: Path) -> None:
-    write_plan(aws_run, tmp_path)
-    for path in tmp_path.rglob("*"):
-        if path.is_file():
-            assert MOCK_SECRET_PREFIX not in path.read_text(encoding="utf-8"), path
-    assert MOCK_SECRET_PREFIX not in json.dumps(aws_run.outputs)
+    assert_no_plain_secret(aws_run, tmp_path)
 
 
 def test_aws_decommissioned_shared_database_is_released_not_dropped(tmp_path: Path) -> None:
@@ -330,10 +334,7 @@ def test_local_shared_objects_pass_their_crds(local_run: ProgramRun) -> None:
 
 
 def test_local_no_shared_credential_in_plain_text(local_run: ProgramRun, tmp_path: Path) -> None:
-    write_plan(local_run, tmp_path)
-    for path in tmp_path.rglob("*"):
-        if path.is_file():
-            assert MOCK_SECRET_PREFIX not in path.read_text(encoding="utf-8"), path
+    assert_no_plain_secret(local_run, tmp_path)
 
 
 def test_local_shared_postgres_is_refused_with_the_way_out(tmp_path: Path) -> None:
@@ -358,9 +359,6 @@ def test_local_shared_mysql_without_an_instance_is_refused(tmp_path: Path) -> No
 
 
 def test_aws_tenant_shards_reach_shared_instances_through_the_platform_output(tmp_path: Path) -> None:
-    from tools.harness import PROJECT_ROOT, run_stack
-    from tools.shards import generated_files
-
     root = tmp_path / "split"
     root.mkdir()
     (root / "Pulumi.prod-aws.yaml").write_text((PROJECT_ROOT / "Pulumi.prod-aws.yaml").read_text(), encoding="utf-8")
