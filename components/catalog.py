@@ -16,7 +16,7 @@ import yaml
 from pydantic import ValidationError
 
 from components.common import format_location
-from components.data_checks import data_problems
+from components.data_checks import data_problems, stack_data_problems
 from components.errors import ConfigurationError, Problem
 from components.labels import default_domain
 from components.settings import StackSettings
@@ -235,6 +235,7 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings) -> list[P
                         )
                     )
         claimed += [(pattern, spec.name, label) for pattern in _domain_patterns(spec, suffix)]
+    problems += stack_data_problems([entry.spec for entry in entries], settings)
     return problems
 
 

@@ -37,8 +37,9 @@ class AwsSettings(StrictModel):
     database_cidrs: list[str] = []
     # How tenant pods get their IAM role: EKS Pod Identity (default) or IRSA.
     identity_mode: Literal["podIdentity", "irsa"] = "podIdentity"
-    # IRSA: the cluster's OIDC provider ARN and issuer host (without https://).
-    oidc_provider_arn: str | None = None
-    oidc_issuer: str | None = None
+    # IRSA: the cluster's IAM OIDC provider ARN and its issuer without `https://`
+    # (`oidc.eks.<region>.amazonaws.com/id/<id>`, the part of the ARN after `oidc-provider/`).
+    oidc_provider_arn: Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:oidc-provider/\S+$")] | None = None
+    oidc_issuer: Annotated[str, Field(pattern=r"^[a-z0-9.-]+(/[A-Za-z0-9._-]+)*$")] | None = None
     # podIdentity: the role of the External Secrets Operator controller, allowed to assume tenant roles.
-    secrets_controller_role_arn: str | None = None
+    secrets_controller_role_arn: Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:role/\S+$")] | None = None

@@ -75,7 +75,8 @@ class TenantData:
 
 def build_platform_data(settings: StackSettings, opts: pulumi.ResourceOptions) -> dict[str, Any]:
     """Register the cluster-wide data parts (platform stack) and return what tenants need from
-    them, for the platform output: key ring, shared instances (gcp)."""
+    them, for the platform output (never a secret): key ring (gcp), platform key (aws), shared
+    instances (gcp, aws; local registers its shared MariaDB instances, tenants need nothing back)."""
     guard = Guard(base=opts, protect=settings.protection.protect_data)
     data = settings.data
     labels = {"managed-by": MANAGED_BY_VALUE, "tenant": "platform", "cost-center": "platform"}
@@ -87,10 +88,16 @@ def build_platform_data(settings: StackSettings, opts: pulumi.ResourceOptions) -
         values = gcp.platform(settings.gcp, data, labels, guard)
         if data.shared_secrets:
             provider = gcp.shared_store_provider(settings.gcp, settings.cluster.name, data, guard)
-    elif settings.cloud == "aws" and settings.aws is not None and data.shared_secrets:
-        from components.clouds import aws
+    elif settings.cloud == "aws" and settings.aws is not None:
+        from components.clouds import aws, aws_shared
 
-        provider = aws.shared_store_provider(settings.aws, settings.cluster.name, data, labels, guard)
+        values = aws_shared.platform(settings.aws, data, labels, guard)
+        if data.shared_secrets:
+            provider = aws.shared_store_provider(settings.aws, settings.cluster.name, data, labels, guard)
+    elif settings.cloud == "local":
+        from components.clouds import local_shared
+
+        local_shared.platform(data, guard)
     if provider is not None:
         # Only namespaces of tenants may use it; which secret each gets is its ExternalSecret's.
         k8s.apiextensions.CustomResource(
@@ -120,9 +127,10 @@ def data_backend(settings: StackSettings, values: pulumi.Output[Any], opts: pulu
 
         return PlatformData(backend=gcp.GcpData(settings.gcp, settings.cluster.name, data, gcp.GcpPlatform(values)))
     if settings.cloud == "aws" and settings.aws is not None:
-        from components.clouds import aws
+        from components.clouds import PlatformValues, aws
 
-        return PlatformData(backend=aws.AwsData(settings.aws, settings.cluster.name, data))
+        backend = aws.AwsData(settings.aws, settings.cluster.name, data, PlatformValues(values), opts)
+        return PlatformData(backend=backend)
     from components.clouds.local import LocalData
 
     # Read (never created) once per stack: the platform team keeps these Secrets in one namespace.
@@ -319,11 +327,14 @@ def _environment_data(
             _shared_secret(prefix, ns_name, shared_name, k8s_labels, settings, platform, inside)
             secret_names.append(shared_name)
         cidrs = [cidr for endpoint in endpoints for cidr in endpoint.egress_cidrs]
-        ports = sorted({endpoint.port for endpoint in endpoints})
+        peers = sorted({namespace for endpoint in endpoints for namespace in endpoint.egress_namespaces})
+        ports = sorted({endpoint.port for endpoint in endpoints if endpoint.egress_cidrs or endpoint.egress_namespaces})
         if backend.cloud == "aws" and settings.aws is not None and endpoints:
             cidrs = list(settings.aws.database_cidrs)
-        if cidrs:
-            database_egress_policy(prefix, ns_name, {**k8s_labels, PLATFORM_OWNED_KEY: "true"}, cidrs, ports, inside)
+            ports = sorted({endpoint.port for endpoint in endpoints})
+        if cidrs or peers:
+            owned = {**k8s_labels, PLATFORM_OWNED_KEY: "true"}
+            database_egress_policy(prefix, ns_name, owned, cidrs, ports, inside, namespaces=peers)
     if secret_names:
         result.secrets[environment] = secret_names
 

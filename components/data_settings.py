@@ -18,10 +18,11 @@ Placement = Literal["dedicated", "shared"]
 
 
 class SharedInstance(StrictModel):
-    """A database instance shared by tenants whose databases ask for `placement: shared` (GCP).
+    """A database instance shared by tenants whose databases ask for `placement: shared`: Cloud SQL
+    (gcp), RDS (aws) or a MariaDB in `sharedInstancesNamespace` (local, engine mysql only).
 
     Each tenant gets its own database and user on it; the instance is the platform's and is
-    created once per stack.
+    created once per stack, by the platform part.
     """
 
     engine: Engine
@@ -53,6 +54,8 @@ class DataSettings(StrictModel):
     # Stack default; a database may override it with its own `placement`.
     placement: Placement = "dedicated"
     shared_instances: dict[DnsLabel, SharedInstance] = {}
+    # local only: the platform namespace shared MariaDB instances run in (created by the platform).
+    shared_instances_namespace: DnsLabel = "tenancy-databases"
     shared_secrets: dict[DnsLabel, SharedSecret] = {}
     # local only: where the platform team keeps the source Secrets of shared secrets.
     shared_secrets_namespace: DnsLabel = "tenancy-shared"

@@ -180,12 +180,16 @@ def database_egress_policy(
     cidrs: Sequence[pulumi.Input[str]],
     ports: list[int],
     opts: pulumi.ResourceOptions,
+    namespaces: Sequence[str] = (),
 ) -> k8s.networking.v1.NetworkPolicy:
     """Egress from the tenant's pods to its own database endpoints, and nowhere else.
 
-    Only for namespaces with cloud databases (in-namespace databases need no rule); policies are
-    additive, so this opens exactly these address/port pairs on top of the isolation policy.
+    Only for namespaces with databases outside them: cloud databases (by address) and in-cluster
+    shared instances (by namespace); in-namespace databases need no rule. Policies are additive,
+    so this opens exactly these destinations and ports on top of the isolation policy.
     """
+    peers: list[k8s.networking.v1.NetworkPolicyPeerArgsDict] = [{"ip_block": {"cidr": cidr}} for cidr in cidrs]
+    peers += [{"namespace_selector": {"match_labels": {_METADATA_NAME: namespace}}} for namespace in namespaces]
     return k8s.networking.v1.NetworkPolicy(
         f"{prefix}-databases",
         metadata={"name": DATABASES_POLICY, "namespace": ns_name, "labels": labels},
@@ -194,7 +198,7 @@ def database_egress_policy(
             "policy_types": ["Egress"],
             "egress": [
                 {
-                    "to": [{"ip_block": {"cidr": cidr}} for cidr in cidrs],
+                    "to": peers,
                     "ports": [{"protocol": "TCP", "port": port} for port in ports],
                 }
             ],

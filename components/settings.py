@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, ValidationError, model_validator
+from pydantic import AfterValidator, Field, PrivateAttr, ValidationError, model_validator
 
 from components.cloud_settings import AwsSettings, GcpSettings
 from components.common import ComputeAmounts, DnsLabel, Domain, QuotaSpec, StrictModel, format_location
@@ -130,6 +130,13 @@ class StackSettings(StrictModel):
     base_stack: DnsLabel | None = None
     gcp: GcpSettings | None = None
     aws: AwsSettings | None = None
+    # The file the settings came from, for problems found later against tenants (not a config key).
+    _source: str = PrivateAttr(default="the stack config")
+
+    @property
+    def source(self) -> str:
+        """The settings file (`Pulumi.<stack>.yaml`), for problems that name one of its keys."""
+        return self._source
 
     @model_validator(mode="after")
     def _consistent(self) -> StackSettings:
@@ -169,12 +176,14 @@ def parse_settings(raw_config: Mapping[str, Any], source: str) -> StackSettings:
     prefix = f"{CONFIG_NAMESPACE}:"
     values = {key[len(prefix) :]: _decode(value) for key, value in raw_config.items() if key.startswith(prefix)}
     try:
-        return StackSettings.model_validate(values)
+        settings = StackSettings.model_validate(values)
     except ValidationError as error:
         problems = [
             Problem(source, f"{CONFIG_NAMESPACE}:{format_location(e['loc'])}", e["msg"]) for e in error.errors()
         ]
         raise ConfigurationError(problems) from None
+    settings._source = source
+    return settings
 
 
 def read_stack_settings(stack: str) -> StackSettings:

@@ -61,10 +61,15 @@ DATA_BEARING_TYPES = frozenset(
         "aws:rds/cluster:Cluster",
         "aws:kms/key:Key",
         "aws:secretsmanager/secret:Secret",
+        # A tenant's database on a shared RDS instance (pulumi-postgresql / pulumi-mysql).
+        "postgresql:index/database:Database",
+        "mysql:index/database:Database",
     }
 )
 # Operator custom resources that hold tenant data on local clusters, by API group and kind (any version).
-DATA_BEARING_KINDS = frozenset({("postgresql.cnpg.io", "Cluster"), ("k8s.mariadb.com", "MariaDB")})
+DATA_BEARING_KINDS = frozenset(
+    {("postgresql.cnpg.io", "Cluster"), ("k8s.mariadb.com", "MariaDB"), ("k8s.mariadb.com", "Database")}
+)
 
 
 def stack_of(urn: str) -> str:

@@ -7,8 +7,8 @@ from typing import Any
 
 import yaml
 
-from tools.harness import PROJECT_ROOT, ProgramRun, RecordedResource, run_stack
-from tools.plan import is_kubernetes_object, manifest
+from tools.harness import MOCK_SECRET_PREFIX, PROJECT_ROOT, ProgramRun, RecordedResource, run_stack
+from tools.plan import is_kubernetes_object, manifest, write_plan
 
 EXAMPLE_TENANTS = PROJECT_ROOT / "tenants"
 
@@ -57,3 +57,15 @@ def objects_of_kind(run: ProgramRun, kind: str, namespace: str | None = None) ->
 
 def resources_of_tenant(run: ProgramRun, tenant: str) -> list[RecordedResource]:
     return [r for r in run.resources if run.tenant_of(r) == tenant]
+
+
+def assert_no_plain_secret(run: ProgramRun, directory: Path) -> None:
+    """No generated credential appears in plain text in the written plan or the stack outputs
+    (the mocks start every generated value with MOCK_SECRET_PREFIX)."""
+    import json
+
+    write_plan(run, directory)
+    for path in directory.rglob("*"):
+        if path.is_file():
+            assert MOCK_SECRET_PREFIX not in path.read_text(encoding="utf-8"), path
+    assert MOCK_SECRET_PREFIX not in json.dumps(run.outputs)

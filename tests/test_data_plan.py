@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from components.errors import ConfigurationError
 from tests.k8s_schema import validate_custom
-from tests.support import kubernetes_objects, plan, tenant_document, write_tenants
-from tools.harness import MOCK_SECRET_PREFIX, ProgramRun
-from tools.plan import write_plan
+from tests.support import assert_no_plain_secret, kubernetes_objects, plan, tenant_document, write_tenants
+from tools.harness import ProgramRun
 
 DATA_TYPES = (
     "gcp:sql/databaseInstance",
@@ -50,11 +48,7 @@ def test_data_resources_are_protected(cloud_plan: ProgramRun) -> None:
 
 
 def test_no_secret_in_plain_text(cloud_plan: ProgramRun, tmp_path: Path) -> None:
-    write_plan(cloud_plan, tmp_path)
-    for path in tmp_path.rglob("*"):
-        if path.is_file():
-            assert MOCK_SECRET_PREFIX not in path.read_text(encoding="utf-8"), path
-    assert MOCK_SECRET_PREFIX not in json.dumps(cloud_plan.outputs)
+    assert_no_plain_secret(cloud_plan, tmp_path)
     assert any("randomPassword" in r.type for r in cloud_plan.resources)
 
 

@@ -246,6 +246,9 @@ DATA_TYPES = [
     "aws:secretsmanager/secret:Secret",
     "kubernetes:postgresql.cnpg.io/v1:Cluster",
     "kubernetes:k8s.mariadb.com/v1alpha1:MariaDB",
+    "kubernetes:k8s.mariadb.com/v1alpha1:Database",
+    "postgresql:index/database:Database",
+    "mysql:index/database:Database",
 ]
 
 

@@ -140,6 +140,9 @@ def _computed_outputs(typ: str, name: str, state: dict[str, Any], reading: bool)
         return f"{name}", {"arn": f"arn:aws:iam::{MOCK_ACCOUNT}:role/{name}", "name": name}
     if typ == "aws:secretsmanager/secret:Secret":
         return f"{name}-id", {"arn": arn.format("secretsmanager", f"secret:{state.get('name')}-AbCdEf")}
+    if typ == "aws:secretsmanager/secretVersion:SecretVersion" and reading:
+        # Admin credentials read back by id (shared RDS instances), in RDS's JSON shape.
+        return f"{name}-id", {"secretString": f'{{"username": "admin", "password": "{MOCK_SECRET_PREFIX}{name}"}}'}
     if typ == "aws:rds/instance:Instance":
         address = f"{name}.abcdefghij.eu-west-1.rds.amazonaws.com"
         endpoint = f"{address}:5432"

@@ -8,6 +8,7 @@ rules (protect, release) live in one place.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -33,12 +34,20 @@ ENGINE_VERSIONS: dict[str, dict[str, frozenset[str]]] = {
         "mysql": frozenset({"8.0"}),
     },
 }
-# Placements each cloud implements; local always runs the database inside the tenant's namespace.
+# Placements each cloud implements. Shared on local: MySQL only, on a platform MariaDB
+# (CloudNativePG has no per-tenant role or database object among the CRDs the platform validates).
 PLACEMENTS = {
     "gcp": frozenset({"dedicated", "shared"}),
-    "aws": frozenset({"dedicated"}),
+    "aws": frozenset({"dedicated", "shared"}),
     "local": frozenset({"dedicated", "shared"}),
 }
+SHARED_ENGINES = {
+    "gcp": frozenset({"postgres", "mysql"}),
+    "aws": frozenset({"postgres", "mysql"}),
+    "local": frozenset({"mysql"}),
+}
+# Postgres identifiers and MySQL database names stop at 63/64 characters.
+_MAX_DATABASE_NAME = 63
 
 
 def generate_password(name: str, length: int, guard: Guard) -> pulumi.Output[str]:
@@ -127,6 +136,20 @@ class DatabaseEndpoint:
     egress_cidrs: list[pulumi.Output[str] | str]
     # What the stack outputs show (instance name or connection name).
     instance: pulumi.Output[str] | str
+    # Namespaces of in-cluster shared instances the tenant's pods may reach (local).
+    egress_namespaces: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class DatabaseLogin:
+    """What a cloud backend created for one database: how to log in and where it runs."""
+
+    username: str
+    password: pulumi.Output[str]
+    host: pulumi.Output[str] | str
+    database: str
+    instance: pulumi.Output[str] | str
+    egress_cidrs: list[pulumi.Output[str] | str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -164,3 +187,77 @@ class DataBackend(Protocol):
     def secret_store_provider(self, namespace: str, identity: TenantIdentity) -> dict[str, Any] | None:
         """The `spec.provider` of the tenant's ESO SecretStore, or None where ESO is not used."""
         ...
+
+
+def shared_names(tenant: str, environment: str, database: str) -> tuple[str, str]:
+    """(database, user) names of a tenant's database on a shared instance.
+
+    The database name carries tenant and environment so tenants never collide; names past the
+    engines' limit keep a readable prefix and end in a hash of the whole. The user name is a hash
+    (16 characters: MySQL 5.7's limit) so it reveals nothing and never collides.
+    """
+    full = f"{tenant}-{environment}-{database}"
+    digest = hashlib.sha256(full.encode()).hexdigest()
+    name = full if len(full) <= _MAX_DATABASE_NAME else f"{full[: _MAX_DATABASE_NAME - 9]}-{digest[:8]}"
+    return name, "u" + digest[:15]
+
+
+@dataclass
+class PlatformValues:
+    """Cluster-wide values tenants read from the platform part, as the platform stack exports them
+    (`{"sharedInstances": {name: {attribute: value}}, ...}`); never a secret, so a shard's
+    StackReference to the platform stays readable."""
+
+    values: pulumi.Output[dict[str, Any]]
+
+    def shared(self, instance: str, attribute: str) -> pulumi.Output[Any]:
+        return self.values.apply(lambda values: values["sharedInstances"][instance][attribute])
+
+
+def credential_values(login: DatabaseLogin, port: int) -> dict[str, pulumi.Input[str]]:
+    """The keys of every database's credentials, on every cloud (`db-<name>` in the namespace)."""
+    return {
+        "username": login.username,
+        "password": login.password,
+        "host": login.host,
+        "port": str(port),
+        "database": login.database,
+    }
+
+
+def deliver_credentials(
+    backend: DataBackend,
+    request: DatabaseRequest,
+    identity: TenantIdentity,
+    guard: Guard,
+    login: DatabaseLogin,
+    remote: str,
+) -> DatabaseEndpoint:
+    """Store a database's credentials as one JSON secret under the tenant's key (the keys the
+    `db-<name>` Secret gets: username, password, host, port, database) and say where it is."""
+    port = ENGINE_PORTS[request.engine]
+    credentials = pulumi.Output.json_dumps(credential_values(login, port))
+    backend.store_secret(
+        SecretRequest(
+            tenant=request.tenant,
+            environment=request.environment,
+            namespace=request.namespace,
+            name=remote,
+            remote_name=remote,
+            value=pulumi.Output.secret(credentials),
+            labels=request.labels,
+            prefix=f"{request.prefix}-credentials",
+            namespace_resource=request.namespace_resource,
+        ),
+        identity,
+        guard,
+    )
+    return DatabaseEndpoint(
+        host=login.host,
+        port=port,
+        database=login.database,
+        username=login.username,
+        credentials=remote,
+        egress_cidrs=login.egress_cidrs,
+        instance=login.instance,
+    )

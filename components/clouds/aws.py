@@ -1,5 +1,6 @@
-"""Tenant data on AWS: a KMS key per tenant (rotation, alias), RDS encrypted with it, Secrets
-Manager under it, and an IAM role the tenant's pods assume (EKS Pod Identity, or IRSA by config).
+"""Tenant data on AWS: a KMS key per tenant (rotation, alias), RDS encrypted with it (or a database
+on a shared instance, `aws_shared.py`), Secrets Manager under it, and an IAM role the tenant's
+workload ServiceAccounts assume (EKS Pod Identity, or IRSA by config).
 
 The role's policy names the tenant's secret path (`tenancy/<tenant>/*`, the `/` ends the tenant
 name so `acme` never matches `acme-eu`) and its own key, so one policy per tenant covers every
@@ -16,18 +17,21 @@ import pulumi_aws as aws
 
 from components.cloud_settings import AwsSettings
 from components.clouds import (
-    ENGINE_PORTS,
     WORKLOAD_ACCOUNT,
     DatabaseEndpoint,
+    DatabaseLogin,
     DatabaseRequest,
     Guard,
+    PlatformValues,
     SecretRequest,
     TenantIdentity,
+    deliver_credentials,
     generate_password,
 )
+from components.clouds.aws_shared import SharedLogins
+from components.clouds.rds import rds_instance
 from components.data_settings import DataSettings
 
-_CLASSES = {"small": "db.t4g.small", "medium": "db.m7g.large", "large": "db.m7g.xlarge"}
 _SECRET_READ = ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"]
 SHARED_SECRETS_ACCOUNT = "tenancy-shared-secrets"
 
@@ -36,24 +40,24 @@ def _policy(document: dict[str, Any]) -> str:
     return json.dumps(document, sort_keys=True)
 
 
-def _trust(settings_aws: AwsSettings, subjects: list[str]) -> str:
-    """Who may assume a role: pods of the given service accounts, and ESO's controller.
+def _trust(settings_aws: AwsSettings, cluster_name: str, namespaces: list[str], account: str) -> str:
+    """Who may assume a role: the ServiceAccount `account` in exactly these namespaces.
 
-    Pod Identity: the EKS pod identity agent, plus the External Secrets controller's role (its
-    SecretStores assume tenant roles). IRSA: the cluster's OIDC provider for exactly these
-    `system:serviceaccount:<ns>:<name>` subjects.
+    IRSA: the cluster's OIDC provider, for exactly the `system:serviceaccount:<ns>:<account>`
+    subjects. Pod Identity: the EKS pod identity agent, only with the session tags EKS sets for
+    this cluster, these namespaces and this account (a stray association of the role elsewhere
+    gets nothing), plus the External Secrets controller's role (SecretStores assume tenant roles).
     """
     if settings_aws.identity_mode == "irsa":
         issuer = settings_aws.oidc_issuer or ""
+        subjects = [f"system:serviceaccount:{namespace}:{account}" for namespace in namespaces]
         statements: list[dict[str, Any]] = [
             {
                 "Effect": "Allow",
                 "Principal": {"Federated": settings_aws.oidc_provider_arn},
                 "Action": "sts:AssumeRoleWithWebIdentity",
-                "Condition": {
-                    "StringEquals": {f"{issuer}:aud": "sts.amazonaws.com"},
-                    "ForAnyValue:StringEquals": {f"{issuer}:sub": subjects},
-                },
+                # `sub` is single-valued: StringEquals with a list matches any of them.
+                "Condition": {"StringEquals": {f"{issuer}:aud": "sts.amazonaws.com", f"{issuer}:sub": subjects}},
             }
         ]
     else:
@@ -62,6 +66,13 @@ def _trust(settings_aws: AwsSettings, subjects: list[str]) -> str:
                 "Effect": "Allow",
                 "Principal": {"Service": "pods.eks.amazonaws.com"},
                 "Action": ["sts:AssumeRole", "sts:TagSession"],
+                "Condition": {
+                    "StringEquals": {
+                        "aws:RequestTag/eks-cluster-name": cluster_name,
+                        "aws:RequestTag/kubernetes-namespace": namespaces,
+                        "aws:RequestTag/kubernetes-service-account": account,
+                    }
+                },
             },
             {
                 "Effect": "Allow",
@@ -77,10 +88,18 @@ class AwsData:
 
     cloud = "aws"
 
-    def __init__(self, settings_aws: AwsSettings, cluster_name: str, data: DataSettings) -> None:
+    def __init__(
+        self,
+        settings_aws: AwsSettings,
+        cluster_name: str,
+        data: DataSettings,
+        platform: PlatformValues,
+        opts: pulumi.ResourceOptions,
+    ) -> None:
         self._aws = settings_aws
         self._cluster = cluster_name
         self._data = data
+        self._shared = SharedLogins(data, platform, opts)
 
     def identity(self, tenant: str, namespaces: list[str], labels: dict[str, str], guard: Guard) -> TenantIdentity:
         # The tenant's key; a deleted key stays recoverable for 30 days (the longest AWS allows).
@@ -98,11 +117,10 @@ class AwsData:
         aws.kms.Alias(
             f"{tenant}-key-alias", name=f"alias/tenancy/{tenant}", target_key_id=key.key_id, opts=guard.plain()
         )
-        subjects = [f"system:serviceaccount:{namespace}:{WORKLOAD_ACCOUNT}" for namespace in namespaces]
         role = aws.iam.Role(
             f"{tenant}-identity",
             description=f"tenancy tenant {tenant}: its own secrets and key, nothing else",
-            assume_role_policy=_trust(self._aws, subjects),
+            assume_role_policy=_trust(self._aws, self._cluster, namespaces, WORKLOAD_ACCOUNT),
             tags=labels,
             opts=guard.plain(),
         )
@@ -141,73 +159,42 @@ class AwsData:
         return TenantIdentity(principal=role.arn, key=key.arn, account_annotations=annotations)
 
     def database(self, request: DatabaseRequest, identity: TenantIdentity, guard: Guard) -> DatabaseEndpoint:
-        # MySQL user names are limited to 16 characters.
-        username = request.name[:16] if request.engine == "mysql" else request.name
-        password = generate_password(f"{request.prefix}-password", 32, guard)
-        instance = aws.rds.Instance(
-            f"{request.prefix}-instance",
-            engine=request.engine,
-            engine_version=request.version,
-            instance_class=_CLASSES[request.size],
-            allocated_storage=request.storage_gb,
-            max_allocated_storage=request.storage_gb * 4,
-            db_name=request.name,
-            username=username,
-            password=password,
-            # Encrypted at rest with the tenant's key.
-            storage_encrypted=True,
-            kms_key_id=identity.key,
-            db_subnet_group_name=self._aws.db_subnet_group,
-            vpc_security_group_ids=self._aws.db_security_group_ids,
-            publicly_accessible=False,
-            multi_az=request.size == "large",
-            # Guards: the API refuses to delete it, a final snapshot is taken if it ever is, and
-            # automated backups outlive the instance.
-            deletion_protection=True,
-            skip_final_snapshot=False,
-            final_snapshot_identifier=f"{request.prefix}-final",
-            backup_retention_period=self._data.backup_retention_days,
-            delete_automated_backups=False,
-            copy_tags_to_snapshot=True,
-            tags=request.labels,
-            opts=guard.data(),
-        )
-        port = ENGINE_PORTS[request.engine]
-        credentials = pulumi.Output.json_dumps(
-            {
-                "username": username,
-                "password": password,
-                "host": instance.address,
-                "port": str(port),
-                "database": request.name,
-            }
-        )
-        remote = f"tenancy/{request.tenant}/{request.environment}/db/{request.name}"
-        self.store_secret(
-            SecretRequest(
-                tenant=request.tenant,
-                environment=request.environment,
-                namespace=request.namespace,
-                name=remote,
-                remote_name=remote,
-                value=pulumi.Output.secret(credentials),
-                labels=request.labels,
-                prefix=f"{request.prefix}-credentials",
-                namespace_resource=request.namespace_resource,
-            ),
-            identity,
-            guard,
-        )
-        return DatabaseEndpoint(
-            host=instance.address,
-            port=port,
-            database=request.name,
-            username=username,
-            credentials=remote,
+        if request.placement == "shared":
+            instance = self._data.shared_instance(request.engine, request.version, request.environment)
+            if instance is None:  # catalog.py refuses such a tenant before anything is registered
+                raise LookupError(f"no shared {request.engine} {request.version} instance for {request.environment}")
+            login = self._shared.login(instance, request, guard)
+        else:
+            # MySQL user names are limited to 16 characters.
+            username = request.name[:16] if request.engine == "mysql" else request.name
+            password = generate_password(f"{request.prefix}-password", 32, guard)
+            rds = rds_instance(
+                f"{request.prefix}-instance",
+                engine=request.engine,
+                version=request.version,
+                size=request.size,
+                storage_gb=request.storage_gb,
+                db_name=request.name,
+                username=username,
+                password=password,
+                # Encrypted at rest with the tenant's key.
+                kms_key=identity.key,
+                final_snapshot=f"{request.prefix}-final",
+                settings_aws=self._aws,
+                data=self._data,
+                tags=request.labels,
+                opts=guard.data(),
+            )
             # RDS endpoints are DNS names; data.py opens the configured database subnets instead.
-            egress_cidrs=[],
-            instance=instance.identifier,
-        )
+            login = DatabaseLogin(
+                username=username,
+                password=password,
+                host=rds.address,
+                database=request.name,
+                instance=rds.identifier,
+            )
+        remote = f"tenancy/{request.tenant}/{request.environment}/db/{request.name}"
+        return deliver_credentials(self, request, identity, guard, login, remote)
 
     def store_secret(self, request: SecretRequest, identity: TenantIdentity, guard: Guard) -> str:
         secret = aws.secretsmanager.Secret(
@@ -246,11 +233,12 @@ def shared_store_provider(
 
     from components.labels import platform_labels
 
-    subject = f"system:serviceaccount:{data.secrets_operator_namespace}:{SHARED_SECRETS_ACCOUNT}"
     role = aws.iam.Role(
         "shared-secrets-identity",
         description="tenancy: read the shared platform secrets",
-        assume_role_policy=_trust(settings_aws, [subject]),
+        assume_role_policy=_trust(
+            settings_aws, cluster_name, [data.secrets_operator_namespace], SHARED_SECRETS_ACCOUNT
+        ),
         tags=labels,
         opts=guard.plain(),
     )

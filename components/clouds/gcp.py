@@ -17,14 +17,17 @@ import pulumi_gcp as gcp
 
 from components.cloud_settings import GcpSettings
 from components.clouds import (
-    ENGINE_PORTS,
     WORKLOAD_ACCOUNT,
     DatabaseEndpoint,
+    DatabaseLogin,
     DatabaseRequest,
     Guard,
+    PlatformValues,
     SecretRequest,
     TenantIdentity,
+    deliver_credentials,
     generate_password,
+    shared_names,
 )
 from components.data_settings import DataSettings, SharedInstance
 
@@ -51,17 +54,12 @@ def workload_member(project: str, namespace: str) -> str:
 
 
 @dataclass
-class GcpPlatform:
+class GcpPlatform(PlatformValues):
     """Cluster-wide GCP resources every tenant refers to, as the platform stack exports them:
     `{"keyRing": id, "sharedInstances": {name: {"name", "connectionName", "privateIp"}}}`."""
 
-    values: pulumi.Output[dict[str, Any]]
-
     def key_ring(self) -> pulumi.Output[str]:
         return self.values.apply(lambda values: values["keyRing"])
-
-    def shared(self, instance: str, attribute: str) -> pulumi.Output[str]:
-        return self.values.apply(lambda values: values["sharedInstances"][instance][attribute])
 
 
 def _key(identity: TenantIdentity) -> pulumi.Output[str]:
@@ -225,9 +223,7 @@ class GcpData:
             instance_name = self._platform.shared(shared_name, "name")
             private_ip = self._platform.shared(shared_name, "privateIp")
             connection_name = self._platform.shared(shared_name, "connectionName")
-            # Names on a shared instance carry tenant and environment so tenants never collide.
-            database_name = f"{request.tenant}-{request.environment}-{request.name}"
-            username = "u" + hashlib.sha256(database_name.encode()).hexdigest()[:15]
+            database_name, username = shared_names(request.tenant, request.environment, request.name)
         else:
             instance = gcp.sql.DatabaseInstance(
                 f"{request.prefix}-instance",
@@ -267,41 +263,16 @@ class GcpData:
             deletion_policy="ABANDON",
             opts=guard.data(),
         )
-        port = ENGINE_PORTS[request.engine]
-        credentials = pulumi.Output.json_dumps(
-            {
-                "username": username,
-                "password": password,
-                "host": private_ip,
-                "port": str(port),
-                "database": database_name,
-            }
+        login = DatabaseLogin(
+            username=username,
+            password=password,
+            host=private_ip,
+            database=database_name,
+            instance=connection_name,
+            egress_cidrs=[private_ip.apply(lambda ip: f"{ip}/32")],
         )
         remote = f"tenancy_{request.tenant}_{request.environment}_db_{request.name}"
-        self.store_secret(
-            SecretRequest(
-                tenant=request.tenant,
-                environment=request.environment,
-                namespace=request.namespace,
-                name=remote,
-                remote_name=remote,
-                value=pulumi.Output.secret(credentials),
-                labels=request.labels,
-                prefix=f"{request.prefix}-credentials",
-                namespace_resource=request.namespace_resource,
-            ),
-            identity,
-            guard,
-        )
-        return DatabaseEndpoint(
-            host=private_ip,
-            port=port,
-            database=database_name,
-            username=username,
-            credentials=remote,
-            egress_cidrs=[private_ip.apply(lambda ip: f"{ip}/32")],
-            instance=connection_name,
-        )
+        return deliver_credentials(self, request, identity, guard, login, remote)
 
     def store_secret(self, request: SecretRequest, identity: TenantIdentity, guard: Guard) -> str:
         secret = gcp.secretmanager.Secret(
