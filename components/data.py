@@ -65,6 +65,8 @@ class TenantData:
     databases: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     secrets: dict[str, list[str]] = field(default_factory=dict)
     identity: pulumi.Output[str] | None = None
+    # environment -> its `workload` ServiceAccount, where one exists: apps run as it, after it.
+    workload_accounts: dict[str, pulumi.Resource] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         summary: dict[str, Any] = {"databases": self.databases, "secrets": self.secrets}
@@ -223,7 +225,7 @@ def _environment_data(
 
     if delivered and (databases or secrets or spec.shared_secrets):
         # The tenant's cloud identity in this namespace: ESO authenticates as it, apps may run as it.
-        k8s.core.v1.ServiceAccount(
+        result.workload_accounts[environment] = k8s.core.v1.ServiceAccount(
             f"{prefix}-workload",
             metadata={
                 "name": WORKLOAD_ACCOUNT,

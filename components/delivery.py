@@ -34,6 +34,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
+from components.clouds import WORKLOAD_ACCOUNT
 from components.clouds.local import credentials_secret_name
 from components.delivery_settings import DeliverySettings
 from components.labels import APP_NAME_KEY, NODE_POOL_KEY, NODE_POOL_TAINT_EFFECT, kubernetes_labels
@@ -390,7 +391,7 @@ def build_delivery(
     spec: TenantSpec,
     environment: EnvironmentResources,
     settings: DeliverySettings,
-    workload_account: str | None = None,
+    workload_account: pulumi.Resource | None = None,
     depends_on: list[pulumi.Resource] | None = None,
 ) -> DeliveryResources:
     """Register one environment's apps and GitOps objects as children of `parent` (the Tenant).
@@ -406,11 +407,17 @@ def build_delivery(
         labels=kubernetes_labels(spec.name, env_name),
         pool=spec.node_pool,
         settings=settings,
-        workload_account=workload_account,
+        workload_account=WORKLOAD_ACCOUNT if workload_account is not None else None,
         opts=pulumi.ResourceOptions(
             parent=parent,
             deleted_with=environment.namespace,
-            depends_on=[environment.namespace, environment.deployer, *(depends_on or [])],
+            # Pods that run as the workload account are created after it, not retried until it exists.
+            depends_on=[
+                environment.namespace,
+                environment.deployer,
+                *([workload_account] if workload_account is not None else []),
+                *(depends_on or []),
+            ],
         ),
     )
     result = DeliveryResources(env_name)

@@ -6,8 +6,7 @@ from dataclasses import dataclass, field
 
 import pulumi
 
-from components.clouds import WORKLOAD_ACCOUNT
-from components.data import PlatformData, TenantData, build_tenant_data, has_data
+from components.data import PlatformData, TenantData, build_tenant_data
 from components.delivery import DeliveryResources, build_delivery
 from components.namespace import (
     DEPLOYER_ACCOUNT,
@@ -30,14 +29,6 @@ class TenantArgs:
     flux: pulumi.Resource | None = field(default=None)
     # The stack's data backend (components/data.py); None: the tenant gets no data resources.
     data: PlatformData | None = field(default=None)
-
-
-def _workload_account(spec: TenantSpec, environment: str, data: TenantData) -> str | None:
-    """The `workload` ServiceAccount where data.py creates one: a cloud identity (none on local)
-    and data in the environment (its databases or secrets, or the tenant's shared secrets)."""
-    if data.identity is None or not (has_data(spec, environment) or spec.shared_secrets):
-        return None
-    return WORKLOAD_ACCOUNT
 
 
 class Tenant(pulumi.ComponentResource):
@@ -80,7 +71,7 @@ class Tenant(pulumi.ComponentResource):
                 spec,
                 res,
                 args.settings.delivery,
-                workload_account=_workload_account(spec, env, self.data),
+                workload_account=self.data.workload_accounts.get(env),
                 depends_on=[args.flux] if args.flux else None,
             )
             for env, res in self.environments.items()

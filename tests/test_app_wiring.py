@@ -268,12 +268,6 @@ def test_an_app_limited_to_the_databases_environments_may_use_it(tmp_path: Path)
     assert objects_of_kind(run, "Deployment", "tenant-shop-dev") == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="components/data.py does not hand the `workload` ServiceAccount resource back to the Tenant "
-    "(TenantData has no handle), so no explicit dependency can be declared; Kubernetes retries pod "
-    "creation until the account exists. Remove this marker once the handle is passed through.",
-)
 def test_pods_with_the_identity_are_created_after_their_account(
     runs: dict[str, tuple[ProgramRun, _CapturingMocks]],
 ) -> None:
