@@ -153,11 +153,6 @@ def _guard(parent: pulumi.Resource, spec: TenantSpec, settings: StackSettings) -
     )
 
 
-def has_data(spec: TenantSpec, environment: str) -> bool:
-    """Whether an environment holds any of the tenant's data (databases or secrets)."""
-    return bool(spec.in_environment(spec.databases, environment) or spec.in_environment(spec.secrets, environment))
-
-
 def build_tenant_data(
     parent: pulumi.Resource,
     name: str,
