@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -62,8 +63,6 @@ def resources_of_tenant(run: ProgramRun, tenant: str) -> list[RecordedResource]:
 def assert_no_plain_secret(run: ProgramRun, directory: Path) -> None:
     """No generated credential appears in plain text in the written plan or the stack outputs
     (the mocks start every generated value with MOCK_SECRET_PREFIX)."""
-    import json
-
     write_plan(run, directory)
     for path in directory.rglob("*"):
         if path.is_file():
