@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pulumi
 
-from components.catalog import load_catalog
-from components.cluster import providers
-from components.data import build_platform_data, data_backend
-from components.flux import install_flux
-from components.node_pool import NodePool, NodePoolArgs, tenants_on
-from components.platform_link import PLATFORM_OUTPUT, local_platform, referenced_platform
-from components.platform_roles import PlatformRoles, PlatformRolesArgs
-from components.policy_bundle import PolicyBundle, PolicyBundleArgs
-from components.settings import read_stack_settings
+from components.admission.bundle import PolicyBundle, PolicyBundleArgs
+from components.data.tenant import build_platform_data, data_backend
+from components.delivery.flux import install_flux
+from components.model.catalog import load_catalog
+from components.model.stack import read_stack_settings
+from components.platform.link import PLATFORM_OUTPUT, local_platform, referenced_platform
+from components.platform.providers import providers
+from components.platform.roles import PlatformRoles, PlatformRolesArgs
+from components.pools.component import NodePool, NodePoolArgs, tenants_on
 from components.tenant import Tenant, TenantArgs
 
 PROJECT_ROOT = Path(__file__).resolve().parent

@@ -6,17 +6,17 @@ from dataclasses import dataclass, field
 
 import pulumi
 
-from components.data import PlatformData, TenantData, build_tenant_data
-from components.delivery import DeliveryResources, build_delivery
-from components.namespace import (
+from components.data.tenant import PlatformData, TenantData, build_tenant_data
+from components.delivery.apps import DeliveryResources, build_delivery
+from components.guardrails.namespace import (
     DEPLOYER_ACCOUNT,
     EnvironmentResources,
     build_environment,
     holds_cluster_data,
     register_namespace,
 )
-from components.settings import StackSettings
-from components.spec import TenantSpec
+from components.model.stack import StackSettings
+from components.model.tenant_file import TenantSpec
 
 
 @dataclass
@@ -27,7 +27,7 @@ class TenantArgs:
     settings: StackSettings
     # The cluster's Flux when this stack installs it: the tenant's Flux objects need its CRDs.
     flux: pulumi.Resource | None = field(default=None)
-    # The stack's data backend (components/data.py); None: the tenant gets no data resources.
+    # The stack's data backend (components/data/tenant.py); None: the tenant gets no data resources.
     data: PlatformData | None = field(default=None)
 
 
@@ -50,7 +50,7 @@ class Tenant(pulumi.ComponentResource):
             for environment in spec.environments:
                 self.environments[environment] = build_environment(self, name, spec, environment, args.settings)
         self.namespaces = {env: res.namespace_name for env, res in self.environments.items()}
-        # Databases, secrets, key and identity (components/data.py). Once decommissioned they are
+        # Databases, secrets, key and identity (components/data/tenant.py). Once decommissioned they are
         # registered released; on a local cluster the namespaces holding them are kept with them.
         retained = {
             env: register_namespace(self, name, spec, env, args.settings)
@@ -62,7 +62,7 @@ class Tenant(pulumi.ComponentResource):
             if args.data is not None
             else TenantData()
         )
-        # Apps and GitOps per environment (components/delivery.py); app pods run as the tenant's
+        # Apps and GitOps per environment (components/delivery/apps.py); app pods run as the tenant's
         # workload identity where data.py gave the namespace one.
         self.delivery = {
             env: build_delivery(

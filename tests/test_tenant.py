@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from components.labels import MANAGED_BY_KEY, TENANT_KEY
+from components.model.labels import MANAGED_BY_KEY, TENANT_KEY
 from tests.support import objects_of_kind, plan, resources_of_tenant, tenant_document, write_tenants
 from tools.harness import ProgramRun
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from components.errors import ConfigurationError
+from components.model.errors import ConfigurationError
 from tools.harness import PROJECT_ROOT, ProgramRun, RecordedResource, run_stack
 from tools.plan_diff import diff_dirs, render_markdown
 

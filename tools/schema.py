@@ -13,7 +13,7 @@ import json
 import sys
 from typing import Any
 
-from components.spec import TenantFile
+from components.model.tenant_file import TenantFile
 from tools.harness import PROJECT_ROOT
 
 SCHEMA_PATH = PROJECT_ROOT / "schemas" / "tenant.schema.json"

@@ -24,9 +24,9 @@ from typing import Any
 
 import yaml
 
-from components.catalog import load_catalog
-from components.settings import parse_settings
-from components.sharding import shard_of
+from components.model.catalog import load_catalog
+from components.model.sharding import shard_of
+from components.model.stack import parse_settings
 from tools.harness import PROJECT_NAME, PROJECT_ROOT, run_program, stack_config
 
 OPERATOR_NAMESPACE = "pulumi-kubernetes-operator"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from components.labels import pool_cost_labels, pool_node_labels, pool_taint
-from components.pool_settings import EksPool
-from components.settings import StackSettings
+from components.model.labels import pool_cost_labels, pool_node_labels, pool_taint
+from components.model.pools import EksPool
+from components.model.stack import StackSettings
 
 _EKS_EFFECT = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
 # Where the node's writable storage lives: the root volume on AL2023, the data volume on Bottlerocket.

@@ -1,0 +1,23 @@
+"""The admission rules of the policy bundle, one module per rule (see components/admission/bundle.py)."""
+
+from __future__ import annotations
+
+from components.admission.base import PolicyDefinition
+from components.admission.rules import hostnames, node_pool, platform_owned, rbac, services, workloads
+from components.model.admission import PolicySettings
+
+
+def validating_policies(settings: PolicySettings, tenant_roles: list[str]) -> list[PolicyDefinition]:
+    """Every validating rule for a stack's policy settings, in a stable order."""
+    identities = settings.platform_identities
+    return [
+        *hostnames.policies(),
+        *services.policies(),
+        *node_pool.policies(),
+        *workloads.policies(settings.allowed_registries),
+        *platform_owned.policies(identities.users, identities.groups),
+        *rbac.policies(tenant_roles),
+    ]
+
+
+__all__ = ["PolicyDefinition", "validating_policies"]

@@ -1,0 +1,142 @@
+"""Rule 1, hostnames: a tenant may only claim hostnames inside its authorized domains.
+
+The domains come from the tenant Namespace's `tenancy.io/authorized-domains` annotation: the
+tenant's own `<tenant>.<suffix>` and `*.<tenant>.<suffix>` plus the extra domains of its file.
+A pattern `*.x` covers every name below `x` (and wildcards below it); anything else must be equal.
+Matching on a whole label boundary (`.x`) is what denies `evilacme.<suffix>` against
+`acme.<suffix>`. An object without a hostname would claim every hostname of the ingress
+controller or gateway listener, so it is denied too.
+
+One policy per API shape (Ingress, Gateway routes, Certificate) so every expression type-checks
+against the kinds its policy matches.
+"""
+
+from __future__ import annotations
+
+from components.admission.base import (
+    TENANT_VARIABLE,
+    PolicyDefinition,
+    Validation,
+    Variable,
+    namespace_annotation_list,
+    resource_rule,
+)
+from components.model.labels import AUTHORIZED_DOMAINS_KEY
+
+_WRITE = ["CREATE", "UPDATE"]
+
+
+def authorized(host: str) -> str:
+    """CEL: whether the hostname expression `host` falls inside one of `variables.authorized`."""
+    return f"variables.authorized.exists(p, p == {host} || (p.startsWith('*.') && {host}.endsWith(p.substring(1))))"
+
+
+_AUTHORIZED: Variable = {"name": "authorized", "expression": namespace_annotation_list(AUTHORIZED_DOMAINS_KEY)}
+
+
+def _outside(kind_label: str, variable: str) -> Validation:
+    return {
+        "expression": f"size(variables.{variable}) == 0",
+        "message_expression": (
+            f"'{kind_label} ' + variables.{variable}[0] + ' is outside the domains of tenant ' + variables.tenant"
+            " + ' (' + variables.authorized.join(', ') + ')'"
+        ),
+        "reason": "Forbidden",
+    }
+
+
+def ingress_policy() -> PolicyDefinition:
+    """Ingress rule hosts and TLS hosts."""
+    return PolicyDefinition(
+        name="tenancy-hostnames-ingress",
+        rule="hostnames",
+        resource_rules=[resource_rule("networking.k8s.io", ["ingresses"], _WRITE)],
+        variables=[
+            TENANT_VARIABLE,
+            _AUTHORIZED,
+            {"name": "rules", "expression": "has(object.spec.rules) ? object.spec.rules : []"},
+            {
+                "name": "deniedHosts",
+                "expression": f"variables.rules.filter(r, has(r.host) && !{authorized('r.host')}).map(r, r.host)",
+            },
+            {
+                # One list per TLS entry, holding its unauthorized hosts; entries without any dropped.
+                "name": "deniedTlsHosts",
+                "expression": (
+                    "has(object.spec.tls) ? object.spec.tls.filter(t, has(t.hosts))"
+                    f".map(t, t.hosts.filter(h, !{authorized('h')})).filter(l, size(l) > 0) : []"
+                ),
+            },
+        ],
+        validations=[
+            {
+                "expression": "variables.rules.all(r, has(r.host) && r.host != '')",
+                "message": "every Ingress rule needs a host: a rule without one claims every hostname",
+                "reason": "Forbidden",
+            },
+            _outside("Ingress host", "deniedHosts"),
+            {
+                "expression": "size(variables.deniedTlsHosts) == 0",
+                "message_expression": (
+                    "'Ingress TLS host ' + variables.deniedTlsHosts[0][0] + ' is outside the domains of tenant '"
+                    " + variables.tenant + ' (' + variables.authorized.join(', ') + ')'"
+                ),
+                "reason": "Forbidden",
+            },
+        ],
+    )
+
+
+def routes_policy() -> PolicyDefinition:
+    """Gateway API HTTPRoute, GRPCRoute and TLSRoute `spec.hostnames`."""
+    return PolicyDefinition(
+        name="tenancy-hostnames-routes",
+        rule="hostnames",
+        resource_rules=[resource_rule("gateway.networking.k8s.io", ["httproutes", "grpcroutes", "tlsroutes"], _WRITE)],
+        variables=[
+            TENANT_VARIABLE,
+            _AUTHORIZED,
+            {
+                "name": "deniedHosts",
+                "expression": (
+                    f"has(object.spec.hostnames) ? object.spec.hostnames.filter(h, !{authorized('h')}) : []"
+                ),
+            },
+        ],
+        validations=[
+            {
+                "expression": "has(object.spec.hostnames) && size(object.spec.hostnames) > 0",
+                "message_expression": (
+                    "object.kind + ' needs spec.hostnames: a route without them claims every hostname of its listener'"
+                ),
+                "reason": "Forbidden",
+            },
+            _outside("route hostname", "deniedHosts"),
+        ],
+    )
+
+
+def certificates_policy() -> PolicyDefinition:
+    """cert-manager Certificate `spec.dnsNames` and `spec.commonName`."""
+    return PolicyDefinition(
+        name="tenancy-hostnames-certificates",
+        rule="hostnames",
+        resource_rules=[resource_rule("cert-manager.io", ["certificates"], _WRITE)],
+        variables=[
+            TENANT_VARIABLE,
+            _AUTHORIZED,
+            {
+                "name": "names",
+                "expression": (
+                    "(has(object.spec.dnsNames) ? object.spec.dnsNames : [])"
+                    " + (has(object.spec.commonName) ? [object.spec.commonName] : [])"
+                ),
+            },
+            {"name": "deniedHosts", "expression": f"variables.names.filter(h, !{authorized('h')})"},
+        ],
+        validations=[_outside("certificate name", "deniedHosts")],
+    )
+
+
+def policies() -> list[PolicyDefinition]:
+    return [ingress_policy(), routes_policy(), certificates_policy()]

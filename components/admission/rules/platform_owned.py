@@ -1,0 +1,71 @@
+"""Rule 5, platform-owned objects: only the platform changes what it manages in tenant namespaces.
+
+The quota, limit range, network policies and role bindings the platform creates carry
+`tenancy.io/platform-owned: "true"`; the tenant Namespace itself (whose labels and annotations
+feed every other policy) is covered too. RBAC already keeps tenant roles away from them; this is
+the second lock, against any identity that was granted more than it should (a cluster-wide
+operator, a future role). Creating an object with the label is guarded as well, so nobody can
+dress up an object as the platform's.
+
+Allowed: the configured platform identities, plus the Kubernetes controllers that empty a
+namespace being deleted and collect garbage (they must delete everything in it).
+"""
+
+from __future__ import annotations
+
+from components.admission.base import PolicyDefinition, literal, literal_list, resource_rule
+from components.model.labels import PLATFORM_OWNED_KEY
+
+# kube-controller-manager's namespace and garbage collectors, with and without
+# --use-service-account-credentials.
+KUBERNETES_CONTROLLERS = [
+    "system:serviceaccount:kube-system:namespace-controller",
+    "system:serviceaccount:kube-system:generic-garbage-collector",
+    "system:kube-controller-manager",
+]
+
+
+def _labelled(var: str) -> str:
+    key = literal(PLATFORM_OWNED_KEY)
+    return f"({var} != null && has({var}.metadata.labels) && {key} in {var}.metadata.labels)"
+
+
+def policies(users: list[str], groups: list[str]) -> list[PolicyDefinition]:
+    allowed_users = literal_list([*users, *KUBERNETES_CONTROLLERS])
+    allowed_groups = literal_list(groups)
+    return [
+        PolicyDefinition(
+            name="tenancy-platform-owned",
+            rule="platform_owned",
+            resource_rules=[
+                resource_rule("", ["namespaces", "resourcequotas", "limitranges"], ["CREATE", "UPDATE", "DELETE"]),
+                resource_rule("networking.k8s.io", ["networkpolicies"], ["CREATE", "UPDATE", "DELETE"]),
+                resource_rule("rbac.authorization.k8s.io", ["rolebindings"], ["CREATE", "UPDATE", "DELETE"]),
+            ],
+            match_conditions=[
+                {
+                    "name": "platform-owned",
+                    "expression": f"request.kind.kind == 'Namespace' || {_labelled('object')}"
+                    f" || {_labelled('oldObject')}",
+                }
+            ],
+            variables=[
+                {
+                    "name": "platform",
+                    "expression": f"request.userInfo.username in {allowed_users} || (has(request.userInfo.groups)"
+                    f" && request.userInfo.groups.exists(g, g in {allowed_groups}))",
+                }
+            ],
+            validations=[
+                {
+                    "expression": "variables.platform",
+                    "message_expression": (
+                        "request.kind.kind + ' ' + request.name + ' is managed by the tenancy platform; "
+                        "change the tenant file instead (' + request.userInfo.username + ' may not ' "
+                        "+ request.operation.lowerAscii() + ' it)'"
+                    ),
+                    "reason": "Forbidden",
+                }
+            ],
+        )
+    ]

@@ -1,0 +1,115 @@
+"""Rule 4, workload hardening: defence in depth beside Pod Security Admission `restricted`.
+
+PSA labels are one namespace label away from being relaxed; these checks live in a cluster-wide
+policy the tenant cannot touch. No privileged containers, host namespaces, hostPath volumes or
+host ports; no added capability but NET_BIND_SERVICE; allowPrivilegeEscalation set to false;
+every container (init containers included) with a memory limit. Admission runs mutating plugins
+(LimitRanger) before validating policies, so a container without a limit of its own gets the
+namespace's LimitRange default first and only fails here when no default applies. Optionally,
+images come from an allow-list of registries (stack config).
+"""
+
+from __future__ import annotations
+
+from components.admission.base import (
+    TENANT_VARIABLE,
+    PolicyDefinition,
+    Validation,
+    Variable,
+    literal_list,
+    resource_rule,
+)
+
+_SPEC = "object.spec"
+
+
+def _containers(*fields: str) -> str:
+    return " + ".join(f"(has({_SPEC}.{f}) ? {_SPEC}.{f} : [])" for f in fields)
+
+
+def _names(variable: str, condition: str, value: str = "c.name") -> Variable:
+    return {"name": variable, "expression": f"variables.containers.filter(c, {condition}).map(c, {value})"}
+
+
+def _none(variable: str, what: str) -> Validation:
+    return {
+        "expression": f"size(variables.{variable}) == 0",
+        "message_expression": f"'container ' + variables.{variable}[0] + ' {what}'",
+        "reason": "Forbidden",
+    }
+
+
+def policies(allowed_registries: list[str]) -> list[PolicyDefinition]:
+    security = "has(c.securityContext)"
+    variables: list[Variable] = [
+        TENANT_VARIABLE,
+        {"name": "containers", "expression": _containers("containers", "initContainers", "ephemeralContainers")},
+        _names("privileged", f"{security} && has(c.securityContext.privileged) && c.securityContext.privileged"),
+        _names(
+            "escalating",
+            f"!{security} || !has(c.securityContext.allowPrivilegeEscalation)"
+            " || c.securityContext.allowPrivilegeEscalation",
+        ),
+        _names(
+            "capabilities",
+            f"{security} && has(c.securityContext.capabilities) && has(c.securityContext.capabilities.add)"
+            " && c.securityContext.capabilities.add.exists(a, a != 'NET_BIND_SERVICE')",
+        ),
+        _names("hostPorts", "has(c.ports) && c.ports.exists(p, has(p.hostPort) && p.hostPort != 0)"),
+        {
+            # Ephemeral (debug) containers cannot have resources, so they are left out here.
+            "name": "unlimited",
+            "expression": f"({_containers('containers', 'initContainers')}).filter(c, !has(c.resources)"
+            " || !has(c.resources.limits) || !('memory' in c.resources.limits)).map(c, c.name)",
+        },
+        {
+            "name": "hostPaths",
+            "expression": f"has({_SPEC}.volumes) ? {_SPEC}.volumes.filter(v, has(v.hostPath)).map(v, v.name) : []",
+        },
+    ]
+    validations: list[Validation] = [
+        _none("privileged", "is privileged; privileged containers are not allowed"),
+        _none("escalating", "must set securityContext.allowPrivilegeEscalation: false"),
+        _none("capabilities", "adds capabilities other than NET_BIND_SERVICE"),
+        _none("hostPorts", "uses a hostPort; expose it through a Service instead"),
+        _none("unlimited", "has no memory limit (and the namespace LimitRange gave it none)"),
+        {
+            "expression": "size(variables.hostPaths) == 0",
+            "message_expression": "'volume ' + variables.hostPaths[0] + ' is a hostPath; hostPath volumes are not "
+            "allowed'",
+            "reason": "Forbidden",
+        },
+        {
+            "expression": (
+                f"!(has({_SPEC}.hostNetwork) && {_SPEC}.hostNetwork) && !(has({_SPEC}.hostPID) && {_SPEC}.hostPID)"
+                f" && !(has({_SPEC}.hostIPC) && {_SPEC}.hostIPC)"
+            ),
+            "message": "pods may not use the host's network, PID or IPC namespace",
+            "reason": "Forbidden",
+        },
+    ]
+    if allowed_registries:
+        # Each entry is a prefix ending at a path boundary: `ghcr.io/example` allows
+        # `ghcr.io/example/app:1.0` but not `ghcr.io/example-evil/app`.
+        registries = literal_list(allowed_registries)
+        variables.append(
+            _names("foreignImages", f"!{registries}.exists(r, c.image.startsWith(r + '/'))", value="c.image")
+        )
+        validations.append(
+            {
+                "expression": "size(variables.foreignImages) == 0",
+                "message_expression": f"'image ' + variables.foreignImages[0] + ' is not from an allowed registry ('"
+                f" + {registries}.join(', ') + ')'",
+                "reason": "Forbidden",
+            }
+        )
+    return [
+        PolicyDefinition(
+            name="tenancy-workloads",
+            rule="workloads",
+            # `kubectl debug` adds containers through the ephemeralcontainers subresource.
+            resource_rules=[resource_rule("", ["pods", "pods/ephemeralcontainers"], ["CREATE", "UPDATE"])],
+            variables=variables,
+            validations=validations,
+        )
+    ]

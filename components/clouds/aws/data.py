@@ -1,0 +1,274 @@
+"""Tenant data on AWS: a KMS key per tenant (rotation, alias), RDS encrypted with it (or a database
+on a shared instance, `aws_shared.py`), Secrets Manager under it, and an IAM role the tenant's
+workload ServiceAccounts assume (EKS Pod Identity, or IRSA by config).
+
+The role's policy names the tenant's secret path (`tenancy/<tenant>/*`, the `/` ends the tenant
+name so `acme` never matches `acme-eu`) and its own key, so one policy per tenant covers every
+secret it will ever have, without a grant per secret.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+
+from components.clouds.aws.rds import rds_instance
+from components.clouds.aws.shared import SharedLogins
+from components.clouds.base import (
+    WORKLOAD_ACCOUNT,
+    DatabaseEndpoint,
+    DatabaseLogin,
+    DatabaseRequest,
+    Guard,
+    PlatformValues,
+    SecretRequest,
+    TenantIdentity,
+    deliver_credentials,
+    generate_password,
+)
+from components.model.clouds import AwsSettings
+from components.model.data import DataSettings
+
+_SECRET_READ = ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"]
+SHARED_SECRETS_ACCOUNT = "tenancy-shared-secrets"
+
+
+def _policy(document: dict[str, Any]) -> str:
+    return json.dumps(document, sort_keys=True)
+
+
+def _trust(settings_aws: AwsSettings, cluster_name: str, namespaces: list[str], account: str) -> str:
+    """Who may assume a role: the ServiceAccount `account` in exactly these namespaces.
+
+    IRSA: the cluster's OIDC provider, for exactly the `system:serviceaccount:<ns>:<account>`
+    subjects. Pod Identity: the EKS pod identity agent, only with the session tags EKS sets for
+    this cluster, these namespaces and this account (a stray association of the role elsewhere
+    gets nothing), plus the External Secrets controller's role (SecretStores assume tenant roles).
+    """
+    if settings_aws.identity_mode == "irsa":
+        issuer = settings_aws.oidc_issuer or ""
+        subjects = [f"system:serviceaccount:{namespace}:{account}" for namespace in namespaces]
+        statements: list[dict[str, Any]] = [
+            {
+                "Effect": "Allow",
+                "Principal": {"Federated": settings_aws.oidc_provider_arn},
+                "Action": "sts:AssumeRoleWithWebIdentity",
+                # `sub` is single-valued: StringEquals with a list matches any of them.
+                "Condition": {"StringEquals": {f"{issuer}:aud": "sts.amazonaws.com", f"{issuer}:sub": subjects}},
+            }
+        ]
+    else:
+        statements = [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": "pods.eks.amazonaws.com"},
+                "Action": ["sts:AssumeRole", "sts:TagSession"],
+                "Condition": {
+                    "StringEquals": {
+                        "aws:RequestTag/eks-cluster-name": cluster_name,
+                        "aws:RequestTag/kubernetes-namespace": namespaces,
+                        "aws:RequestTag/kubernetes-service-account": account,
+                    }
+                },
+            },
+            {
+                "Effect": "Allow",
+                "Principal": {"AWS": settings_aws.secrets_controller_role_arn},
+                "Action": "sts:AssumeRole",
+            },
+        ]
+    return _policy({"Version": "2012-10-17", "Statement": statements})
+
+
+class AwsData:
+    """RDS, Secrets Manager, KMS and IAM roles for one stack on AWS."""
+
+    cloud = "aws"
+
+    def __init__(
+        self,
+        settings_aws: AwsSettings,
+        cluster_name: str,
+        data: DataSettings,
+        platform: PlatformValues,
+        opts: pulumi.ResourceOptions,
+    ) -> None:
+        self._aws = settings_aws
+        self._cluster = cluster_name
+        self._data = data
+        self._shared = SharedLogins(data, platform, opts)
+
+    def identity(self, tenant: str, namespaces: list[str], labels: dict[str, str], guard: Guard) -> TenantIdentity:
+        # The tenant's key; a deleted key stays recoverable for 30 days (the longest AWS allows).
+        key = aws.kms.Key(
+            f"{tenant}-key",
+            description=f"tenancy tenant {tenant}",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            tags=labels,
+            opts=guard.data(),
+        )
+        if guard.release:
+            return TenantIdentity(principal=None, key=key.arn)
+        # A readable name for the key in the console and in policies.
+        aws.kms.Alias(
+            f"{tenant}-key-alias", name=f"alias/tenancy/{tenant}", target_key_id=key.key_id, opts=guard.plain()
+        )
+        role = aws.iam.Role(
+            f"{tenant}-identity",
+            description=f"tenancy tenant {tenant}: its own secrets and key, nothing else",
+            assume_role_policy=_trust(self._aws, self._cluster, namespaces, WORKLOAD_ACCOUNT),
+            tags=labels,
+            opts=guard.plain(),
+        )
+        secrets_arn = f"arn:aws:secretsmanager:{self._aws.region}:*:secret:tenancy/{tenant}/*"
+        aws.iam.RolePolicy(
+            f"{tenant}-identity-policy",
+            role=role.id,
+            policy=key.arn.apply(
+                lambda key_arn: _policy(
+                    {
+                        "Version": "2012-10-17",
+                        "Statement": [
+                            {"Effect": "Allow", "Action": _SECRET_READ, "Resource": secrets_arn},
+                            {"Effect": "Allow", "Action": ["kms:Decrypt", "kms:DescribeKey"], "Resource": key_arn},
+                        ],
+                    }
+                )
+            ),
+            opts=guard.plain(),
+        )
+        annotations: pulumi.Output[dict[str, str]] | dict[str, str] = {}
+        if self._aws.identity_mode == "irsa":
+            annotations = role.arn.apply(lambda arn: {"eks.amazonaws.com/role-arn": arn})
+        else:
+            # Pod Identity: one association per namespace binds its `workload` account to the role.
+            for namespace in namespaces:
+                aws.eks.PodIdentityAssociation(
+                    f"{tenant}-{namespace}-pod-identity",
+                    cluster_name=self._cluster,
+                    namespace=namespace,
+                    service_account=WORKLOAD_ACCOUNT,
+                    role_arn=role.arn,
+                    tags=labels,
+                    opts=guard.plain(),
+                )
+        return TenantIdentity(principal=role.arn, key=key.arn, account_annotations=annotations)
+
+    def database(self, request: DatabaseRequest, identity: TenantIdentity, guard: Guard) -> DatabaseEndpoint:
+        if request.placement == "shared":
+            instance = self._data.shared_instance(request.engine, request.version, request.environment)
+            if instance is None:  # catalog.py refuses such a tenant before anything is registered
+                raise LookupError(f"no shared {request.engine} {request.version} instance for {request.environment}")
+            login = self._shared.login(instance, request, guard)
+        else:
+            # MySQL user names are limited to 16 characters.
+            username = request.name[:16] if request.engine == "mysql" else request.name
+            password = generate_password(f"{request.prefix}-password", 32, guard)
+            rds = rds_instance(
+                f"{request.prefix}-instance",
+                engine=request.engine,
+                version=request.version,
+                size=request.size,
+                storage_gb=request.storage_gb,
+                db_name=request.name,
+                username=username,
+                password=password,
+                # Encrypted at rest with the tenant's key.
+                kms_key=identity.key,
+                final_snapshot=f"{request.prefix}-final",
+                settings_aws=self._aws,
+                data=self._data,
+                tags=request.labels,
+                opts=guard.data(),
+            )
+            # RDS endpoints are DNS names; data.py opens the configured database subnets instead.
+            login = DatabaseLogin(
+                username=username,
+                password=password,
+                host=rds.address,
+                database=request.name,
+                instance=rds.identifier,
+            )
+        remote = f"tenancy/{request.tenant}/{request.environment}/db/{request.name}"
+        return deliver_credentials(self, request, identity, guard, login, remote)
+
+    def store_secret(self, request: SecretRequest, identity: TenantIdentity, guard: Guard) -> str:
+        secret = aws.secretsmanager.Secret(
+            f"{request.prefix}-secret",
+            name=request.remote_name,
+            kms_key_id=identity.key,
+            # Deleting the secret schedules it; it can be restored within the window.
+            recovery_window_in_days=self._data.secret_recovery_days,
+            tags=request.labels,
+            opts=guard.data(),
+        )
+        if request.value is not None:
+            aws.secretsmanager.SecretVersion(
+                f"{request.prefix}-version",
+                secret_id=secret.id,
+                secret_string=request.value,
+                opts=guard.data(),
+            )
+        return request.remote_name
+
+    def secret_store_provider(self, namespace: str, identity: TenantIdentity) -> dict[str, Any] | None:
+        provider: dict[str, Any] = {"service": "SecretsManager", "region": self._aws.region}
+        if self._aws.identity_mode == "irsa":
+            provider["auth"] = {"jwt": {"serviceAccountRef": {"name": WORKLOAD_ACCOUNT}}}
+        else:
+            # ESO's controller (Pod Identity) assumes the tenant's role for this store only.
+            provider["role"] = identity.principal
+        return {"aws": provider}
+
+
+def shared_store_provider(
+    settings_aws: AwsSettings, cluster_name: str, data: DataSettings, labels: dict[str, str], guard: Guard
+) -> dict[str, Any]:
+    """The platform role the ClusterSecretStore reads shared secrets with: exactly those secrets."""
+    import pulumi_kubernetes as k8s
+
+    from components.model.labels import platform_labels
+
+    role = aws.iam.Role(
+        "shared-secrets-identity",
+        description="tenancy: read the shared platform secrets",
+        assume_role_policy=_trust(
+            settings_aws, cluster_name, [data.secrets_operator_namespace], SHARED_SECRETS_ACCOUNT
+        ),
+        tags=labels,
+        opts=guard.plain(),
+    )
+    resources = [
+        f"arn:aws:secretsmanager:{settings_aws.region}:*:secret:{shared.remote_key}-*"
+        for _, shared in sorted(data.shared_secrets.items())
+    ]
+    aws.iam.RolePolicy(
+        "shared-secrets-policy",
+        role=role.id,
+        policy=_policy(
+            {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": _SECRET_READ, "Resource": resources}]}
+        ),
+        opts=guard.plain(),
+    )
+    provider: dict[str, Any] = {"service": "SecretsManager", "region": settings_aws.region}
+    if settings_aws.identity_mode == "irsa":
+        k8s.core.v1.ServiceAccount(
+            "shared-secrets-account",
+            metadata={
+                "name": SHARED_SECRETS_ACCOUNT,
+                "namespace": data.secrets_operator_namespace,
+                "labels": platform_labels(),
+                "annotations": role.arn.apply(lambda arn: {"eks.amazonaws.com/role-arn": arn}),
+            },
+            opts=guard.plain(),
+        )
+        provider["auth"] = {
+            "jwt": {"serviceAccountRef": {"name": SHARED_SECRETS_ACCOUNT, "namespace": data.secrets_operator_namespace}}
+        }
+    else:
+        provider["role"] = role.arn
+    return {"aws": provider}

@@ -1,0 +1,64 @@
+"""One RDS instance with the guards every data-bearing instance gets, dedicated or shared.
+
+Deletion protection (the API refuses to delete it), a final snapshot if it ever is deleted,
+automated backups that outlive it, encryption at rest with a KMS key, no public address, and
+Pulumi `protect` through the caller's guard. Kept in one place so a shared instance can never be
+registered with weaker guards than a tenant's own.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+
+from components.model.clouds import AwsSettings
+from components.model.data import DataSettings
+
+CLASSES = {"small": "db.t4g.small", "medium": "db.m7g.large", "large": "db.m7g.xlarge"}
+
+
+def rds_instance(
+    resource_name: str,
+    *,
+    engine: str,
+    version: str,
+    size: str,
+    storage_gb: int,
+    username: str,
+    password: pulumi.Input[str],
+    kms_key: pulumi.Input[str] | None,
+    final_snapshot: str,
+    settings_aws: AwsSettings,
+    data: DataSettings,
+    tags: dict[str, str],
+    opts: pulumi.ResourceOptions,
+    db_name: str | None = None,
+) -> aws.rds.Instance:
+    """Register the instance; `opts` come from a `Guard.data()` so protection follows the lifecycle."""
+    return aws.rds.Instance(
+        resource_name,
+        engine=engine,
+        engine_version=version,
+        instance_class=CLASSES[size],
+        allocated_storage=storage_gb,
+        max_allocated_storage=storage_gb * 4,
+        db_name=db_name,
+        username=username,
+        password=password,
+        storage_encrypted=True,
+        kms_key_id=kms_key,
+        db_subnet_group_name=settings_aws.db_subnet_group,
+        vpc_security_group_ids=settings_aws.db_security_group_ids,
+        publicly_accessible=False,
+        multi_az=size == "large",
+        # Guards: the API refuses to delete it, a final snapshot is taken if it ever is, and
+        # automated backups outlive the instance.
+        deletion_protection=True,
+        skip_final_snapshot=False,
+        final_snapshot_identifier=final_snapshot,
+        backup_retention_period=data.backup_retention_days,
+        delete_automated_backups=False,
+        copy_tags_to_snapshot=True,
+        tags=tags,
+        opts=opts,
+    )

@@ -1,0 +1,263 @@
+"""What differs per cloud for tenant data: databases, keys, secret stores and workload identity.
+
+Each module (`gcp`, `aws`, `local`) implements `DataBackend`; `components/data/tenant.py` drives it the
+same way for every cloud. The modules know nothing of tenant files: they receive plain requests
+(`DatabaseRequest`, `SecretRequest`) and resource options decided by the caller, so the lifecycle
+rules (protect, release) live in one place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import pulumi
+
+# The Kubernetes ServiceAccount in each tenant namespace that carries the tenant's cloud identity;
+# the tenant's SecretStore authenticates as it and its apps may run as it.
+WORKLOAD_ACCOUNT = "workload"
+ENGINE_PORTS = {"postgres": 5432, "mysql": 3306}
+# Engine versions each cloud runs (Cloud SQL, RDS, CloudNativePG / MariaDB operator images).
+ENGINE_VERSIONS: dict[str, dict[str, frozenset[str]]] = {
+    "gcp": {
+        "postgres": frozenset({"13", "14", "15", "16", "17"}),
+        "mysql": frozenset({"5.7", "8.0", "8.4"}),
+    },
+    "aws": {
+        "postgres": frozenset({"13", "14", "15", "16", "17"}),
+        "mysql": frozenset({"8.0", "8.4"}),
+    },
+    # MySQL on a local cluster is served by MariaDB (wire-compatible with MySQL 8.0 clients).
+    "local": {
+        "postgres": frozenset({"13", "14", "15", "16", "17"}),
+        "mysql": frozenset({"8.0"}),
+    },
+}
+# Placements each cloud implements. Shared on local: MySQL only, on a platform MariaDB
+# (CloudNativePG has no per-tenant role or database object among the CRDs the platform validates).
+PLACEMENTS = {
+    "gcp": frozenset({"dedicated", "shared"}),
+    "aws": frozenset({"dedicated", "shared"}),
+    "local": frozenset({"dedicated", "shared"}),
+}
+SHARED_ENGINES = {
+    "gcp": frozenset({"postgres", "mysql"}),
+    "aws": frozenset({"postgres", "mysql"}),
+    "local": frozenset({"mysql"}),
+}
+# Postgres identifiers and MySQL database names stop at 63/64 characters.
+_MAX_DATABASE_NAME = 63
+
+
+def generate_password(name: str, length: int, guard: Guard) -> pulumi.Output[str]:
+    """A random credential; `result` is a Pulumi secret from the provider onwards.
+
+    Protected with the data it guards: replacing it would change a live database password.
+    No special characters, so it survives URIs, env files and shells unquoted.
+    """
+    import pulumi_random as random
+
+    password = random.RandomPassword(name, length=length, special=False, opts=guard.data())
+    return pulumi.Output.secret(password.result)
+
+
+@dataclass(frozen=True)
+class Guard:
+    """How data-bearing resources of one tenant (or of the platform) are registered.
+
+    `protect`: Pulumi refuses to delete them (removing a tenant file fails the preview).
+    `release`: step one of offboarding; they stay in the cloud when they leave Pulumi's state.
+    `base`: parent and providers every resource registered through this guard gets.
+    """
+
+    base: pulumi.ResourceOptions
+    protect: bool
+    release: bool = False
+
+    def data(self, **extra: Any) -> pulumi.ResourceOptions:
+        """Options for databases, keys and secrets: protected while active, retained once released."""
+        return pulumi.ResourceOptions.merge(
+            self.base,
+            pulumi.ResourceOptions(protect=self.protect and not self.release, retain_on_delete=self.release, **extra),
+        )
+
+    def plain(self, **extra: Any) -> pulumi.ResourceOptions:
+        """Options for resources that hold no data (IAM bindings, identities, delivery objects)."""
+        return pulumi.ResourceOptions.merge(self.base, pulumi.ResourceOptions(**extra))
+
+
+@dataclass(frozen=True)
+class TenantIdentity:
+    """The tenant's workload identity and key, as the rest of its data refers to them."""
+
+    # GSA email (gcp), role ARN (aws); None on local.
+    principal: pulumi.Output[str] | None
+    # KMS key id (gcp) / ARN (aws); None on local.
+    key: pulumi.Output[str] | None
+    # Annotations the tenant's Kubernetes service account needs (workload identity, IRSA).
+    account_annotations: pulumi.Output[dict[str, str]] | dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DatabaseRequest:
+    """One database of one tenant environment."""
+
+    tenant: str
+    environment: str
+    namespace: str
+    name: str
+    engine: str
+    version: str
+    size: str
+    storage_gb: int
+    pool_size: int | None
+    placement: str
+    labels: dict[str, str]
+    # Child resource name prefix, e.g. `acme-prod-db-orders`.
+    prefix: str
+    # The namespace resource (local: in-cluster databases live in it); None for released cloud data.
+    namespace_resource: pulumi.Resource | None
+    # Kubernetes labels for in-cluster objects (local).
+    kubernetes_labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DatabaseEndpoint:
+    """Where a database is reached; the password is a Pulumi secret."""
+
+    host: pulumi.Output[str] | str
+    port: int
+    database: str
+    username: str
+    # Name of the secret holding the credentials (cloud secret name, or Kubernetes Secret on local).
+    credentials: str
+    # CIDRs the tenant's pods may reach it at (NetworkPolicy egress); empty when no rule is needed.
+    egress_cidrs: list[pulumi.Output[str] | str]
+    # What the stack outputs show (instance name or connection name).
+    instance: pulumi.Output[str] | str
+    # Namespaces of in-cluster shared instances the tenant's pods may reach (local).
+    egress_namespaces: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class DatabaseLogin:
+    """What a cloud backend created for one database: how to log in and where it runs."""
+
+    username: str
+    password: pulumi.Output[str]
+    host: pulumi.Output[str] | str
+    database: str
+    instance: pulumi.Output[str] | str
+    egress_cidrs: list[pulumi.Output[str] | str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SecretRequest:
+    """One secret of one tenant environment; `value` is None for secrets filled in out of band."""
+
+    tenant: str
+    environment: str
+    namespace: str
+    # Name in the tenant's namespace (Kubernetes Secret) and last part of the cloud name.
+    name: str
+    remote_name: str
+    value: pulumi.Output[str] | None
+    labels: dict[str, str]
+    prefix: str
+    namespace_resource: pulumi.Resource | None
+    # Key inside the Kubernetes Secret.
+    key: str = "value"
+    kubernetes_labels: dict[str, str] = field(default_factory=dict)
+
+
+class DataBackend(Protocol):
+    """The per-cloud operations data.py composes for every tenant."""
+
+    cloud: str
+
+    def identity(self, tenant: str, namespaces: list[str], labels: dict[str, str], guard: Guard) -> TenantIdentity: ...
+
+    def database(self, request: DatabaseRequest, identity: TenantIdentity, guard: Guard) -> DatabaseEndpoint: ...
+
+    def store_secret(self, request: SecretRequest, identity: TenantIdentity, guard: Guard) -> str:
+        """Store a secret under the tenant's key; returns the name its delivery refers to."""
+        ...
+
+    def secret_store_provider(self, namespace: str, identity: TenantIdentity) -> dict[str, Any] | None:
+        """The `spec.provider` of the tenant's ESO SecretStore, or None where ESO is not used."""
+        ...
+
+
+def shared_names(tenant: str, environment: str, database: str) -> tuple[str, str]:
+    """(database, user) names of a tenant's database on a shared instance.
+
+    The database name carries tenant and environment so tenants never collide; names past the
+    engines' limit keep a readable prefix and end in a hash of the whole. The user name is a hash
+    (16 characters: MySQL 5.7's limit) so it reveals nothing and never collides.
+    """
+    full = f"{tenant}-{environment}-{database}"
+    digest = hashlib.sha256(full.encode()).hexdigest()
+    name = full if len(full) <= _MAX_DATABASE_NAME else f"{full[: _MAX_DATABASE_NAME - 9]}-{digest[:8]}"
+    return name, "u" + digest[:15]
+
+
+@dataclass
+class PlatformValues:
+    """Cluster-wide values tenants read from the platform part, as the platform stack exports them
+    (`{"sharedInstances": {name: {attribute: value}}, ...}`); never a secret, so a shard's
+    StackReference to the platform stays readable."""
+
+    values: pulumi.Output[dict[str, Any]]
+
+    def shared(self, instance: str, attribute: str) -> pulumi.Output[Any]:
+        return self.values.apply(lambda values: values["sharedInstances"][instance][attribute])
+
+
+def credential_values(login: DatabaseLogin, port: int) -> dict[str, pulumi.Input[str]]:
+    """The keys of every database's credentials, on every cloud (`db-<name>` in the namespace)."""
+    return {
+        "username": login.username,
+        "password": login.password,
+        "host": login.host,
+        "port": str(port),
+        "database": login.database,
+    }
+
+
+def deliver_credentials(
+    backend: DataBackend,
+    request: DatabaseRequest,
+    identity: TenantIdentity,
+    guard: Guard,
+    login: DatabaseLogin,
+    remote: str,
+) -> DatabaseEndpoint:
+    """Store a database's credentials as one JSON secret under the tenant's key (the keys the
+    `db-<name>` Secret gets: username, password, host, port, database) and say where it is."""
+    port = ENGINE_PORTS[request.engine]
+    credentials = pulumi.Output.json_dumps(credential_values(login, port))
+    backend.store_secret(
+        SecretRequest(
+            tenant=request.tenant,
+            environment=request.environment,
+            namespace=request.namespace,
+            name=remote,
+            remote_name=remote,
+            value=pulumi.Output.secret(credentials),
+            labels=request.labels,
+            prefix=f"{request.prefix}-credentials",
+            namespace_resource=request.namespace_resource,
+        ),
+        identity,
+        guard,
+    )
+    return DatabaseEndpoint(
+        host=login.host,
+        port=port,
+        database=login.database,
+        username=login.username,
+        credentials=remote,
+        egress_cidrs=login.egress_cidrs,
+        instance=login.instance,
+    )

@@ -1,0 +1,389 @@
+"""Tenant data on GCP: a CryptoKey per tenant in the platform key ring, Cloud SQL, Secret Manager
+under that key, and a Google service account bound to the tenant's Kubernetes service accounts.
+
+Cluster-wide (once per stack): the key ring, the grants that let the Cloud SQL and Secret Manager
+service agents use keys in it (one grant on the ring instead of two per tenant), shared instances,
+and the identity of the ClusterSecretStore for shared platform secrets.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components.clouds.base import (
+    WORKLOAD_ACCOUNT,
+    DatabaseEndpoint,
+    DatabaseLogin,
+    DatabaseRequest,
+    Guard,
+    PlatformValues,
+    SecretRequest,
+    TenantIdentity,
+    deliver_credentials,
+    generate_password,
+    shared_names,
+)
+from components.model.clouds import GcpSettings
+from components.model.data import DataSettings, SharedInstance
+
+_TIERS = {"small": "db-custom-1-3840", "medium": "db-custom-2-7680", "large": "db-custom-4-15360"}
+_SECRET_ACCESSOR = "roles/secretmanager.secretAccessor"
+_KEY_USER = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
+_DAY = 86400
+
+
+def database_version(engine: str, version: str) -> str:
+    """Cloud SQL's version enum: `POSTGRES_16`, `MYSQL_8_0`."""
+    return f"{'POSTGRES' if engine == 'postgres' else 'MYSQL'}_{version.replace('.', '_')}"
+
+
+def service_account_id(tenant: str) -> str:
+    """A GSA id (6-30 characters) that stays unique for long tenant names: prefix plus a hash."""
+    digest = hashlib.sha256(tenant.encode()).hexdigest()[:8]
+    return f"t-{tenant[:19].rstrip('-')}-{digest}"
+
+
+def workload_member(project: str, namespace: str) -> str:
+    """The workload identity principal of the tenant's Kubernetes service account."""
+    return f"serviceAccount:{project}.svc.id.goog[{namespace}/{WORKLOAD_ACCOUNT}]"
+
+
+@dataclass
+class GcpPlatform(PlatformValues):
+    """Cluster-wide GCP resources every tenant refers to, as the platform stack exports them:
+    `{"keyRing": id, "sharedInstances": {name: {"name", "connectionName", "privateIp"}}}`."""
+
+    def key_ring(self) -> pulumi.Output[str]:
+        return self.values.apply(lambda values: values["keyRing"])
+
+
+def _key(identity: TenantIdentity) -> pulumi.Output[str]:
+    if identity.key is None:  # every GCP identity carries the tenant's key
+        raise ValueError("a GCP tenant identity without a key")
+    return identity.key
+
+
+def _instance_settings(
+    engine: str,
+    size: str,
+    storage_gb: int,
+    data: DataSettings,
+    gcp_settings: GcpSettings,
+    labels: dict[str, str],
+    pool_size: int | None = None,
+) -> gcp.sql.DatabaseInstanceSettingsArgsDict:
+    backups: gcp.sql.DatabaseInstanceSettingsBackupConfigurationArgsDict = {
+        "enabled": True,
+        "backup_retention_settings": {"retained_backups": data.backup_retention_days, "retention_unit": "COUNT"},
+        "transaction_log_retention_days": min(data.backup_retention_days, 7),
+    }
+    # Point-in-time recovery: WAL archiving on Postgres, binary logs on MySQL.
+    if engine == "postgres":
+        backups["point_in_time_recovery_enabled"] = True
+    else:
+        backups["binary_log_enabled"] = True
+    ip: gcp.sql.DatabaseInstanceSettingsIpConfigurationArgsDict = {"ipv4_enabled": False, "ssl_mode": "ENCRYPTED_ONLY"}
+    if gcp_settings.network is not None:
+        ip["private_network"] = gcp_settings.network
+    settings: gcp.sql.DatabaseInstanceSettingsArgsDict = {
+        "tier": _TIERS[size],
+        "disk_size": storage_gb,
+        "disk_autoresize": True,
+        "availability_type": "REGIONAL" if size == "large" else "ZONAL",
+        # API-side deletion protection: no console, gcloud or API call deletes it.
+        "deletion_protection_enabled": True,
+        # Backups outlive the instance, and one last backup is taken when it is deleted.
+        "retain_backups_on_delete": True,
+        "final_backup_config": {"enabled": True, "retention_days": data.final_backup_retention_days},
+        "backup_configuration": backups,
+        "ip_configuration": ip,
+        "user_labels": labels,
+    }
+    if pool_size is not None:
+        # Managed connection pooling (PgBouncer run by Cloud SQL) sized from the tenant's spec.
+        settings["connection_pool_configs"] = [
+            {"connection_pooling_enabled": True, "flags": [{"name": "max_pool_size", "value": str(pool_size)}]}
+        ]
+    return settings
+
+
+def platform(settings_gcp: GcpSettings, data: DataSettings, labels: dict[str, str], guard: Guard) -> dict[str, Any]:
+    """Register the key ring, the service agents' use of it, and shared instances; return the
+    values tenants need (exported by the platform stack, so tenant shards can use them too)."""
+    ring = gcp.kms.KeyRing(
+        "tenancy-keyring", name=settings_gcp.key_ring, location=settings_gcp.region, opts=guard.data()
+    )
+    # Cloud SQL and Secret Manager encrypt with tenant keys through their service agents; one grant
+    # on the ring covers every tenant key in it (instead of two grants per tenant).
+    for service, short in (("sqladmin.googleapis.com", "sql"), ("secretmanager.googleapis.com", "secrets")):
+        agent = gcp.projects.ServiceIdentity(f"tenancy-{short}-agent", service=service, opts=guard.plain())
+        gcp.kms.KeyRingIAMMember(
+            f"tenancy-{short}-agent-keys",
+            key_ring_id=ring.id,
+            role=_KEY_USER,
+            member=agent.email.apply(lambda email: f"serviceAccount:{email}"),
+            opts=guard.plain(),
+        )
+    shared = {
+        name: _shared_instance(name, instance, data, settings_gcp, labels, guard)
+        for name, instance in sorted(data.shared_instances.items())
+    }
+    return {
+        "keyRing": ring.id,
+        "sharedInstances": {
+            name: {
+                "name": instance.name,
+                "connectionName": instance.connection_name,
+                "privateIp": instance.private_ip_address,
+            }
+            for name, instance in shared.items()
+        },
+    }
+
+
+def _shared_instance(
+    name: str,
+    instance: SharedInstance,
+    data: DataSettings,
+    settings_gcp: GcpSettings,
+    labels: dict[str, str],
+    guard: Guard,
+) -> gcp.sql.DatabaseInstance:
+    # Google-managed encryption: a shared instance serves several tenants, so no tenant's key fits it.
+    return gcp.sql.DatabaseInstance(
+        f"shared-{name}",
+        database_version=database_version(instance.engine, instance.version),
+        region=settings_gcp.region,
+        deletion_protection=True,
+        settings=_instance_settings(instance.engine, instance.size, instance.storage_gb, data, settings_gcp, labels),
+        opts=guard.data(),
+    )
+
+
+class GcpData:
+    """Cloud SQL, Secret Manager and workload identity for one stack on GCP."""
+
+    cloud = "gcp"
+
+    def __init__(self, settings_gcp: GcpSettings, cluster_name: str, data: DataSettings, shared: GcpPlatform) -> None:
+        self._gcp = settings_gcp
+        self._cluster = cluster_name
+        self._data = data
+        self._platform = shared
+
+    def identity(self, tenant: str, namespaces: list[str], labels: dict[str, str], guard: Guard) -> TenantIdentity:
+        # The tenant's key: everything it stores is encrypted with it; rotated automatically.
+        key = gcp.kms.CryptoKey(
+            f"{tenant}-key",
+            name=f"tenant-{tenant}",
+            key_ring=self._platform.key_ring(),
+            rotation_period=f"{self._gcp.key_rotation_days * _DAY}s",
+            labels=labels,
+            opts=guard.data(),
+        )
+        if guard.release:
+            # Offboarding: the key is kept, nobody needs to use it any more.
+            return TenantIdentity(principal=None, key=key.id)
+        account = gcp.serviceaccount.Account(
+            f"{tenant}-identity",
+            account_id=service_account_id(tenant),
+            display_name=f"tenancy tenant {tenant}",
+            opts=guard.plain(),
+        )
+        member = account.email.apply(lambda email: f"serviceAccount:{email}")
+        # One authoritative binding lists every namespace's `workload` account: nobody else may
+        # impersonate the tenant's identity.
+        gcp.serviceaccount.IAMBinding(
+            f"{tenant}-workload-identity",
+            service_account_id=account.name,
+            role="roles/iam.workloadIdentityUser",
+            members=[workload_member(self._gcp.project, namespace) for namespace in namespaces],
+            opts=guard.plain(),
+        )
+        # Its own key only.
+        gcp.kms.CryptoKeyIAMMember(
+            f"{tenant}-key-user", crypto_key_id=key.id, role=_KEY_USER, member=member, opts=guard.plain()
+        )
+        return TenantIdentity(
+            principal=account.email,
+            key=key.id,
+            account_annotations=account.email.apply(lambda email: {"iam.gke.io/gcp-service-account": email}),
+        )
+
+    def database(self, request: DatabaseRequest, identity: TenantIdentity, guard: Guard) -> DatabaseEndpoint:
+        if request.placement == "shared":
+            shared_name = self._data.shared_instance(request.engine, request.version, request.environment)
+            if shared_name is None:  # catalog.py refuses such a tenant before anything is registered
+                raise LookupError(f"no shared {request.engine} {request.version} instance for {request.environment}")
+            instance_name = self._platform.shared(shared_name, "name")
+            private_ip = self._platform.shared(shared_name, "privateIp")
+            connection_name = self._platform.shared(shared_name, "connectionName")
+            database_name, username = shared_names(request.tenant, request.environment, request.name)
+        else:
+            instance = gcp.sql.DatabaseInstance(
+                f"{request.prefix}-instance",
+                database_version=database_version(request.engine, request.version),
+                region=self._gcp.region,
+                # The tenant's key encrypts its dedicated instance (CMEK).
+                encryption_key_name=_key(identity),
+                deletion_protection=True,
+                settings=_instance_settings(
+                    request.engine,
+                    request.size,
+                    request.storage_gb,
+                    self._data,
+                    self._gcp,
+                    request.labels,
+                    pool_size=request.pool_size,
+                ),
+                opts=guard.data(),
+            )
+            database_name, username = request.name, request.name
+            instance_name, private_ip = instance.name, instance.private_ip_address
+            connection_name = instance.connection_name
+        # ABANDON: deleting these from Pulumi leaves the database and user in place.
+        gcp.sql.Database(
+            f"{request.prefix}-database",
+            name=database_name,
+            instance=instance_name,
+            deletion_policy="ABANDON",
+            opts=guard.data(),
+        )
+        password = generate_password(f"{request.prefix}-password", 32, guard)
+        gcp.sql.User(
+            f"{request.prefix}-user",
+            name=username,
+            instance=instance_name,
+            password=password,
+            deletion_policy="ABANDON",
+            opts=guard.data(),
+        )
+        login = DatabaseLogin(
+            username=username,
+            password=password,
+            host=private_ip,
+            database=database_name,
+            instance=connection_name,
+            egress_cidrs=[private_ip.apply(lambda ip: f"{ip}/32")],
+        )
+        remote = f"tenancy_{request.tenant}_{request.environment}_db_{request.name}"
+        return deliver_credentials(self, request, identity, guard, login, remote)
+
+    def store_secret(self, request: SecretRequest, identity: TenantIdentity, guard: Guard) -> str:
+        secret = gcp.secretmanager.Secret(
+            f"{request.prefix}-secret",
+            secret_id=request.remote_name,
+            labels=request.labels,
+            replication={
+                "user_managed": {
+                    "replicas": [
+                        {"location": self._gcp.region, "customer_managed_encryption": {"kms_key_name": _key(identity)}}
+                    ]
+                }
+            },
+            deletion_protection=True,
+            # A destroyed version stays recoverable for the recovery window.
+            version_destroy_ttl=f"{self._data.secret_recovery_days * _DAY}s",
+            opts=guard.data(),
+        )
+        if request.value is not None:
+            gcp.secretmanager.SecretVersion(
+                f"{request.prefix}-version",
+                secret=secret.id,
+                secret_data=request.value,
+                # Replaced versions are disabled, not destroyed: an old value stays recoverable.
+                deletion_policy="DISABLE",
+                opts=guard.data(),
+            )
+        if identity.principal is not None:
+            # Per secret, not a prefix condition: tenant names may prefix each other (acme, acme-eu).
+            gcp.secretmanager.SecretIamMember(
+                f"{request.prefix}-reader",
+                secret_id=secret.id,
+                role=_SECRET_ACCESSOR,
+                member=identity.principal.apply(lambda email: f"serviceAccount:{email}"),
+                opts=guard.plain(),
+            )
+        return request.remote_name
+
+    def secret_store_provider(self, namespace: str, identity: TenantIdentity) -> dict[str, Any] | None:
+        return {
+            "gcpsm": {
+                "projectID": self._gcp.project,
+                "auth": {
+                    "workloadIdentity": {
+                        "clusterLocation": self._gcp.cluster_location or self._gcp.region,
+                        "clusterName": self._cluster,
+                        "clusterProjectID": self._gcp.project,
+                        "serviceAccountRef": {"name": WORKLOAD_ACCOUNT},
+                    }
+                },
+            }
+        }
+
+
+SHARED_SECRETS_ACCOUNT = "tenancy-shared-secrets"
+
+
+def shared_store_provider(
+    settings_gcp: GcpSettings, cluster_name: str, data: DataSettings, guard: Guard
+) -> dict[str, Any]:
+    """The platform identity the ClusterSecretStore reads shared secrets with: a GSA allowed to
+    read exactly the shared secrets, bound to one Kubernetes ServiceAccount in ESO's namespace."""
+    import pulumi_kubernetes as k8s
+
+    from components.model.labels import platform_labels
+
+    account = gcp.serviceaccount.Account(
+        "shared-secrets-identity",
+        account_id=SHARED_SECRETS_ACCOUNT,
+        display_name="tenancy shared platform secrets",
+        opts=guard.plain(),
+    )
+    gcp.serviceaccount.IAMBinding(
+        "shared-secrets-workload-identity",
+        service_account_id=account.name,
+        role="roles/iam.workloadIdentityUser",
+        members=[
+            f"serviceAccount:{settings_gcp.project}.svc.id.goog"
+            f"[{data.secrets_operator_namespace}/{SHARED_SECRETS_ACCOUNT}]"
+        ],
+        opts=guard.plain(),
+    )
+    member = account.email.apply(lambda email: f"serviceAccount:{email}")
+    for name, shared in sorted(data.shared_secrets.items()):
+        gcp.secretmanager.SecretIamMember(
+            f"shared-secret-{name}-reader",
+            secret_id=f"projects/{settings_gcp.project}/secrets/{shared.remote_key}",
+            role=_SECRET_ACCESSOR,
+            member=member,
+            opts=guard.plain(),
+        )
+    k8s.core.v1.ServiceAccount(
+        "shared-secrets-account",
+        metadata={
+            "name": SHARED_SECRETS_ACCOUNT,
+            "namespace": data.secrets_operator_namespace,
+            "labels": platform_labels(),
+            "annotations": account.email.apply(lambda email: {"iam.gke.io/gcp-service-account": email}),
+        },
+        opts=guard.plain(),
+    )
+    return {
+        "gcpsm": {
+            "projectID": settings_gcp.project,
+            "auth": {
+                "workloadIdentity": {
+                    "clusterLocation": settings_gcp.cluster_location or settings_gcp.region,
+                    "clusterName": cluster_name,
+                    "clusterProjectID": settings_gcp.project,
+                    "serviceAccountRef": {"name": SHARED_SECRETS_ACCOUNT, "namespace": data.secrets_operator_namespace},
+                }
+            },
+        }
+    }

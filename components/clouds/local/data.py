@@ -1,0 +1,239 @@
+"""Tenant data on a local cluster (kind, k3d): everything lives inside the tenant's namespace.
+
+No KMS and no cloud secret manager: credentials are Pulumi secrets written straight into
+Kubernetes Secrets (`stringData`, redacted in plans and encrypted in state). Postgres runs as a
+CloudNativePG `Cluster` (plus a `Pooler` when a pool size is set), MySQL as a MariaDB operator
+`MariaDB`. `placement: shared` (MySQL only) puts the database on a platform MariaDB instead
+(`local_shared.py`). External secrets are empty Secrets the team fills in; Pulumi never reverts them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.clouds.base import (
+    ENGINE_PORTS,
+    DatabaseEndpoint,
+    DatabaseLogin,
+    DatabaseRequest,
+    Guard,
+    SecretRequest,
+    TenantIdentity,
+    credential_values,
+    generate_password,
+)
+from components.clouds.local.shared import shared_login
+from components.model.data import DataSettings
+
+# On an external Secret: how its team fills it in (Pulumi creates it empty and never reverts it).
+FILL_ANNOTATION = "tenancy.io/fill-with"
+
+_CNPG_IMAGE = "ghcr.io/cloudnative-pg/postgresql"
+_INSTANCES = {"small": 1, "medium": 2, "large": 3}
+
+
+def credentials_secret_name(database: str) -> str:
+    """The Kubernetes Secret holding a database's credentials: `db-<name>` (`_` becomes `-`)."""
+    return "db-" + database.replace("_", "-")
+
+
+def object_name(engine: str, database: str) -> str:
+    """The operator object's name: `pg-<name>` or `mysql-<name>`; its Services derive from it."""
+    return ("pg-" if engine == "postgres" else "mysql-") + database.replace("_", "-")
+
+
+def credentials_secret(
+    resource_name: str,
+    metadata: k8s.meta.v1.ObjectMetaArgsDict,
+    login: DatabaseLogin,
+    port: int,
+    opts: pulumi.ResourceOptions,
+    extra: dict[str, pulumi.Output[str]] | None = None,
+) -> k8s.core.v1.Secret:
+    """A database's credentials Secret: the keys it has on every cloud, `basic-auth` as
+    CloudNativePG's initdb expects, values Pulumi secrets."""
+    return k8s.core.v1.Secret(
+        resource_name,
+        metadata=metadata,
+        type="kubernetes.io/basic-auth",
+        string_data={**credential_values(login, port), **(extra or {})},
+        opts=opts,
+    )
+
+
+class LocalData:
+    """In-namespace databases and Kubernetes Secrets; no identity, no key."""
+
+    cloud = "local"
+
+    def __init__(self, data: DataSettings) -> None:
+        self._data = data
+
+    def identity(self, tenant: str, namespaces: list[str], labels: dict[str, str], guard: Guard) -> TenantIdentity:
+        # Pods reach their own in-namespace databases and Secrets; there is no cloud principal.
+        return TenantIdentity(principal=None, key=None)
+
+    def _in_namespace(
+        self,
+        guard: Guard,
+        namespace: pulumi.Resource | None,
+        after: list[pulumi.Resource] | None = None,
+        ignore_changes: list[str] | None = None,
+    ) -> pulumi.ResourceOptions:
+        # Data objects go with their namespace only when the namespace itself is deleted, which
+        # protect/retain on the namespace prevents while data is kept.
+        depends = [r for r in [namespace, *(after or [])] if r is not None]
+        return guard.data(deleted_with=namespace, depends_on=depends, ignore_changes=ignore_changes)
+
+    def database(self, request: DatabaseRequest, identity: TenantIdentity, guard: Guard) -> DatabaseEndpoint:
+        password = generate_password(f"{request.prefix}-password", 32, guard)
+        secret_name = credentials_secret_name(request.name)
+        name = object_name(request.engine, request.name)
+        port = ENGINE_PORTS[request.engine]
+        metadata: k8s.meta.v1.ObjectMetaArgsDict = {
+            "name": secret_name,
+            "namespace": request.namespace,
+            "labels": request.kubernetes_labels,
+        }
+        extra: dict[str, pulumi.Output[str]] = {}
+        if request.placement == "shared":
+            # MySQL only (data_checks.py refuses the rest before anything is registered).
+            login = shared_login(self._data, request, password, guard)
+        else:
+            service = f"{name}-rw" if request.engine == "postgres" else name
+            login = DatabaseLogin(
+                username=request.name,
+                password=password,
+                host=f"{service}.{request.namespace}.svc",
+                database=request.name,
+                instance=name,
+            )
+            if request.engine == "mysql":
+                extra["root-password"] = generate_password(f"{request.prefix}-root-password", 32, guard)
+        credentials = credentials_secret(
+            f"{request.prefix}-credentials",
+            metadata,
+            login,
+            port,
+            self._in_namespace(guard, request.namespace_resource),
+            extra,
+        )
+        host = login.host
+        if request.placement != "shared":
+            # The tenant's own server in its namespace, bootstrapped from the credentials Secret.
+            if request.engine == "postgres":
+                host = self._postgres(request, name, secret_name, credentials, guard) or host
+            else:
+                self._mariadb(request, name, secret_name, credentials, guard)
+        return DatabaseEndpoint(
+            host=host,
+            port=port,
+            database=login.database,
+            username=login.username,
+            credentials=secret_name,
+            # In-namespace databases need no rule; a shared one is in the platform's namespace.
+            egress_cidrs=[],
+            instance=login.instance,
+            egress_namespaces=[self._data.shared_instances_namespace] if request.placement == "shared" else [],
+        )
+
+    def _postgres(
+        self, request: DatabaseRequest, name: str, secret_name: str, credentials: pulumi.Resource, guard: Guard
+    ) -> str | None:
+        """A CloudNativePG Cluster (and Pooler); returns the pooler's host when there is one."""
+        k8s.apiextensions.CustomResource(
+            f"{request.prefix}-cluster",
+            api_version="postgresql.cnpg.io/v1",
+            kind="Cluster",
+            metadata={"name": name, "namespace": request.namespace, "labels": request.kubernetes_labels},
+            spec={
+                "instances": _INSTANCES[request.size],
+                "imageName": f"{_CNPG_IMAGE}:{request.version}",
+                "storage": {"size": f"{request.storage_gb}Gi"},
+                "bootstrap": {
+                    "initdb": {"database": request.name, "owner": request.name, "secret": {"name": secret_name}}
+                },
+            },
+            opts=self._in_namespace(guard, request.namespace_resource, [credentials]),
+        )
+        if request.pool_size is None:
+            return None
+        pooler = f"{name}-pooler"
+        # PgBouncer in front of the primary; clients connect to the pooler's Service.
+        k8s.apiextensions.CustomResource(
+            f"{request.prefix}-pooler",
+            api_version="postgresql.cnpg.io/v1",
+            kind="Pooler",
+            metadata={"name": pooler, "namespace": request.namespace, "labels": request.kubernetes_labels},
+            spec={
+                "cluster": {"name": name},
+                "instances": 1,
+                "type": "rw",
+                "pgbouncer": {
+                    "poolMode": "session",
+                    "parameters": {"default_pool_size": str(request.pool_size)},
+                },
+            },
+            opts=guard.plain(
+                deleted_with=request.namespace_resource,
+                depends_on=[r for r in [request.namespace_resource] if r is not None],
+            ),
+        )
+        return f"{pooler}.{request.namespace}.svc"
+
+    def _mariadb(
+        self, request: DatabaseRequest, name: str, secret_name: str, credentials: pulumi.Resource, guard: Guard
+    ) -> None:
+        """A MariaDB operator MariaDB in the tenant's namespace (serves `engine: mysql`)."""
+        k8s.apiextensions.CustomResource(
+            f"{request.prefix}-mariadb",
+            api_version="k8s.mariadb.com/v1alpha1",
+            kind="MariaDB",
+            metadata={"name": name, "namespace": request.namespace, "labels": request.kubernetes_labels},
+            spec={
+                "image": self._data.local_mariadb_image,
+                "replicas": 1,
+                "rootPasswordSecretKeyRef": {"name": secret_name, "key": "root-password"},
+                "database": request.name,
+                "username": request.name,
+                "passwordSecretKeyRef": {"name": secret_name, "key": "password"},
+                "storage": {"size": f"{request.storage_gb}Gi"},
+            },
+            opts=self._in_namespace(guard, request.namespace_resource, [credentials]),
+        )
+
+    def store_secret(self, request: SecretRequest, identity: TenantIdentity, guard: Guard) -> str:
+        metadata: k8s.meta.v1.ObjectMetaArgsDict = {
+            "name": request.name,
+            "namespace": request.namespace,
+            "labels": request.kubernetes_labels,
+        }
+        if request.value is None:
+            # External: the Secret exists (workloads can mount it) with no data; its team fills it
+            # in. Pulumi never sets data, so server-side apply leaves the team's keys alone, and
+            # `ignore_changes` keeps a refresh from proposing to take them out.
+            patch = f'{{"stringData":{{"{request.key}":"<value>"}}}}'
+            metadata["annotations"] = {
+                FILL_ANNOTATION: f"kubectl -n {request.namespace} patch secret {request.name} -p '{patch}'"
+            }
+            k8s.core.v1.Secret(
+                f"{request.prefix}-secret",
+                metadata=metadata,
+                type="Opaque",
+                opts=self._in_namespace(guard, request.namespace_resource, ignore_changes=["data", "stringData"]),
+            )
+            return request.name
+        k8s.core.v1.Secret(
+            f"{request.prefix}-secret",
+            metadata=metadata,
+            type="Opaque",
+            string_data={request.key: request.value},
+            opts=self._in_namespace(guard, request.namespace_resource),
+        )
+        return request.name
+
+    def secret_store_provider(self, namespace: str, identity: TenantIdentity) -> dict[str, Any] | None:
+        return None

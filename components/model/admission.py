@@ -1,0 +1,74 @@
+"""Stack config model for the cluster admission policy bundle (`tenancy:policy`).
+
+Everything here is cluster-wide: per-tenant data (authorized domains, node pool, groups) reaches
+the policies through labels and annotations on each tenant Namespace, so adding a tenant never
+changes a policy. What a stack decides is how hard each rule bites (the rollout switch), which
+image registries are allowed, and who the platform itself is.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field
+
+from components.model.fields import StrictModel
+
+# One action per rule, mapped to the binding's validationActions (Deny and Warn may not be
+# combined there): Deny -> [Deny], Warn -> [Warn, Audit], Audit -> [Audit].
+RuleAction = Literal["Deny", "Warn", "Audit"]
+
+# `registry.example.com`, `registry.example.com:5000`, `ghcr.io/example`: a host with optional
+# port and path prefix; no scheme, tag, digest or trailing slash.
+_REGISTRY = re.compile(r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]{1,5})?(/[a-z0-9]([a-z0-9._-]*[a-z0-9])?)*$")
+
+
+def _registry(value: str) -> str:
+    if not _REGISTRY.match(value):
+        raise ValueError(
+            f"{value!r} is not an image registry prefix (for example registry.example.com, ghcr.io/example; "
+            "no scheme, tag or trailing '/')"
+        )
+    return value
+
+
+Registry = Annotated[str, AfterValidator(_registry)]
+Identity = Annotated[str, Field(min_length=1, pattern=r"^[^\s',]+$")]
+
+
+class RuleActions(StrictModel):
+    """The rollout switch: what a violation of each rule does (Deny, Warn or Audit)."""
+
+    hostnames: RuleAction = "Deny"
+    services: RuleAction = "Deny"
+    node_pool: RuleAction = "Deny"
+    workloads: RuleAction = "Deny"
+    platform_owned: RuleAction = "Deny"
+    rbac: RuleAction = "Deny"
+
+
+class PlatformIdentities(StrictModel):
+    """Who may change or delete the objects the platform owns in tenant namespaces.
+
+    The identity `pulumi up` runs as must be here, or the platform locks itself out of its own
+    quotas and bindings. The Kubernetes controllers that clean up a deleted namespace are always
+    allowed (components/admission/rules/platform_owned.py), so they need not be listed.
+    """
+
+    users: list[Identity] = []
+    # kind and kubeadm clusters give the admin kubeconfig `kubeadm:cluster-admins` (1.29+) or
+    # `system:masters`; membership in system:masters skips authorization but not admission.
+    groups: list[Identity] = ["system:masters", "kubeadm:cluster-admins"]
+
+
+class PolicySettings(StrictModel):
+    """How the admission policy bundle is rolled out in this stack."""
+
+    enabled: bool = True
+    actions: RuleActions = RuleActions()
+    # Image prefixes pods may pull from; empty allows any registry.
+    allowed_registries: list[Registry] = []
+    platform_identities: PlatformIdentities = PlatformIdentities()
+    # Where the cluster has MutatingAdmissionPolicy v1 (1.36+), inject each pod's node pool.
+    inject_node_pool: bool = True

@@ -1,0 +1,45 @@
+"""Stack config models for the cloud accounts (`tenancy:gcp`, `tenancy:aws`)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from components.model.fields import DnsLabel, StrictModel
+
+
+class GcpSettings(StrictModel):
+    """The GCP project and region the platform's cloud resources live in."""
+
+    project: str = Field(pattern=r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
+    region: str = Field(pattern=r"^[a-z]+-[a-z]+[0-9]$")
+    # VPC (self link or `projects/<p>/global/networks/<n>`) with private services access:
+    # Cloud SQL instances get a private IP there and no public one.
+    network: str | None = None
+    # The platform's key ring; every tenant gets one CryptoKey in it.
+    key_ring: DnsLabel = "tenancy"
+    # Rotation period of tenant keys, in days.
+    key_rotation_days: Annotated[int, Field(ge=1, le=365)] = 90
+    # Where the GKE cluster runs (region or zone), for ESO's workload identity; default: region.
+    cluster_location: str | None = None
+
+
+class AwsSettings(StrictModel):
+    """The AWS region (credentials come from the usual AWS environment) and the data network."""
+
+    region: str = Field(pattern=r"^[a-z]{2}(-gov)?-[a-z]+-[0-9]$")
+    # RDS placement: a DB subnet group in the cluster's VPC and the security groups of the databases.
+    db_subnet_group: str | None = None
+    db_security_group_ids: list[str] = []
+    # CIDRs of the DB subnets: tenant namespaces may reach database ports there (RDS endpoints
+    # are DNS names, so a NetworkPolicy can only name the subnets; security groups do the rest).
+    database_cidrs: list[str] = []
+    # How tenant pods get their IAM role: EKS Pod Identity (default) or IRSA.
+    identity_mode: Literal["podIdentity", "irsa"] = "podIdentity"
+    # IRSA: the cluster's IAM OIDC provider ARN and its issuer without `https://`
+    # (`oidc.eks.<region>.amazonaws.com/id/<id>`, the part of the ARN after `oidc-provider/`).
+    oidc_provider_arn: Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:oidc-provider/\S+$")] | None = None
+    oidc_issuer: Annotated[str, Field(pattern=r"^[a-z0-9.-]+(/[A-Za-z0-9._-]+)*$")] | None = None
+    # podIdentity: the role of the External Secrets Operator controller, allowed to assume tenant roles.
+    secrets_controller_role_arn: Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:role/\S+$")] | None = None

@@ -1,0 +1,84 @@
+"""Stack defaults for tenant data (`tenancy:data`): database placement, shared instances, shared
+platform secrets and the safety nets (backups, recovery windows) every cloud resource gets.
+
+Tenants choose what they need (spec.py `databases`, `secrets`, `sharedSecrets`); the stack decides
+where it runs and how long deleted data stays recoverable.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from components.model.fields import DnsLabel, StrictModel
+
+Engine = Literal["postgres", "mysql"]
+Placement = Literal["dedicated", "shared"]
+
+
+class SharedInstance(StrictModel):
+    """A database instance shared by tenants whose databases ask for `placement: shared`: Cloud SQL
+    (gcp), RDS (aws) or a MariaDB in `sharedInstancesNamespace` (local, engine mysql only).
+
+    Each tenant gets its own database and user on it; the instance is the platform's and is
+    created once per stack, by the platform part.
+    """
+
+    engine: Engine
+    version: Annotated[str, Field(pattern=r"^\d+(\.\d+)?$")]
+    size: Literal["small", "medium", "large"] = "medium"
+    storage_gb: Annotated[int, Field(ge=10, le=65536)] = 100
+    # Environments whose databases it hosts; None means every environment.
+    environments: list[DnsLabel] | None = None
+
+
+class SharedSecret(StrictModel):
+    """A platform secret (registry pull credentials, a licence key) tenants may opt into.
+
+    Its value is kept out of band: in Secret Manager / Secrets Manager under `remoteKey` on GCP and
+    AWS, or in a Kubernetes Secret named `remoteKey` in `sharedSecretsNamespace` on a local cluster.
+    """
+
+    remote_key: Annotated[str, Field(pattern=r"^[A-Za-z0-9_/.-]{1,255}$")]
+    # Kubernetes Secret type in the tenant namespace, e.g. kubernetes.io/dockerconfigjson.
+    type: str = "Opaque"
+    # Key inside the delivered Kubernetes Secret.
+    key: Annotated[str, Field(pattern=r"^[-._a-zA-Z0-9]+$")] = "value"
+    description: str = ""
+
+
+class DataSettings(StrictModel):
+    """Everything a stack decides about tenant data."""
+
+    # Stack default; a database may override it with its own `placement`.
+    placement: Placement = "dedicated"
+    shared_instances: dict[DnsLabel, SharedInstance] = {}
+    # local only: the platform namespace shared MariaDB instances run in (created by the platform).
+    shared_instances_namespace: DnsLabel = "tenancy-databases"
+    shared_secrets: dict[DnsLabel, SharedSecret] = {}
+    # local only: where the platform team keeps the source Secrets of shared secrets.
+    shared_secrets_namespace: DnsLabel = "tenancy-shared"
+    # Where External Secrets Operator runs; the ClusterSecretStore authenticates from there.
+    secrets_operator_namespace: DnsLabel = "external-secrets"
+    # How often ESO re-reads secrets from the cloud (rotation reaches pods within this time).
+    refresh_interval: Annotated[str, Field(pattern=r"^\d+(s|m|h)$")] = "1h"
+    # AWS Secrets Manager keeps a deleted secret this many days before it is gone (7-30).
+    secret_recovery_days: Annotated[int, Field(ge=7, le=30)] = 30
+    # Automated backups kept this many days; point-in-time recovery covers the same window.
+    backup_retention_days: Annotated[int, Field(ge=1, le=35)] = 14
+    # GCP: the final backup taken when an instance is deleted is kept this many days.
+    final_backup_retention_days: Annotated[int, Field(ge=1, le=365)] = 30
+    # local: the MariaDB image that serves `engine: mysql` (MySQL wire-compatible).
+    local_mariadb_image: str = "docker-registry1.mariadb.com/library/mariadb:11.4.5"
+
+    def shared_instance(self, engine: str, version: str, environment: str) -> str | None:
+        """The shared instance for a database: same engine and version, serving its environment."""
+        for name, instance in sorted(self.shared_instances.items()):
+            if (
+                instance.engine == engine
+                and instance.version == version
+                and (instance.environments is None or environment in instance.environments)
+            ):
+                return name
+        return None

@@ -1,0 +1,157 @@
+"""Building blocks shared by the stack settings model and the tenant spec model.
+
+Both models are read from YAML written by people, so they share the same strictness: unknown keys
+are errors (a typo must never silently turn into a default), names use Kubernetes' camelCase in
+files and snake_case in code, and quantities are checked with the Kubernetes client's own parser.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from typing import Annotated, Any
+
+from kubernetes.utils import parse_quantity
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
+from pydantic.alias_generators import to_camel
+
+from components.model.labels import DNS_LABEL
+
+
+class StrictModel(BaseModel):
+    """Base for every model read from a file: camelCase keys, no unknown keys, immutable."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=True,
+        validate_default=True,
+    )
+
+
+def _dns_label(value: str) -> str:
+    if not DNS_LABEL.match(value) or len(value) > 63:
+        raise ValueError(
+            f"{value!r} is not a DNS label (lowercase letters, digits and '-', starting with a letter, "
+            "at most 63 characters)"
+        )
+    return value
+
+
+DnsLabel = Annotated[
+    str,
+    AfterValidator(_dns_label),
+    WithJsonSchema({"type": "string", "pattern": DNS_LABEL.pattern, "maxLength": 63}),
+]
+
+_DNS_NAME = re.compile(r"^(\*\.)?([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]([-a-z0-9]*[a-z0-9])?$")
+
+
+def _domain(value: str) -> str:
+    if len(value) > 253 or not _DNS_NAME.match(value):
+        raise ValueError(
+            f"{value!r} is not a lowercase DNS name with at least two labels (a leading '*.' is allowed for a wildcard)"
+        )
+    return value
+
+
+Domain = Annotated[str, AfterValidator(_domain), WithJsonSchema({"type": "string", "pattern": _DNS_NAME.pattern})]
+
+
+def _quantity_string(value: Any) -> Any:
+    # YAML turns `cpu: 2` into an int and `cpu: 0.5` into a float; Kubernetes wants strings.
+    if isinstance(value, bool):
+        raise ValueError("a quantity cannot be true/false")
+    if isinstance(value, (int, float)):
+        return str(value)
+    return value
+
+
+def _quantity(value: str) -> str:
+    try:
+        parse_quantity(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a Kubernetes quantity (for example 500m, 2, 512Mi, 4Gi)") from None
+    return value
+
+
+Quantity = Annotated[
+    str,
+    BeforeValidator(_quantity_string),
+    AfterValidator(_quantity),
+    WithJsonSchema({"type": ["string", "number"], "description": "a Kubernetes quantity: 500m, 2, 512Mi"}),
+]
+
+
+def quantity_value(value: str) -> Decimal:
+    """The numeric value of a validated quantity, for comparisons such as requests <= limits."""
+    return Decimal(parse_quantity(value))
+
+
+class ComputeAmounts(StrictModel):
+    """CPU and memory amounts (a quota's requests or limits)."""
+
+    cpu: Quantity | None = None
+    memory: Quantity | None = None
+
+
+# Object-count keys a ResourceQuota understands; `count/<resource>.<group>` covers the rest.
+_OBJECT_COUNT_KEYS = {
+    "pods",
+    "services",
+    "services.loadbalancers",
+    "services.nodeports",
+    "secrets",
+    "configmaps",
+    "persistentvolumeclaims",
+    "replicationcontrollers",
+    "resourcequotas",
+    "requests.storage",
+}
+_COUNT_KEY = re.compile(r"^count/[a-z0-9.-]+$")
+
+
+def _object_counts(value: dict[str, int]) -> dict[str, int]:
+    for key in value:
+        if key not in _OBJECT_COUNT_KEYS and not _COUNT_KEY.match(key):
+            known = ", ".join(sorted(_OBJECT_COUNT_KEYS))
+            raise ValueError(f"unknown object count {key!r}; use one of {known} or count/<resource>.<group>")
+    return value
+
+
+class QuotaSpec(StrictModel):
+    """Explicit quota: compute requests and limits plus object counts, in one ResourceQuota."""
+
+    requests: ComputeAmounts = ComputeAmounts()
+    limits: ComputeAmounts = ComputeAmounts()
+    storage: Quantity | None = None
+    objects: Annotated[dict[str, Annotated[int, Field(ge=0)]], AfterValidator(_object_counts)] = {}
+
+    @model_validator(mode="after")
+    def _requests_within_limits(self) -> QuotaSpec:
+        for resource in ("cpu", "memory"):
+            request = getattr(self.requests, resource)
+            limit = getattr(self.limits, resource)
+            if request is not None and limit is not None and quantity_value(request) > quantity_value(limit):
+                raise ValueError(f"requests.{resource} ({request}) is above limits.{resource} ({limit})")
+        return self
+
+    def hard(self) -> dict[str, str]:
+        """The `spec.hard` map of a ResourceQuota."""
+        hard: dict[str, str] = {}
+        for prefix, amounts in (("requests", self.requests), ("limits", self.limits)):
+            for resource in ("cpu", "memory"):
+                value = getattr(amounts, resource)
+                if value is not None:
+                    hard[f"{prefix}.{resource}"] = value
+        if self.storage is not None:
+            hard["requests.storage"] = self.storage
+        hard.update({key: str(count) for key, count in self.objects.items()})
+        return hard
+
+
+def format_location(location: tuple[int | str, ...]) -> str:
+    """`('apps', 0, 'chart', 'version')` -> `apps.0.chart.version`; pydantic's own tags dropped."""
+    parts = [str(part) for part in location if not str(part).startswith("function-")]
+    return ".".join(parts) if parts else "(file)"

@@ -1,0 +1,310 @@
+"""Stack config model for node pools (`tenancy:nodePools`): one entry per pool name, one model per kind.
+
+A pool is either created by this program (`gke`, `eks`, `karpenter`) or is a set of nodes an
+operator already labelled and tainted (`existing`). Each kind has its own strict model, chosen by
+`kind`, so a field that means nothing for a kind (`machineType` on a Karpenter pool) is an error
+rather than silently ignored. Cloud details that only pools need (instance formats, node roles,
+subnets) live here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    Discriminator,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    WrapValidator,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from components.model.fields import DnsLabel, Quantity, StrictModel
+
+CostCode = Annotated[str, Field(pattern=r"^[a-zA-Z0-9_-]{1,63}$")]
+
+# GCE machine types: `<family>-<type>[-<vCPUs>][-<variant>]` (e2-standard-4, e2-micro, n2-highmem-8,
+# a2-highgpu-1g, c3d-standard-8-lssd) or custom shapes (custom-4-16384, n2-custom-4-16384-ext).
+_GCE_MACHINE_TYPE = re.compile(
+    r"^(?:[a-z]+\d+[a-z]*-)?custom-\d+-\d+(?:-ext)?$|^[a-z]+\d+[a-z]*-[a-z]+(?:-\d+[a-z]*)?(?:-[a-z]+)?$"
+)
+# EC2 instance types: `<family>.<size>` (m7i.large, c6gn.16xlarge, m7i-flex.2xlarge, m7i.metal-24xl).
+_EC2_SIZE = r"(?:nano|micro|small|medium|large|\d*xlarge|metal(?:-\d+xl)?)"
+_EC2_INSTANCE_TYPE = re.compile(rf"^[a-z][a-z0-9-]*\d[a-z0-9-]*\.{_EC2_SIZE}$")
+_EC2_FAMILY = re.compile(r"^[a-z][a-z0-9-]*\d[a-z0-9-]*$")
+_EC2_SIZE_ONLY = re.compile(rf"^{_EC2_SIZE}$")
+# Karpenter and Kubernetes durations such as 30s, 5m, 720h or 1h30m.
+_DURATION = r"^([0-9]+(s|m|h))+$"
+
+
+def _machine_type(value: str) -> str:
+    if _EC2_INSTANCE_TYPE.match(value):
+        raise ValueError(
+            f"{value!r} is an EC2 instance type; a gke pool needs a GCE machine type such as e2-standard-4"
+        )
+    if not _GCE_MACHINE_TYPE.match(value):
+        raise ValueError(
+            f"{value!r} is not a GCE machine type (for example e2-standard-4, n2-highmem-8, n2-custom-4-16384)"
+        )
+    return value
+
+
+def _instance_type(value: str) -> str:
+    if not _EC2_INSTANCE_TYPE.match(value):
+        raise ValueError(f"{value!r} is not an EC2 instance type (for example m7i.large, c7g.2xlarge, r6i.metal)")
+    return value
+
+
+def _instance_family(value: str) -> str:
+    if not _EC2_FAMILY.match(value):
+        raise ValueError(f"{value!r} is not an EC2 instance family (for example m7i, c7g, r6i, m7i-flex)")
+    return value
+
+
+def _instance_size(value: str) -> str:
+    if not _EC2_SIZE_ONLY.match(value):
+        raise ValueError(f"{value!r} is not an EC2 instance size (for example large, 2xlarge, metal)")
+    return value
+
+
+_CRON = re.compile(r"^(@(annually|yearly|monthly|weekly|daily|midnight|hourly)|\S+( \S+){4})$")
+
+
+def _cron(value: str) -> str:
+    if not _CRON.match(value):
+        raise ValueError(f"{value!r} is not a cron schedule (five fields such as '0 7 * * mon-fri', or @daily)")
+    return value
+
+
+def _unique(values: list[str]) -> list[str]:
+    duplicates = sorted({v for v in values if values.count(v) > 1})
+    if duplicates:
+        raise ValueError(f"duplicate entries: {', '.join(duplicates)}")
+    return values
+
+
+GceMachineType = Annotated[str, AfterValidator(_machine_type)]
+Ec2InstanceType = Annotated[str, AfterValidator(_instance_type)]
+Ec2InstanceFamily = Annotated[str, AfterValidator(_instance_family)]
+Ec2InstanceSize = Annotated[str, AfterValidator(_instance_size)]
+AwsTags = dict[Annotated[str, Field(min_length=1, max_length=128)], Annotated[str, Field(min_length=1, max_length=256)]]
+
+
+class _PoolBase(StrictModel):
+    """What every pool has: a cost code that reaches node labels and the cloud's billing labels."""
+
+    cost_code: CostCode
+
+
+class _AutoscaledPool(_PoolBase):
+    """A managed group of nodes scaled by the cluster autoscaler between minNodes and maxNodes."""
+
+    # max before min so the min validator can compare against it.
+    max_nodes: int = Field(default=3, ge=1, le=1000)
+    min_nodes: int = Field(default=0, ge=0, le=1000)
+    # Spot capacity is cheaper and may be reclaimed at any time; on-demand is the safe default.
+    spot: bool = False
+    disk_size_gb: int = Field(default=100, ge=20, le=65536)
+
+    @field_validator("min_nodes")
+    @classmethod
+    def _min_not_above_max(cls, value: int, info: ValidationInfo) -> int:
+        maximum = info.data.get("max_nodes")
+        if maximum is not None and value > maximum:
+            raise ValueError(f"minNodes ({value}) is above maxNodes ({maximum})")
+        return value
+
+
+class GkePool(_AutoscaledPool):
+    """A GKE node pool in the stack's cluster (`cluster.name` in `gcp.region`)."""
+
+    kind: Literal["gke"]
+    machine_type: GceMachineType = "e2-standard-4"
+    disk_type: Literal["pd-standard", "pd-balanced", "pd-ssd", "hyperdisk-balanced"] = "pd-balanced"
+    # Zones of the region to place nodes in; None: the cluster's own node locations.
+    zones: Annotated[list[Annotated[str, Field(pattern=r"^[a-z]+-[a-z]+[0-9]-[a-z]$")]], Field(min_length=1)] | None = (
+        None
+    )
+    # A least-privilege node service account; None leaves the project's default compute account,
+    # which is far broader than nodes need (Google's hardening guide advises against it).
+    service_account: Annotated[str, Field(pattern=r"^[a-z][-a-z0-9]{4,28}[a-z0-9]@[a-z][-a-z0-9.:]+$")] | None = None
+
+
+class EksPool(_AutoscaledPool):
+    """An EKS managed node group with a launch template (so cost tags reach the EC2 instances)."""
+
+    kind: Literal["eks"]
+    instance_types: Annotated[list[Ec2InstanceType], Field(min_length=1), AfterValidator(_unique)] = ["m7i.large"]
+    # The node IAM role (worker node, CNI and ECR read policies attached) created with the cluster.
+    node_role_arn: Annotated[
+        str, Field(pattern=r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9_+=,.@/-]+$", max_length=2048)
+    ]
+    subnet_ids: Annotated[
+        list[Annotated[str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")]], Field(min_length=1), AfterValidator(_unique)
+    ]
+    ami_type: Literal[
+        "AL2023_x86_64_STANDARD", "AL2023_ARM_64_STANDARD", "BOTTLEROCKET_x86_64", "BOTTLEROCKET_ARM_64"
+    ] = "AL2023_x86_64_STANDARD"
+    # Nodes replaced at once during a version or launch template update.
+    max_unavailable: int = Field(default=1, ge=1, le=100)
+
+
+class KarpenterLimits(StrictModel):
+    """The most a Karpenter pool may provision in total; without a limit a pool grows unbounded."""
+
+    cpu: Quantity = "32"
+    memory: Quantity = "128Gi"
+
+
+class DisruptionBudget(StrictModel):
+    """How many nodes Karpenter may disrupt at once, optionally only in a scheduled window."""
+
+    nodes: Annotated[str, Field(pattern=r"^((100|[0-9]{1,2})%|[0-9]+)$")] = "10%"
+    # Cron (UTC) for when the budget applies, for `duration` from each start.
+    schedule: Annotated[str, AfterValidator(_cron)] | None = None
+    duration: Annotated[str, Field(pattern=r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$")] | None = None
+    reasons: list[Literal["Underutilized", "Empty", "Drifted"]] | None = None
+
+    @model_validator(mode="after")
+    def _window(self) -> DisruptionBudget:
+        if (self.schedule is None) != (self.duration is None):
+            raise ValueError("schedule and duration go together: a budget window needs both")
+        return self
+
+
+class Disruption(StrictModel):
+    """When Karpenter may remove or replace nodes to save cost."""
+
+    consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"] = "WhenEmptyOrUnderutilized"
+    # Wait this long after a pod change before consolidating, so bursts do not churn nodes.
+    consolidate_after: Annotated[str, Field(pattern=r"^(([0-9]+(s|m|h))+|Never)$")] = "5m"
+    budgets: Annotated[list[DisruptionBudget], Field(min_length=1, max_length=50)] = [DisruptionBudget()]
+    # Nodes are replaced after this age so they pick up patched AMIs.
+    expire_after: Annotated[str, Field(pattern=r"^(([0-9]+(s|m|h))+|Never)$")] = "720h"
+
+
+class KarpenterPool(_PoolBase):
+    """A Karpenter `NodePool` plus its `EC2NodeClass` on EKS."""
+
+    kind: Literal["karpenter"]
+    # IAM role name (not ARN) Karpenter gives the nodes it launches.
+    node_role: Annotated[str, Field(pattern=r"^[A-Za-z0-9_+=,.@-]{1,64}$")]
+    # `al2023@latest` follows new AMIs (and replaces nodes as they appear); pin one in production.
+    ami_alias: Annotated[str, Field(pattern=r"^(al2023|bottlerocket)@(latest|v[0-9][0-9.]*)$", max_length=30)] = (
+        "al2023@latest"
+    )
+    capacity_types: Annotated[
+        # `reserved` is left out: it needs capacity reservations selected on the node class.
+        list[Literal["spot", "on-demand"]], Field(min_length=1), AfterValidator(_unique)
+    ] = ["on-demand"]
+    # Empty families: the c, m and r categories of generation 3 and newer; empty sizes: any size.
+    # Karpenter picks the cheapest type that fits the pending pods within them.
+    instance_families: Annotated[list[Ec2InstanceFamily], AfterValidator(_unique)] = []
+    instance_sizes: Annotated[list[Ec2InstanceSize], AfterValidator(_unique)] = []
+    architectures: Annotated[list[Literal["amd64", "arm64"]], Field(min_length=1), AfterValidator(_unique)] = ["amd64"]
+    limits: KarpenterLimits = KarpenterLimits()
+    disruption: Disruption = Disruption()
+    # Tags that find the cluster's node subnets and security groups; None: the usual
+    # `karpenter.sh/discovery: <cluster name>` from the Karpenter getting-started setup.
+    subnet_selector: Annotated[AwsTags, Field(min_length=1)] | None = None
+    security_group_selector: Annotated[AwsTags, Field(min_length=1)] | None = None
+    disk_size_gb: int = Field(default=100, ge=20, le=59000)
+    # Higher weight pools are tried first when several pools fit a pod.
+    weight: int | None = Field(default=None, ge=1, le=100)
+
+
+class ExistingPool(_PoolBase):
+    """Nodes already in the cluster (kind, bare metal) that an operator labels and taints."""
+
+    kind: Literal["existing"]
+
+
+_KINDS = ("gke", "eks", "karpenter", "existing")
+
+
+def _without_kind_tag(value: Any, handler: Callable[[Any], Any]) -> Any:
+    """Validate, then drop pydantic's union tag (`gke`) from error locations.
+
+    Without this a bad machine type is reported at `nodePools.shared.gke.machineType`, a path that
+    does not exist in the file; with it, at `nodePools.shared.machineType`.
+    """
+    try:
+        return handler(value)
+    except ValidationError as error:
+        details: list[InitErrorDetails] = []
+        for item in error.errors():
+            location = item["loc"]
+            if location and location[0] in _KINDS:
+                location = location[1:]
+            details.append(
+                InitErrorDetails(
+                    type=PydanticCustomError(item["type"], item["msg"]),
+                    loc=location,
+                    input=item["input"],
+                )
+            )
+        raise ValidationError.from_exception_data(error.title, details) from None
+
+
+NodePoolSettings = Annotated[
+    Annotated[GkePool | EksPool | KarpenterPool | ExistingPool, Discriminator("kind")],
+    WrapValidator(_without_kind_tag),
+]
+
+# Kinds each cloud can run. `existing` works everywhere: the pool is only a label and a taint.
+KINDS_BY_CLOUD: dict[str, tuple[str, ...]] = {
+    "gcp": ("gke", "existing"),
+    "aws": ("eks", "karpenter", "existing"),
+    "local": ("existing",),
+}
+# GKE node pool names are at most 40 characters and EKS node group names 63. Pulumi names the
+# cloud resource `<pool>-gke-<7 random chars>` (`-eks-` for EKS): auto-naming lets a changed pool
+# be created before the old one is removed, so tenants' pods always have somewhere to go.
+_NAME_LIMITS = {"gke": 40 - len("-gke-") - 7, "eks": 63 - len("-eks-") - 7}
+
+
+def _pools_fit_cloud(pools: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+    """Every pool's kind must be one this stack's cloud can run; raise with the exact field."""
+    cloud = info.data.get("cloud")
+    if cloud is None:  # cloud itself is invalid and already reported
+        return pools
+    details: list[InitErrorDetails] = []
+    for name, pool in pools.items():
+        allowed = KINDS_BY_CLOUD[cloud]
+        if pool.kind not in allowed:
+            details.append(
+                InitErrorDetails(
+                    type=PydanticCustomError(
+                        "pool_kind_cloud",
+                        f"kind {pool.kind!r} cannot run on cloud {cloud!r} (kinds for {cloud}: {', '.join(allowed)})",
+                    ),
+                    loc=(name, "kind"),
+                    input=pool.kind,
+                )
+            )
+        limit = _NAME_LIMITS.get(pool.kind)
+        if limit is not None and len(name) > limit:
+            details.append(
+                InitErrorDetails(
+                    type=PydanticCustomError(
+                        "pool_name_length",
+                        f"{pool.kind} pool names may have at most {limit} characters (the cloud's limit minus "
+                        "the random suffix that lets a changed pool be created before the old one is removed)",
+                    ),
+                    loc=(name,),
+                    input=name,
+                )
+            )
+    if details:
+        raise ValidationError.from_exception_data("nodePools", details)
+    return pools
+
+
+# The type of `StackSettings.node_pools`: pools by name, checked against the stack's cloud.
+NodePools = Annotated[dict[DnsLabel, NodePoolSettings], AfterValidator(_pools_fit_cloud)]

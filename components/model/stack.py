@@ -1,0 +1,194 @@
+"""The stack settings model: everything under the `tenancy:` namespace of `Pulumi.<stack>.yaml`.
+
+Stack config is the one place where environments differ (dev on a local kind cluster, prod on
+GKE), so it is validated as strictly as tenant files: unknown keys and bad values are errors that
+name the key, reported all at once before anything is registered.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, PrivateAttr, ValidationError, model_validator
+
+from components.model.admission import PolicySettings
+from components.model.clouds import AwsSettings, GcpSettings
+from components.model.data import DataSettings
+from components.model.delivery import DeliverySettings
+from components.model.errors import ConfigurationError, Problem
+from components.model.fields import ComputeAmounts, DnsLabel, Domain, QuotaSpec, StrictModel, format_location
+from components.model.pools import NodePools
+
+CONFIG_NAMESPACE = "tenancy"
+# ValidatingAdmissionPolicy is GA from 1.30; kubernetes-validate ships schemas up to 1.37.
+_KUBERNETES_VERSION = r"^1\.(3[0-9])$"
+
+
+class ClusterSettings(StrictModel):
+    """How the program reaches the cluster: one Kubernetes provider shared by all tenants."""
+
+    name: DnsLabel = "tenancy"
+    # kubeconfig context; None means the current context (kind, k3d, or CI's credentials).
+    context: str | None = None
+
+
+class PlatformNamespace(StrictModel):
+    """A platform namespace whose pods may reach tenant pods (ingress controller, monitoring)."""
+
+    name: DnsLabel
+    # Empty means every port: an ingress controller must reach whatever port a tenant serves.
+    ports: list[Annotated[int, Field(ge=1, le=65535)]] = []
+
+
+class DnsSettings(StrictModel):
+    """Where cluster DNS runs, so tenant egress can be opened to it and nothing else."""
+
+    namespace: DnsLabel = "kube-system"
+    pod_labels: dict[str, str] = {"k8s-app": "kube-dns"}
+
+
+class LimitDefaults(StrictModel):
+    """LimitRange defaults: containers without requests/limits get these, so quotas can apply."""
+
+    default_request: ComputeAmounts = ComputeAmounts(cpu="100m", memory="128Mi")
+    default_limit: ComputeAmounts = ComputeAmounts(cpu="1", memory="512Mi")
+    max_limit: ComputeAmounts = ComputeAmounts(cpu="8", memory="32Gi")
+
+
+class ProtectionSettings(StrictModel):
+    """Guards on data-bearing resources (databases, keys, secrets)."""
+
+    # Pulumi `protect` on data-bearing resources; turning it off is for throwaway stacks only.
+    protect_data: bool = True
+
+
+def _default_tiers() -> dict[str, QuotaSpec]:
+    def tier(cpu: str, memory: str, limit_cpu: str, limit_memory: str, pods: int) -> QuotaSpec:
+        return QuotaSpec(
+            requests=ComputeAmounts(cpu=cpu, memory=memory),
+            limits=ComputeAmounts(cpu=limit_cpu, memory=limit_memory),
+            storage="100Gi",
+            objects={"pods": pods, "services": 20, "persistentvolumeclaims": 20, "secrets": 100, "configmaps": 100},
+        )
+
+    return {
+        "small": tier("2", "4Gi", "4", "8Gi", 20),
+        "medium": tier("8", "16Gi", "16", "32Gi", 60),
+        "large": tier("32", "64Gi", "64", "128Gi", 200),
+    }
+
+
+def _unique(values: list[str]) -> list[str]:
+    duplicates = sorted({v for v in values if values.count(v) > 1})
+    if duplicates:
+        raise ValueError(f"duplicate entries: {', '.join(duplicates)}")
+    return values
+
+
+class ShardSettings(StrictModel):
+    """How tenants are split over shard stacks (see components/model/sharding.py)."""
+
+    count: Annotated[int, Field(ge=1, le=1024)] = 1
+    # The shard this stack runs; required when stackRole is `tenants`.
+    index: Annotated[int, Field(ge=0)] | None = None
+    # The plan warns when a shard registers more resources than this (previews slow down past it).
+    resource_budget: Annotated[int, Field(ge=100)] = 2000
+
+
+class StackSettings(StrictModel):
+    """Everything a stack decides for all of its tenants."""
+
+    cloud: Literal["local", "gcp", "aws"] = "local"
+    kubernetes_version: str = Field(default="1.34", pattern=_KUBERNETES_VERSION)
+    cluster: ClusterSettings = ClusterSettings()
+    domain_suffix: Domain
+    # Tenant environments this cluster hosts; each becomes a namespace per tenant.
+    environments: Annotated[list[DnsLabel], AfterValidator(_unique)] = ["dev", "prod"]
+    # Environments where people get read access only and writes come from the deployer account.
+    read_only_environments: list[DnsLabel] = ["prod"]
+    platform_namespaces: list[PlatformNamespace] = []
+    dns: DnsSettings = DnsSettings()
+    quota_tiers: dict[DnsLabel, QuotaSpec] = Field(default_factory=_default_tiers)
+    default_quota_tier: str = "small"
+    limit_defaults: LimitDefaults = LimitDefaults()
+    protection: ProtectionSettings = ProtectionSettings()
+    node_pools: NodePools = {}
+    policy: PolicySettings = PolicySettings()
+    delivery: DeliverySettings = DeliverySettings()
+    data: DataSettings = DataSettings()
+    tenants_dir: str = "tenants"
+    # all: everything in one stack (small installs). platform: only cluster-wide parts.
+    # tenants: one shard of the tenants, reading the platform stack through a StackReference.
+    stack_role: Literal["all", "platform", "tenants"] = "all"
+    shards: ShardSettings = ShardSettings()
+    # Fully qualified name of the platform stack (`<org>/tenancy/<stack>`), for tenants shards.
+    platform_stack: str | None = None
+    # For split stacks (`prod-platform`, `prod-shard-3`): the stack whose tenant `stacks:` limits and
+    # `overrides:` apply (`prod`). Written by `python -m tools.shards write`.
+    base_stack: DnsLabel | None = None
+    gcp: GcpSettings | None = None
+    aws: AwsSettings | None = None
+    # The file the settings came from, for problems found later against tenants (not a config key).
+    _source: str = PrivateAttr(default="the stack config")
+
+    @property
+    def source(self) -> str:
+        """The settings file (`Pulumi.<stack>.yaml`), for problems that name one of its keys."""
+        return self._source
+
+    @model_validator(mode="after")
+    def _consistent(self) -> StackSettings:
+        unknown_ro = sorted(set(self.read_only_environments) - set(self.environments))
+        if unknown_ro:
+            raise ValueError(f"readOnlyEnvironments names environments not in environments: {', '.join(unknown_ro)}")
+        if self.default_quota_tier not in self.quota_tiers:
+            raise ValueError(f"defaultQuotaTier {self.default_quota_tier!r} is not one of quotaTiers")
+        if self.stack_role == "tenants":
+            if self.shards.index is None or self.shards.index >= self.shards.count:
+                raise ValueError(f"stackRole tenants needs shards.index between 0 and {self.shards.count - 1}")
+            if self.platform_stack is None:
+                raise ValueError("stackRole tenants needs platformStack (the platform stack's full name)")
+        if self.cloud == "gcp" and self.gcp is None:
+            raise ValueError("cloud is gcp but the gcp section (project, region) is missing")
+        if self.cloud == "aws" and self.aws is None:
+            raise ValueError("cloud is aws but the aws section (region) is missing")
+        return self
+
+
+def _decode(value: Any) -> Any:
+    """Pulumi hands structured config values to programs as JSON text; scalars stay strings.
+
+    Scalars are left for the model to coerce ("true" -> bool, "3" -> int) so that a version such as
+    "1.30" is never read as the number 1.3.
+    """
+    if not isinstance(value, str) or not value.lstrip().startswith(("{", "[")):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        return value
+
+
+def parse_settings(raw_config: Mapping[str, Any], source: str) -> StackSettings:
+    """Validate the `tenancy:*` keys of a stack's config; raise ConfigurationError naming each key."""
+    prefix = f"{CONFIG_NAMESPACE}:"
+    values = {key[len(prefix) :]: _decode(value) for key, value in raw_config.items() if key.startswith(prefix)}
+    try:
+        settings = StackSettings.model_validate(values)
+    except ValidationError as error:
+        problems = [
+            Problem(source, f"{CONFIG_NAMESPACE}:{format_location(e['loc'])}", e["msg"]) for e in error.errors()
+        ]
+        raise ConfigurationError(problems) from None
+    settings._source = source
+    return settings
+
+
+def read_stack_settings(stack: str) -> StackSettings:
+    """Read and validate this stack's `tenancy:` config through the Pulumi runtime."""
+    from pulumi.runtime import config as runtime_config
+
+    raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    return parse_settings(raw, f"Pulumi.{stack}.yaml")

@@ -1,0 +1,125 @@
+"""The shared ClusterRoles every tenant namespace binds: created once per cluster, not per tenant.
+
+A RoleBinding to a ClusterRole grants its rules inside the binding's namespace only, so four
+cluster-wide roles serve every tenant while each grant stays namespaced. That keeps the resource
+count per tenant low (the biggest lever on how far the platform scales) and gives one place to
+review what each role may do.
+
+Roles never grant write access to the objects the platform owns in a tenant namespace
+(ResourceQuota, LimitRange, NetworkPolicy, Role, RoleBinding): RBAC is additive, so leaving them out
+is the whole mechanism; the admission policy bundle adds a second lock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.model.labels import platform_labels
+
+READ = ["get", "list", "watch"]
+WRITE = ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"]
+
+ROLE_NAMES = {
+    "admin": "tenancy-tenant-admin",
+    "operator": "tenancy-tenant-operator",
+    "viewer": "tenancy-tenant-viewer",
+    "deployer": "tenancy-tenant-deployer",
+}
+
+# What a tenant builds with: readable by everyone with access, writable by admin and deployer.
+_WORKLOADS: list[tuple[str, list[str]]] = [
+    ("", ["pods", "services", "endpoints", "configmaps", "persistentvolumeclaims", "serviceaccounts"]),
+    ("apps", ["deployments", "statefulsets", "replicasets", "deployments/scale", "statefulsets/scale"]),
+    ("batch", ["jobs", "cronjobs"]),
+    ("autoscaling", ["horizontalpodautoscalers"]),
+    ("policy", ["poddisruptionbudgets"]),
+    ("networking.k8s.io", ["ingresses"]),
+    ("gateway.networking.k8s.io", ["httproutes", "grpcroutes", "tlsroutes"]),
+    ("cert-manager.io", ["certificates"]),
+    ("external-secrets.io", ["externalsecrets"]),
+    ("helm.toolkit.fluxcd.io", ["helmreleases"]),
+    ("source.toolkit.fluxcd.io", ["helmrepositories", "ocirepositories"]),
+]
+# Platform-owned or observational: readable, never writable by a tenant role.
+_READ_ONLY: list[tuple[str, list[str]]] = [
+    ("", ["resourcequotas", "limitranges", "events", "pods/log", "namespaces"]),
+    ("events.k8s.io", ["events"]),
+    ("discovery.k8s.io", ["endpointslices"]),
+    ("networking.k8s.io", ["networkpolicies"]),
+    ("rbac.authorization.k8s.io", ["roles", "rolebindings"]),
+    ("source.toolkit.fluxcd.io", ["gitrepositories"]),
+    ("kustomize.toolkit.fluxcd.io", ["kustomizations"]),
+    ("external-secrets.io", ["secretstores"]),
+]
+
+
+def _rules(groups: list[tuple[str, list[str]]], verbs: list[str]) -> list[k8s.rbac.v1.PolicyRuleArgsDict]:
+    return [{"api_groups": [group], "resources": resources, "verbs": verbs} for group, resources in groups]
+
+
+def role_rules() -> dict[str, list[k8s.rbac.v1.PolicyRuleArgsDict]]:
+    """The rules of each shared role, by role key (admin, operator, viewer, deployer)."""
+    read_all = _rules(_WORKLOADS, READ) + _rules(_READ_ONLY, READ)
+    admin = (
+        _rules(_WORKLOADS, WRITE)
+        + _rules(_READ_ONLY, READ)
+        + [
+            {"api_groups": [""], "resources": ["secrets"], "verbs": WRITE},
+            {
+                "api_groups": [""],
+                "resources": ["pods/exec", "pods/portforward", "pods/attach"],
+                "verbs": ["get", "create"],
+            },
+        ]
+    )
+    operator: list[k8s.rbac.v1.PolicyRuleArgsDict] = [
+        *read_all,
+        # Day-to-day: restart and scale workloads, clean up pods, rerun jobs, read logs, port-forward.
+        {"api_groups": [""], "resources": ["pods"], "verbs": ["delete"]},
+        {"api_groups": [""], "resources": ["pods/portforward"], "verbs": ["get", "create"]},
+        {"api_groups": ["apps"], "resources": ["deployments", "statefulsets"], "verbs": ["patch"]},
+        {
+            "api_groups": ["apps"],
+            "resources": ["deployments/scale", "statefulsets/scale"],
+            "verbs": ["update", "patch"],
+        },
+        {"api_groups": ["batch"], "resources": ["jobs"], "verbs": ["create", "delete"]},
+    ]
+    # The deployer is what GitOps and CI impersonate: everything admin may write, no interactive access.
+    deployer = (
+        _rules(_WORKLOADS, WRITE)
+        + _rules(_READ_ONLY, READ)
+        + [
+            {"api_groups": [""], "resources": ["secrets"], "verbs": WRITE},
+        ]
+    )
+    return {"admin": admin, "operator": operator, "viewer": read_all, "deployer": deployer}
+
+
+@dataclass
+class PlatformRolesArgs:
+    """Nothing varies per stack today; the dataclass keeps the component signature uniform."""
+
+    labels: dict[str, str] | None = None
+
+
+class PlatformRoles(pulumi.ComponentResource):
+    """The four ClusterRoles tenant namespaces bind (`tenancy:index:PlatformRoles`)."""
+
+    role_names: dict[str, str]
+
+    def __init__(self, name: str, args: PlatformRolesArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("tenancy:index:PlatformRoles", name, None, opts)
+        labels = {**platform_labels(), **(args.labels or {})}
+        self.role_names = dict(ROLE_NAMES)
+        for key, rules in role_rules().items():
+            k8s.rbac.v1.ClusterRole(
+                f"{name}-{key}",
+                metadata={"name": ROLE_NAMES[key], "labels": labels},
+                rules=rules,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        self.register_outputs({"roleNames": self.role_names})

@@ -1,0 +1,202 @@
+"""AWS workload identity, rule by rule: EKS Pod Identity or IRSA (`tenancy:aws.identityMode`), trust
+policies naming exactly the tenant's `workload` ServiceAccounts, and refusals naming the stack key."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.model.errors import ConfigurationError
+from tests.support import objects_of_kind, plan, tenant_document, write_tenants
+from tools.harness import ProgramRun, RecordedResource, new_monitor, run_program, stack_config
+
+REGION = "eu-west-1"
+ACCOUNT = "111122223333"
+CONTROLLER = f"arn:aws:iam::{ACCOUNT}:role/tenancy-prod-external-secrets"
+ISSUER = "oidc.eks.eu-west-1.amazonaws.com/id/0123456789ABCDEF0123456789ABCDEF"
+PROVIDER_ARN = f"arn:aws:iam::{ACCOUNT}:oidc-provider/{ISSUER}"
+BASE_AWS: dict[str, Any] = {
+    "region": REGION,
+    "dbSubnetGroup": "tenancy-prod-databases",
+    "dbSecurityGroupIds": ["sg-0a1b2c3d4e5f60718"],
+    "databaseCidrs": ["10.20.96.0/22"],
+}
+POD_IDENTITY = {**BASE_AWS, "identityMode": "podIdentity", "secretsControllerRoleArn": CONTROLLER}
+IRSA = {**BASE_AWS, "identityMode": "irsa", "oidcProviderArn": PROVIDER_ARN, "oidcIssuer": ISSUER}
+SHOP_ROLE = f"arn:aws:iam::{ACCOUNT}:role/shop-identity"
+
+
+def _shop(**fields: Any) -> dict[str, Any]:
+    return tenant_document("shop", secrets=[{"name": "api-key", "source": "generated"}], **fields)
+
+
+def _run(tmp_path: Path, aws: dict[str, Any], *tenants: dict[str, Any]) -> ProgramRun:
+    return plan("prod-aws", write_tenants(tmp_path, *(tenants or (_shop(),))), aws=json.dumps(aws))
+
+
+def _one(run: ProgramRun, type_token: str, name: str) -> RecordedResource:
+    matches = [r for r in run.of_type(type_token) if r.name == name]
+    assert len(matches) == 1, [r.name for r in run.of_type(type_token)]
+    return matches[0]
+
+
+def _trust(run: ProgramRun, role: str = "shop-identity") -> list[dict[str, Any]]:
+    statements: list[dict[str, Any]] = json.loads(_one(run, "aws:iam/role:Role", role).inputs["assumeRolePolicy"])[
+        "Statement"
+    ]
+    return statements
+
+
+def _refused(tmp_path: Path, aws: dict[str, Any], data: dict[str, Any] | None = None) -> str:
+    overrides = {"tenancy:tenantsDir": str(write_tenants(tmp_path, _shop())), "tenancy:aws": json.dumps(aws)}
+    if data is not None:
+        overrides["tenancy:data"] = json.dumps(data)
+    config, secret_keys = stack_config("prod-aws", overrides)
+    monitor = new_monitor()
+    with pytest.raises(ConfigurationError) as raised:
+        run_program("prod-aws", config, secret_keys, monitor=monitor)
+    assert monitor.recorded == []
+    return str(raised.value)
+
+
+# --- Pod Identity ------------------------------------------------------------------------------
+
+
+def test_pod_identity_trust_names_the_cluster_the_namespaces_and_the_workload_account(tmp_path: Path) -> None:
+    run = _run(tmp_path, POD_IDENTITY)
+    pods, controller = _trust(run)
+    assert pods == {
+        "Effect": "Allow",
+        "Principal": {"Service": "pods.eks.amazonaws.com"},
+        "Action": ["sts:AssumeRole", "sts:TagSession"],
+        "Condition": {
+            "StringEquals": {
+                "aws:RequestTag/eks-cluster-name": "tenancy-prod",
+                "aws:RequestTag/kubernetes-namespace": ["tenant-shop-dev", "tenant-shop-prod"],
+                "aws:RequestTag/kubernetes-service-account": "workload",
+            }
+        },
+    }
+    # External Secrets' controller assumes the tenant role for the tenant's SecretStores.
+    assert controller == {"Effect": "Allow", "Principal": {"AWS": CONTROLLER}, "Action": "sts:AssumeRole"}
+
+
+def test_pod_identity_association_per_namespace_binds_only_the_workload_account(tmp_path: Path) -> None:
+    run = _run(tmp_path, POD_IDENTITY)
+    associations = run.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+    assert sorted((a.inputs["namespace"], a.inputs["serviceAccount"]) for a in associations) == [
+        ("tenant-shop-dev", "workload"),
+        ("tenant-shop-prod", "workload"),
+    ]
+    assert {a.inputs["roleArn"] for a in associations} == {SHOP_ROLE}
+    assert {a.inputs["clusterName"] for a in associations} == {"tenancy-prod"}
+    # No IRSA annotation; the SecretStore names the role the controller assumes.
+    account = _one(run, "kubernetes:core/v1:ServiceAccount", "shop-prod-workload")
+    assert account.inputs["metadata"].get("annotations", {}) == {}
+    store = objects_of_kind(run, "SecretStore", "tenant-shop-prod")[0]
+    assert store["spec"]["provider"] == {"aws": {"service": "SecretsManager", "region": REGION, "role": SHOP_ROLE}}
+
+
+def test_identity_follows_the_environments_the_tenant_has(tmp_path: Path) -> None:
+    run = _run(tmp_path, POD_IDENTITY, _shop(environments=["prod"]))
+    assert _trust(run)[0]["Condition"]["StringEquals"]["aws:RequestTag/kubernetes-namespace"] == ["tenant-shop-prod"]
+    associations = run.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+    assert [a.inputs["namespace"] for a in associations] == ["tenant-shop-prod"]
+
+
+def test_role_policy_reads_only_the_tenant_secrets_and_key(tmp_path: Path) -> None:
+    run = _run(tmp_path, POD_IDENTITY)
+    policy = json.loads(_one(run, "aws:iam/rolePolicy:RolePolicy", "shop-identity-policy").inputs["policy"])
+    assert policy["Statement"] == [
+        {
+            "Effect": "Allow",
+            "Action": ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"],
+            # The `/` ends the tenant name: `shop` never matches `shop-eu`.
+            "Resource": f"arn:aws:secretsmanager:{REGION}:*:secret:tenancy/shop/*",
+        },
+        {
+            "Effect": "Allow",
+            "Action": ["kms:Decrypt", "kms:DescribeKey"],
+            "Resource": f"arn:aws:kms:{REGION}:{ACCOUNT}:key/shop-key",
+        },
+    ]
+
+
+# --- IRSA ------------------------------------------------------------------------------------
+
+
+def test_irsa_trust_names_exactly_the_workload_subjects(tmp_path: Path) -> None:
+    run = _run(tmp_path, IRSA)
+    assert _trust(run) == [
+        {
+            "Effect": "Allow",
+            "Principal": {"Federated": PROVIDER_ARN},
+            "Action": "sts:AssumeRoleWithWebIdentity",
+            "Condition": {
+                "StringEquals": {
+                    f"{ISSUER}:aud": "sts.amazonaws.com",
+                    f"{ISSUER}:sub": [
+                        "system:serviceaccount:tenant-shop-dev:workload",
+                        "system:serviceaccount:tenant-shop-prod:workload",
+                    ],
+                }
+            },
+        }
+    ]
+
+
+def test_irsa_annotates_the_workload_account_and_needs_no_association(tmp_path: Path) -> None:
+    run = _run(tmp_path, IRSA)
+    assert run.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation") == []
+    for environment in ("dev", "prod"):
+        account = _one(run, "kubernetes:core/v1:ServiceAccount", f"shop-{environment}-workload")
+        assert account.inputs["metadata"]["annotations"] == {"eks.amazonaws.com/role-arn": SHOP_ROLE}
+        store = objects_of_kind(run, "SecretStore", f"tenant-shop-{environment}")[0]
+        # ESO authenticates with the workload account's own token (and so its role).
+        assert store["spec"]["provider"]["aws"]["auth"] == {"jwt": {"serviceAccountRef": {"name": "workload"}}}
+        assert "role" not in store["spec"]["provider"]["aws"]
+
+
+def test_irsa_shared_secrets_role_trusts_only_the_store_account(tmp_path: Path) -> None:
+    run = _run(tmp_path, IRSA)
+    condition = _trust(run, "shared-secrets-identity")[0]["Condition"]["StringEquals"]
+    assert condition[f"{ISSUER}:sub"] == ["system:serviceaccount:external-secrets:tenancy-shared-secrets"]
+
+
+# --- refusals --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["oidcProviderArn", "oidcIssuer"])
+def test_irsa_without_the_oidc_settings_names_the_key(key: str, tmp_path: Path) -> None:
+    aws = {k: v for k, v in IRSA.items() if k != key}
+    message = _refused(tmp_path, aws)
+    assert f"Pulumi.prod-aws.yaml: tenancy:aws.{key}: required with identityMode irsa (roles of tenant shop" in message
+
+
+def test_irsa_issuer_of_another_provider_is_refused(tmp_path: Path) -> None:
+    message = _refused(tmp_path, {**IRSA, "oidcIssuer": "oidc.eks.eu-west-1.amazonaws.com/id/OTHER"})
+    assert "Pulumi.prod-aws.yaml: tenancy:aws.oidcIssuer: 'oidc.eks.eu-west-1.amazonaws.com/id/OTHER' is not" in message
+
+
+def test_irsa_issuer_with_a_scheme_is_refused_by_format(tmp_path: Path) -> None:
+    message = _refused(tmp_path, {**IRSA, "oidcIssuer": f"https://{ISSUER}"})
+    assert "Pulumi.prod-aws.yaml: tenancy:aws.oidcIssuer: String should match pattern" in message
+
+
+def test_pod_identity_without_the_controller_role_names_the_key(tmp_path: Path) -> None:
+    aws = {k: v for k, v in POD_IDENTITY.items() if k != "secretsControllerRoleArn"}
+    message = _refused(tmp_path, aws)
+    assert (
+        "Pulumi.prod-aws.yaml: tenancy:aws.secretsControllerRoleArn: required with identityMode podIdentity: "
+        "the External Secrets controller assumes the roles of tenant shop and the shared-secrets store" in message
+    )
+
+
+def test_identity_settings_are_only_required_where_something_uses_them(tmp_path: Path) -> None:
+    aws = {k: v for k, v in IRSA.items() if k not in ("oidcProviderArn", "oidcIssuer")}
+    tenants = write_tenants(tmp_path, tenant_document("plain"))
+    run = plan("prod-aws", tenants, aws=json.dumps(aws), data="{}")
+    assert run.of_type("aws:iam/role:Role") == []

@@ -1,0 +1,202 @@
+"""CI workflows: valid against the GitHub workflow schema, and doing what the README promises.
+
+The schema check uses check-jsonschema's vendored GitHub workflow schema; the rest reads the
+workflows as data and checks the properties reviewers rely on (forks need no secrets for the plan
+diff, prod waits for an approval after dev, drift fails on any change, the policy pack runs on
+every Pulumi command) and that every variable and secret they read is documented.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tools.harness import PROJECT_ROOT
+
+WORKFLOWS_DIR = PROJECT_ROOT / ".github" / "workflows"
+WORKFLOWS = sorted(WORKFLOWS_DIR.glob("*.yml"))
+REUSABLE = "./.github/workflows/pulumi-stack.yml"
+
+
+def load(name: str) -> dict[str, Any]:
+    raw: dict[Any, Any] = yaml.safe_load((WORKFLOWS_DIR / name).read_text(encoding="utf-8"))
+    # YAML 1.1 reads the key `on` as True.
+    return {("on" if key is True else str(key)): value for key, value in raw.items()}
+
+
+def check_jsonschema(*paths: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows", *map(str, paths)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def steps_text(job: dict[str, Any]) -> str:
+    return "\n".join(str(step.get("run", "")) for step in job.get("steps", []))
+
+
+def test_the_expected_workflows_exist() -> None:
+    assert {path.name for path in WORKFLOWS} == {
+        "pull-request.yml",
+        "pr-comment.yml",
+        "deploy.yml",
+        "drift.yml",
+        "pulumi-stack.yml",
+    }
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda path: path.name)
+def test_workflow_matches_the_github_schema(path: Path) -> None:
+    result = check_jsonschema(path)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_schema_check_rejects_a_broken_workflow(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yml"
+    broken.write_text("on: push\njobs:\n  build:\n    steps:\n      - run: true\n", encoding="utf-8")
+    result = check_jsonschema(broken)
+    assert result.returncode == 1
+    assert "runs-on" in result.stdout + result.stderr
+
+
+def test_actions_are_pinned_to_a_version() -> None:
+    for path in WORKFLOWS:
+        for uses in re.findall(r"uses:\s*(\S+)", path.read_text(encoding="utf-8")):
+            if uses.startswith("./"):
+                assert (PROJECT_ROOT / uses).is_file(), uses
+            else:
+                assert re.fullmatch(r"[\w.-]+/[\w./-]+@(v\d+(\.\d+)*|[0-9a-f]{40})", uses), f"{path.name}: {uses}"
+
+
+def test_pull_request_plan_diff_runs_without_secrets() -> None:
+    workflow = load("pull-request.yml")
+    assert set(workflow["on"]) == {"pull_request"}, "pull_request_target would run fork code with secrets"
+    plan = workflow["jobs"]["plan"]
+    text = yaml.safe_dump(plan)
+    assert "secrets." not in text and "environment" not in plan
+    script = steps_text(plan)
+    assert "-m tools.plan --stack" in script
+    assert "-m tools.plan_diff" in script
+    assert "GITHUB_STEP_SUMMARY" in script
+    assert "-m policy_pack.offline" in script
+    assert any(step.get("uses", "").startswith("actions/upload-artifact@") for step in plan["steps"])
+
+
+def test_plan_diff_comment_is_posted_from_the_base_repository() -> None:
+    workflow = load("pr-comment.yml")
+    assert workflow["on"]["workflow_run"]["workflows"] == [load("pull-request.yml")["name"]]
+    job = workflow["jobs"]["comment"]
+    assert job["permissions"]["pull-requests"] == "write"
+    assert not any(step.get("uses", "").startswith("actions/checkout@") for step in job["steps"])
+    assert "^[0-9]+$" in steps_text(job)
+
+
+def test_pull_request_preview_per_stack_skips_forks() -> None:
+    preview = load("pull-request.yml")["jobs"]["preview"]
+    assert "head.repo.full_name == github.repository" in preview["if"]
+    assert preview["uses"] == REUSABLE
+    assert preview["with"]["command"] == "preview"
+    assert preview["with"]["comment-on-pr"] is True
+    assert "matrix.stack" in preview["with"]["stack"]
+
+
+def test_merge_deploys_dev_then_prod_behind_an_environment() -> None:
+    workflow = load("deploy.yml")
+    assert workflow["on"]["push"]["branches"] == ["main"]
+    assert workflow["concurrency"]["cancel-in-progress"] is False
+    jobs = workflow["jobs"]
+    assert jobs["layout"]["needs"] == "test"
+    assert "-m tools.ci_stacks" in steps_text(jobs["layout"])
+    # dev (unsplit and platform stacks one by one), dev shards in parallel, then the same for prod.
+    assert jobs["dev"]["needs"] == "layout"
+    assert jobs["dev-shards"]["needs"] == ["layout", "dev"]
+    assert jobs["prod"]["needs"] == ["layout", "dev", "dev-shards"]
+    assert jobs["prod-shards"]["needs"] == ["layout", "prod"]
+    # prod runs when dev-shards was skipped (nothing split), never after a failure in dev.
+    assert "!failure()" in jobs["prod"]["if"] and "!cancelled()" in jobs["prod"]["if"]
+    for name in ("dev", "prod"):
+        assert jobs[name]["strategy"]["max-parallel"] == 1
+        assert f"needs.layout.outputs.{name}-first" in jobs[name]["strategy"]["matrix"]["include"]
+        shards = jobs[f"{name}-shards"]
+        assert shards["if"] == f"needs.layout.outputs.{name}-shards != '[]'", "an empty matrix fails the run"
+        assert shards["strategy"]["fail-fast"] is False
+        assert f"needs.layout.outputs.{name}-shards" in shards["strategy"]["matrix"]["include"]
+    for name in ("dev", "dev-shards", "prod", "prod-shards"):
+        assert jobs[name]["uses"] == REUSABLE
+        assert jobs[name]["with"]["command"] == "up"
+        # The environment of the (base) stack holds its credentials and, for prod, the approval.
+        assert jobs[name]["with"]["environment"] == "${{ matrix.environment }}"
+        assert jobs[name]["with"]["stack"] == "${{ matrix.stack }}"
+    layout_text = yaml.safe_dump(jobs["layout"])
+    assert "vars.PULUMI_DEV_STACKS" in layout_text and "vars.PULUMI_PROD_STACKS" in layout_text
+
+
+@pytest.mark.parametrize(("workflow", "job"), [("drift.yml", "drift"), ("pull-request.yml", "preview")])
+def test_previews_and_drift_checks_cover_every_part_of_split_stacks(workflow: str, job: str) -> None:
+    jobs = load(workflow)["jobs"]
+    assert "-m tools.ci_stacks" in steps_text(jobs["layout"])
+    assert jobs["layout"]["outputs"]["stacks"] == "${{ steps.stacks.outputs.all }}"
+    assert "layout" in jobs[job]["needs"]
+    assert jobs[job]["strategy"]["matrix"]["include"] == "${{ fromJSON(needs.layout.outputs.stacks) }}"
+    assert jobs[job]["with"]["environment"] == "${{ matrix.environment }}-preview"
+
+
+def test_drift_runs_on_a_schedule_and_fails_loudly() -> None:
+    workflow = load("drift.yml")
+    assert workflow["on"]["schedule"]
+    assert workflow["jobs"]["drift"]["with"]["command"] == "drift"
+    report = workflow["jobs"]["report"]
+    assert report["if"] == "failure()" and "gh issue create" in steps_text(report)
+    reusable = (WORKFLOWS_DIR / "pulumi-stack.yml").read_text(encoding="utf-8")
+    assert "drift) args=(preview --refresh --expect-no-changes" in reusable
+    assert "::error title=Drift" in reusable
+
+
+def test_every_pulumi_command_runs_the_policy_pack() -> None:
+    job = load("pulumi-stack.yml")["jobs"]["run"]
+    script = steps_text(job)
+    assert 'pulumi "${args[@]}" --stack "$STACK" --policy-pack policy_pack' in script
+    assert set(load("pulumi-stack.yml")["on"]["workflow_call"]["inputs"]) == {
+        "stack",
+        "command",
+        "environment",
+        "comment-on-pr",
+    }
+
+
+def test_pulumi_cli_default_matches_the_sdk_pin() -> None:
+    pins = dict(
+        line.split("==") for line in (PROJECT_ROOT / "requirements.txt").read_text().splitlines() if "==" in line
+    )
+    reusable = (WORKFLOWS_DIR / "pulumi-stack.yml").read_text(encoding="utf-8")
+    assert f"vars.PULUMI_VERSION || '{pins['pulumi']}'" in reusable
+
+
+def test_commands_the_workflows_run_exist() -> None:
+    text = "\n".join(path.read_text(encoding="utf-8") for path in WORKFLOWS)
+    for module in set(re.findall(r"-m ((?:tools|policy)\.\w+)", text)):
+        assert importlib.util.find_spec(module) is not None, module
+    makefile = (PROJECT_ROOT / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"^test:", makefile, re.MULTILINE)
+    assert "$(BIN)/activate:" in makefile and "BIN := $(VENV)/bin" in makefile and "VENV := .venv" in makefile
+    assert (PROJECT_ROOT / "policy_pack" / "PulumiPolicy.yaml").is_file()
+
+
+def test_every_variable_and_secret_is_documented_in_the_readme() -> None:
+    text = "\n".join(path.read_text(encoding="utf-8") for path in WORKFLOWS)
+    names = set(re.findall(r"\b(?:vars|secrets)\.([A-Z][A-Z0-9_]*)", text))
+    assert {"PULUMI_BACKEND_URL", "PULUMI_CONFIG_PASSPHRASE", "PULUMI_STACKS"} <= names
+    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    assert "\n## CI\n" in readme
+    ci_section = readme.split("\n## CI\n", 1)[1].split("\n## ", 1)[0]
+    missing = sorted(name for name in names if f"`{name}`" not in ci_section)
+    assert missing == []
