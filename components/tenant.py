@@ -8,8 +8,8 @@ import pulumi
 
 from components.data.tenant import PlatformData, TenantData, build_tenant_data
 from components.delivery.apps import DeliveryResources, build_delivery
+from components.guardrails.access import DEPLOYER_ACCOUNT
 from components.guardrails.namespace import (
-    DEPLOYER_ACCOUNT,
     EnvironmentResources,
     build_environment,
     holds_cluster_data,

@@ -32,7 +32,8 @@ from components.clouds.base import (
     generate_password,
 )
 from components.clouds.local.data import credentials_secret_name
-from components.guardrails.namespace import EnvironmentResources, database_egress_policy
+from components.guardrails.namespace import EnvironmentResources
+from components.guardrails.network import database_egress_policy
 from components.model.labels import (
     MANAGED_BY_VALUE,
     PLATFORM_OWNED_KEY,

@@ -36,7 +36,8 @@ import yaml
 
 from components.clouds.base import WORKLOAD_ACCOUNT
 from components.clouds.local.data import credentials_secret_name
-from components.guardrails.namespace import DEPLOYER_ACCOUNT, EnvironmentResources
+from components.guardrails.access import DEPLOYER_ACCOUNT
+from components.guardrails.namespace import EnvironmentResources
 from components.model.delivery import DeliverySettings
 from components.model.labels import APP_NAME_KEY, NODE_POOL_KEY, NODE_POOL_TAINT_EFFECT, kubernetes_labels
 from components.model.tenant_file import AppSpec, ChartSource, GitOpsSpec, ImageSource, TenantSpec

@@ -1,22 +1,24 @@
-"""One tenant environment: its namespace and the guard rails the platform keeps inside it.
+"""One tenant environment: its namespace, composed with the guard rails inside it (quota, network, access).
 
 These are plain functions that register children of the Tenant component rather than a component
 of their own: a component per environment would add a registered resource per namespace for no
 behaviour, and resources per tenant decide how far the platform scales.
 
-Per environment (9 resources at most): Namespace, ResourceQuota, LimitRange, one NetworkPolicy,
-up to three group RoleBindings, the deployer ServiceAccount and its RoleBinding.
+Per environment (9 resources at most): Namespace, ResourceQuota, LimitRange (quota.py), one
+NetworkPolicy (network.py), up to three group RoleBindings, the deployer ServiceAccount and its
+RoleBinding (access.py). This module composes them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.model.fields import QuotaSpec
+from components.guardrails.access import register_access
+from components.guardrails.network import ISOLATION_POLICY, isolation_policy
+from components.guardrails.quota import LIMITS_NAME, QUOTA_NAME, register_limits, register_quota, resolve_quota
 from components.model.labels import (
     ALLOW_LOAD_BALANCER_KEY,
     AUTHORIZED_DOMAINS_KEY,
@@ -30,14 +32,6 @@ from components.model.labels import (
 )
 from components.model.stack import StackSettings
 from components.model.tenant_file import TenantSpec
-from components.platform.roles import ROLE_NAMES
-
-DEPLOYER_ACCOUNT = "deployer"
-ISOLATION_POLICY = "tenancy-isolation"
-QUOTA_NAME = "tenancy-quota"
-LIMITS_NAME = "tenancy-limits"
-DATABASES_POLICY = "tenancy-databases"
-_METADATA_NAME = "kubernetes.io/metadata.name"
 
 
 @dataclass
@@ -49,14 +43,6 @@ class EnvironmentResources:
     namespace: k8s.core.v1.Namespace
     deployer: k8s.core.v1.ServiceAccount
     read_only: bool
-
-
-def resolve_quota(spec: TenantSpec, settings: StackSettings) -> QuotaSpec:
-    """The tenant's quota: its explicit amounts, its tier, or the stack's default tier."""
-    if spec.quota is not None and spec.quota.custom is not None:
-        return spec.quota.custom
-    tier = spec.quota.tier if spec.quota is not None and spec.quota.tier is not None else settings.default_quota_tier
-    return settings.quota_tiers[tier]
 
 
 def namespace_labels(spec: TenantSpec, environment: str, settings: StackSettings) -> dict[str, str]:
@@ -95,53 +81,6 @@ def namespace_annotations(spec: TenantSpec, settings: StackSettings) -> dict[str
     }
 
 
-def _quota_hard(spec: TenantSpec, settings: StackSettings) -> dict[str, str]:
-    hard = resolve_quota(spec, settings).hard()
-    if spec.lifecycle == "suspended":
-        # Suspended: no pod may be admitted; controllers keep their objects and data stays.
-        hard["pods"] = "0"
-    if not spec.allow_load_balancer:
-        hard["services.loadbalancers"] = "0"
-    hard["services.nodeports"] = "0"
-    return hard
-
-
-def _isolation_policy_spec(settings: StackSettings) -> k8s.networking.v1.NetworkPolicySpecArgsDict:
-    """Deny all ingress and egress, then allow: same namespace, DNS, and platform namespaces in.
-
-    One policy instead of four: NetworkPolicies are additive, so a single object with both policy
-    types and these rules is exactly equivalent and costs a quarter of the resources.
-    """
-    same_namespace: k8s.networking.v1.NetworkPolicyPeerArgsDict = {"pod_selector": {}}
-    ingress: list[k8s.networking.v1.NetworkPolicyIngressRuleArgsDict] = [{"from_": [same_namespace]}]
-    for platform in settings.platform_namespaces:
-        rule: k8s.networking.v1.NetworkPolicyIngressRuleArgsDict = {
-            "from_": [{"namespace_selector": {"match_labels": {_METADATA_NAME: platform.name}}}]
-        }
-        if platform.ports:
-            rule["ports"] = [{"protocol": "TCP", "port": port} for port in platform.ports]
-        ingress.append(rule)
-    dns_peer: k8s.networking.v1.NetworkPolicyPeerArgsDict = {
-        "namespace_selector": {"match_labels": {_METADATA_NAME: settings.dns.namespace}},
-        "pod_selector": {"match_labels": dict(settings.dns.pod_labels)},
-    }
-    egress: list[k8s.networking.v1.NetworkPolicyEgressRuleArgsDict] = [
-        {"to": [same_namespace]},
-        {"to": [dns_peer], "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]},
-    ]
-    return {"pod_selector": {}, "policy_types": ["Ingress", "Egress"], "ingress": ingress, "egress": egress}
-
-
-def _group_bindings(spec: TenantSpec, read_only: bool) -> dict[str, list[str]]:
-    """Role key -> groups. In read-only environments every group gets viewer, nothing more."""
-    access = spec.access
-    if read_only:
-        everyone = list(dict.fromkeys(access.admin + access.operator + access.viewer))
-        return {"viewer": everyone} if everyone else {}
-    bindings = {"admin": access.admin, "operator": access.operator, "viewer": access.viewer}
-    return {role: groups for role, groups in bindings.items() if groups}
-
-
 def holds_cluster_data(spec: TenantSpec, environment: str, settings: StackSettings) -> bool:
     """Whether the namespace itself holds data: on a local cluster databases and secrets live in it,
     so deleting the namespace would delete them (CloudNativePG volumes go with their Cluster)."""
@@ -173,40 +112,6 @@ def register_namespace(
     )
 
 
-def database_egress_policy(
-    prefix: str,
-    ns_name: str,
-    labels: dict[str, str],
-    cidrs: Sequence[pulumi.Input[str]],
-    ports: list[int],
-    opts: pulumi.ResourceOptions,
-    namespaces: Sequence[str] = (),
-) -> k8s.networking.v1.NetworkPolicy:
-    """Egress from the tenant's pods to its own database endpoints, and nowhere else.
-
-    Only for namespaces with databases outside them: cloud databases (by address) and in-cluster
-    shared instances (by namespace); in-namespace databases need no rule. Policies are additive,
-    so this opens exactly these destinations and ports on top of the isolation policy.
-    """
-    peers: list[k8s.networking.v1.NetworkPolicyPeerArgsDict] = [{"ip_block": {"cidr": cidr}} for cidr in cidrs]
-    peers += [{"namespace_selector": {"match_labels": {_METADATA_NAME: namespace}}} for namespace in namespaces]
-    return k8s.networking.v1.NetworkPolicy(
-        f"{prefix}-databases",
-        metadata={"name": DATABASES_POLICY, "namespace": ns_name, "labels": labels},
-        spec={
-            "pod_selector": {},
-            "policy_types": ["Egress"],
-            "egress": [
-                {
-                    "to": peers,
-                    "ports": [{"protocol": "TCP", "port": port} for port in ports],
-                }
-            ],
-        },
-        opts=opts,
-    )
-
-
 def build_environment(
     parent: pulumi.Resource,
     name: str,
@@ -229,54 +134,24 @@ def build_environment(
     def metadata(object_name: str, object_labels: dict[str, str]) -> k8s.meta.v1.ObjectMetaArgsDict:
         return {"name": object_name, "namespace": ns_name, "labels": object_labels}
 
-    limits = settings.limit_defaults
-    k8s.core.v1.ResourceQuota(
-        f"{prefix}-quota",
-        metadata=metadata(QUOTA_NAME, owned_labels),
-        spec={"hard": _quota_hard(spec, settings)},
-        opts=inside,
-    )
-    k8s.core.v1.LimitRange(
-        f"{prefix}-limits",
-        metadata=metadata(LIMITS_NAME, owned_labels),
-        spec={
-            "limits": [
-                {
-                    "type": "Container",
-                    "default_request": limits.default_request.model_dump(exclude_none=True),
-                    "default": limits.default_limit.model_dump(exclude_none=True),
-                    "max": limits.max_limit.model_dump(exclude_none=True),
-                }
-            ]
-        },
-        opts=inside,
-    )
-    k8s.networking.v1.NetworkPolicy(
+    quota = resolve_quota(spec, quota_tiers=settings.quota_tiers, default_tier=settings.default_quota_tier)
+    register_quota(prefix, metadata=metadata(QUOTA_NAME, owned_labels), spec=spec, quota=quota, opts=inside)
+    register_limits(prefix, metadata=metadata(LIMITS_NAME, owned_labels), limits=settings.limit_defaults, opts=inside)
+    isolation_policy(
         f"{prefix}-isolation",
         metadata=metadata(ISOLATION_POLICY, owned_labels),
-        spec=_isolation_policy_spec(settings),
+        platform_namespaces=settings.platform_namespaces,
+        dns=settings.dns,
         opts=inside,
     )
-    for role, groups in _group_bindings(spec, read_only).items():
-        k8s.rbac.v1.RoleBinding(
-            f"{prefix}-{role}",
-            metadata=metadata(f"tenancy-{role}", owned_labels),
-            role_ref={"api_group": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": ROLE_NAMES[role]},
-            subjects=[{"kind": "Group", "api_group": "rbac.authorization.k8s.io", "name": group} for group in groups],
-            opts=inside,
-        )
-    deployer = k8s.core.v1.ServiceAccount(
-        f"{prefix}-deployer",
-        metadata=metadata(DEPLOYER_ACCOUNT, labels),
-        # No token in every pod that runs as this account; GitOps impersonates it instead.
-        automount_service_account_token=False,
-        opts=inside,
-    )
-    k8s.rbac.v1.RoleBinding(
-        f"{prefix}-deployer-binding",
-        metadata=metadata("tenancy-deployer", owned_labels),
-        role_ref={"api_group": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": ROLE_NAMES["deployer"]},
-        subjects=[{"kind": "ServiceAccount", "name": DEPLOYER_ACCOUNT, "namespace": ns_name}],
+    deployer = register_access(
+        prefix,
+        access=spec.access,
+        read_only=read_only,
+        ns_name=ns_name,
+        metadata=metadata,
+        labels=labels,
+        owned_labels=owned_labels,
         opts=inside,
     )
     return EnvironmentResources(environment, ns_name, namespace, deployer, read_only)

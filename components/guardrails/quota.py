@@ -1,0 +1,74 @@
+"""How much of the cluster a tenant environment may use: its ResourceQuota and LimitRange.
+
+The quota caps the namespace's total; the LimitRange gives containers that state nothing a request
+and a limit, so the quota (which needs both) never rejects an ordinary pod for leaving them out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.model.fields import QuotaSpec
+from components.model.stack import LimitDefaults
+from components.model.tenant_file import TenantSpec
+
+QUOTA_NAME = "tenancy-quota"
+LIMITS_NAME = "tenancy-limits"
+
+
+def resolve_quota(spec: TenantSpec, *, quota_tiers: Mapping[str, QuotaSpec], default_tier: str) -> QuotaSpec:
+    """The tenant's quota: its explicit amounts, its tier, or the stack's default tier."""
+    if spec.quota is not None and spec.quota.custom is not None:
+        return spec.quota.custom
+    tier = spec.quota.tier if spec.quota is not None and spec.quota.tier is not None else default_tier
+    return quota_tiers[tier]
+
+
+def quota_hard(spec: TenantSpec, quota: QuotaSpec) -> dict[str, str]:
+    """The quota's `hard` amounts, with the switches the tenant file controls."""
+    hard = quota.hard()
+    if spec.lifecycle == "suspended":
+        # Suspended: no pod may be admitted; controllers keep their objects and data stays.
+        hard["pods"] = "0"
+    if not spec.allow_load_balancer:
+        hard["services.loadbalancers"] = "0"
+    hard["services.nodeports"] = "0"
+    return hard
+
+
+def register_quota(
+    prefix: str,
+    *,
+    metadata: k8s.meta.v1.ObjectMetaArgsDict,
+    spec: TenantSpec,
+    quota: QuotaSpec,
+    opts: pulumi.ResourceOptions,
+) -> k8s.core.v1.ResourceQuota:
+    """The namespace's ResourceQuota (`tenancy-quota`)."""
+    return k8s.core.v1.ResourceQuota(
+        f"{prefix}-quota", metadata=metadata, spec={"hard": quota_hard(spec, quota)}, opts=opts
+    )
+
+
+def register_limits(
+    prefix: str, *, metadata: k8s.meta.v1.ObjectMetaArgsDict, limits: LimitDefaults, opts: pulumi.ResourceOptions
+) -> k8s.core.v1.LimitRange:
+    """The namespace's LimitRange (`tenancy-limits`): defaults and a ceiling per container."""
+    return k8s.core.v1.LimitRange(
+        f"{prefix}-limits",
+        metadata=metadata,
+        spec={
+            "limits": [
+                {
+                    "type": "Container",
+                    "default_request": limits.default_request.model_dump(exclude_none=True),
+                    "default": limits.default_limit.model_dump(exclude_none=True),
+                    "max": limits.max_limit.model_dump(exclude_none=True),
+                }
+            ]
+        },
+        opts=opts,
+    )
