@@ -40,7 +40,8 @@ from components.guardrails.access import DEPLOYER_ACCOUNT
 from components.guardrails.namespace import EnvironmentResources
 from components.model.delivery import DeliverySettings
 from components.model.labels import APP_NAME_KEY, NODE_POOL_KEY, NODE_POOL_TAINT_EFFECT, kubernetes_labels
-from components.model.tenant_file import AppSpec, ChartSource, GitOpsSpec, ImageSource, TenantSpec
+from components.model.tenant_apps import AppSpec, ChartSource, GitOpsSpec, ImageSource
+from components.model.tenant_file import TenantSpec
 
 HELM_RELEASE_API = "helm.toolkit.fluxcd.io/v2"
 SOURCE_API = "source.toolkit.fluxcd.io/v1"

@@ -15,13 +15,14 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from components.model.consistency import consistency_problems
 from components.model.data_checks import data_problems, stack_data_problems
 from components.model.errors import ConfigurationError, Problem
 from components.model.fields import format_location
 from components.model.labels import default_domain
 from components.model.sharding import shard_of
 from components.model.stack import StackSettings
-from components.model.tenant_file import TenantFile, TenantSpec, consistency_problems
+from components.model.tenant_file import TenantFile, TenantSpec
 
 # Fields an override may not change: they define identity and placement of the tenant itself.
 _NOT_OVERRIDABLE = {"name", "stacks", "overrides", "shard"}

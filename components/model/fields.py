@@ -155,3 +155,20 @@ def format_location(location: tuple[int | str, ...]) -> str:
     """`('apps', 0, 'chart', 'version')` -> `apps.0.chart.version`; pydantic's own tags dropped."""
     parts = [str(part) for part in location if not str(part).startswith("function-")]
     return ".".join(parts) if parts else "(file)"
+
+
+def unique_names(items: list[Any]) -> list[Any]:
+    """Validator: the `name` of every entry differs (databases, secrets, apps)."""
+    names = [item.name for item in items]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(f"names must be unique; repeated: {', '.join(duplicates)}")
+    return items
+
+
+def unique(values: list[str]) -> list[str]:
+    """Validator: no entry is listed twice."""
+    duplicates = sorted({v for v in values if values.count(v) > 1})
+    if duplicates:
+        raise ValueError(f"duplicate entries: {', '.join(duplicates)}")
+    return values

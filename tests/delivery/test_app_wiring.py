@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from components.model.errors import ConfigurationError
-from components.model.tenant_file import DATABASE_KEYS
+from components.model.tenant_data import DATABASE_KEYS
 from tests.k8s_schema import validate_builtin, validate_custom
 from tests.support import objects_of_kind, plan, tenant_document, write_tenants
 from tools.harness import ProgramRun, RecordingMonitor, new_monitor, run_program, stack_config

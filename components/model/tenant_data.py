@@ -1,0 +1,54 @@
+"""The data sections of a tenant file: `databases` and `secrets`.
+
+Shapes and formats only; whether the stack's cloud can run an engine, version or placement is a
+cross-check against the stack (data_checks.py).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from components.model.fields import (
+    DnsLabel,
+    StrictModel,
+)
+
+DatabaseName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,30}$")]
+# The keys of every `db-<name>` credentials Secret, the same on every cloud (components/clouds).
+DatabaseKey = Literal["host", "port", "database", "username", "password"]
+DATABASE_KEYS: tuple[DatabaseKey, ...] = ("host", "port", "database", "username", "password")
+
+
+class DatabaseSpec(StrictModel):
+    """A database the tenant owns, one per environment it is placed in."""
+
+    name: DatabaseName
+    engine: Literal["postgres", "mysql"]
+    version: Annotated[str, Field(pattern=r"^\d+(\.\d+)?$")]
+    size: Literal["small", "medium", "large"] = "small"
+    storage_gb: Annotated[int, Field(ge=10, le=65536)] = 20
+    # Connection pool size (PgBouncer / Cloud SQL managed pooling); Postgres only.
+    pool_size: Annotated[int, Field(ge=1, le=10000)] | None = None
+    # None: the stack default. dedicated = own instance; shared = a database on a shared instance.
+    placement: Literal["dedicated", "shared"] | None = None
+    environments: list[DnsLabel] | None = None
+
+    @model_validator(mode="after")
+    def _pool_for_postgres(self) -> DatabaseSpec:
+        if self.pool_size is not None and self.engine != "postgres":
+            raise ValueError("poolSize is only available for engine postgres")
+        return self
+
+
+class SecretSpec(StrictModel):
+    """A per-tenant secret stored in the cloud secret manager under the tenant's key."""
+
+    name: DnsLabel
+    # generated: the platform creates a random value. external: someone fills it in out of band.
+    source: Literal["generated", "external"]
+    length: Annotated[int, Field(ge=16, le=256)] = 32
+    # Key inside the Kubernetes Secret the value is delivered under.
+    key: Annotated[str, Field(pattern=r"^[-._a-zA-Z0-9]+$")] = "value"
+    environments: list[DnsLabel] | None = None
