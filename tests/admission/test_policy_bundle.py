@@ -28,11 +28,19 @@ VALIDATING = {
     "tenancy-hostnames-ingress",
     "tenancy-hostnames-routes",
     "tenancy-hostnames-certificates",
+    "tenancy-hostnames-listenersets",
+    "tenancy-ingress-annotations",
     "tenancy-services",
     "tenancy-node-pool",
     "tenancy-workloads",
     "tenancy-platform-owned",
+    "tenancy-platform-owned-namespaces",
     "tenancy-rbac",
+    "tenancy-scheduling-pods",
+    "tenancy-scheduling-templates",
+    "tenancy-scheduling-cronjobs",
+    "tenancy-service-account-token-secrets",
+    "tenancy-volume-claims",
 }
 
 
@@ -77,7 +85,11 @@ def test_policies_select_tenant_namespaces_and_fail_closed(example_plan: Program
         for policy in objects_of_kind(example_plan, kind):
             spec = policy["spec"]
             assert spec["failurePolicy"] == "Fail"
-            expressions = spec["matchConstraints"]["namespaceSelector"]["matchExpressions"]
+            # The Namespace lock selects the Namespace object itself (old or new, see
+            # rules/platform_owned.py); every other policy selects objects in tenant namespaces.
+            selector = "objectSelector" if policy["metadata"]["name"].endswith("-namespaces") else "namespaceSelector"
+            assert set(spec["matchConstraints"]) == {"resourceRules", selector}
+            expressions = spec["matchConstraints"][selector]["matchExpressions"]
             assert {"key": TENANT_KEY, "operator": "Exists"} in expressions
 
 

@@ -3,7 +3,18 @@
 from __future__ import annotations
 
 from components.admission.base import PolicyDefinition
-from components.admission.rules import hostnames, node_pool, platform_owned, rbac, services, workloads
+from components.admission.rules import (
+    certificates,
+    hostnames,
+    ingress_annotations,
+    node_pool,
+    platform_owned,
+    rbac,
+    scheduling,
+    services,
+    side_doors,
+    workloads,
+)
 from components.model.admission import PolicySettings
 
 
@@ -12,11 +23,15 @@ def validating_policies(settings: PolicySettings, tenant_roles: list[str]) -> li
     identities = settings.platform_identities
     return [
         *hostnames.policies(),
+        *certificates.policies(),
+        *ingress_annotations.policies(settings.ingress_annotations),
         *services.policies(),
         *node_pool.policies(),
         *workloads.policies(settings.allowed_registries),
         *platform_owned.policies(identities.users, identities.groups),
         *rbac.policies(tenant_roles),
+        *scheduling.policies(settings.allowed_priority_classes),
+        *side_doors.policies(),
     ]
 
 
