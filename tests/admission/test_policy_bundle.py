@@ -207,6 +207,17 @@ def test_registry_allow_list_reaches_the_workload_policy() -> None:
             "tenancy:policy.platformIdentities.users.0",
             "String should match pattern",
         ),
+        (
+            {"allowedPriorityClasses": ["High_Priority"]},
+            "tenancy:policy.allowedPriorityClasses.0",
+            "String should match pattern",
+        ),
+        (
+            {"ingressAnnotations": {"controllers": {"nginx.ingress.kubernetes.io": ["server snippet"]}}},
+            "tenancy:policy.ingressAnnotations.controllers.nginx.ingress.kubernetes.io.0",
+            "String should match pattern",
+        ),
+        ({"ingressAnnotations": {"nginx": []}}, "tenancy:policy.ingressAnnotations.nginx", "Extra inputs"),
     ],
 )
 def test_policy_settings_reject_bad_values(policy: dict[str, Any], field: str, message: str) -> None:
