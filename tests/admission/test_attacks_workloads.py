@@ -250,7 +250,11 @@ def test_removing_the_tenant_label_does_not_unlock_the_namespace(any_stack_plan:
     assert deleted.denied_by("tenancy-platform-owned-namespaces", "ops-bot may not delete it")
     # The platform offboards a tenant; other namespaces are not the bundle's business.
     assert stack.attempt(PLATFORM, "UPDATE", "/v1/namespaces", unlabelled, "", old=old).stopped_by is None
-    other = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "tools", "labels": {"team": "ops"}}}
+    other: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "tools", "labels": {"team": "ops"}},
+    }
     relabelled = copy.deepcopy(other)
     relabelled["metadata"]["labels"]["team"] = "sre"
     assert stack.attempt(OPS_BOT, "UPDATE", "/v1/namespaces", relabelled, "", old=other).stopped_by is None
