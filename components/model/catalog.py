@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from components.model.capabilities import CloudRules
 from components.model.data_checks import data_problems, stack_data_problems
 from components.model.errors import ConfigurationError, Problem
 from components.model.fields import format_location
@@ -175,13 +176,13 @@ def domains_overlap(a: str, b: str) -> bool:
     return exact.endswith("." + wildcard_base) or exact == "*." + wildcard_base
 
 
-def _cross_check(entries: list[CatalogEntry], settings: StackSettings) -> list[Problem]:
+def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: CloudRules) -> list[Problem]:
     problems: list[Problem] = []
     suffix = settings.domain_suffix
     claimed: list[tuple[str, str, str]] = []  # (pattern, tenant, file)
     for entry in entries:
         spec, label = entry.spec, entry.source
-        problems += [Problem(label, where, message) for where, message in data_problems(spec, settings)]
+        problems += [Problem(label, where, message) for where, message in data_problems(spec, settings, cloud)]
         if spec.node_pool is not None and spec.node_pool not in settings.node_pools:
             known = ", ".join(sorted(settings.node_pools)) or "none"
             problems.append(
@@ -235,12 +236,18 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings) -> list[P
                         )
                     )
         claimed += [(pattern, spec.name, label) for pattern in _domain_patterns(spec, suffix)]
-    problems += stack_data_problems([entry.spec for entry in entries], settings)
+    problems += stack_data_problems([entry.spec for entry in entries], settings, cloud)
     return problems
 
 
-def load_catalog(tenants_dir: Path, settings: StackSettings, stack: str, root: Path | None = None) -> Catalog:
-    """Read `tenants_dir/*.yaml` for `stack`; raise ConfigurationError listing every problem."""
+def load_catalog(
+    tenants_dir: Path, settings: StackSettings, stack: str, *, cloud: CloudRules, root: Path | None = None
+) -> Catalog:
+    """Read `tenants_dir/*.yaml` for `stack`; raise ConfigurationError listing every problem.
+
+    `cloud` is the stack's cloud (`components.clouds.registry.cloud_for`): what its databases can
+    be and which of its own settings tenants' data needs; passed in because the model imports no
+    component."""
     problems: list[Problem] = []
     entries: list[CatalogEntry] = []
     files_by_name: dict[str, str] = {}
@@ -269,7 +276,7 @@ def load_catalog(tenants_dir: Path, settings: StackSettings, stack: str, root: P
         if present:
             entries.append(CatalogEntry(spec=spec, source=label))
     entries.sort(key=lambda entry: entry.spec.name)
-    problems += _cross_check(entries, settings)
+    problems += _cross_check(entries, settings, cloud)
     if problems:
         raise ConfigurationError(problems)
     return Catalog(stack=stack, tenants=entries)

@@ -9,6 +9,7 @@ and the identity of the ClusterSecretStore for shared platform secrets.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,7 @@ import pulumi_gcp as gcp
 
 from components.clouds.base import (
     WORKLOAD_ACCOUNT,
+    DatabaseEgress,
     DatabaseEndpoint,
     DatabaseLogin,
     DatabaseRequest,
@@ -25,9 +27,11 @@ from components.clouds.base import (
     SecretRequest,
     TenantIdentity,
     deliver_credentials,
+    endpoint_egress,
     generate_password,
     shared_names,
 )
+from components.clouds.eso import EsoDelivery
 from components.model.clouds import GcpSettings
 from components.model.data import DataSettings, SharedInstance
 
@@ -168,13 +172,22 @@ def _shared_instance(
 class GcpData:
     """Cloud SQL, Secret Manager and workload identity for one stack on GCP."""
 
-    cloud = "gcp"
+    data_in_namespaces = False
 
     def __init__(self, settings_gcp: GcpSettings, cluster_name: str, data: DataSettings, shared: GcpPlatform) -> None:
         self._gcp = settings_gcp
         self._cluster = cluster_name
         self._data = data
         self._platform = shared
+        self.delivery = EsoDelivery(data.refresh_interval, data.shared_secrets, self.secret_store_provider)
+
+    def remote_secret_name(self, tenant: str, environment: str, secret: str) -> str:
+        # Secret Manager ids allow letters, digits, `-` and `_`: `_` is in no tenant or secret name.
+        return f"tenancy_{tenant}_{environment}_{secret}"
+
+    def database_egress(self, endpoints: Sequence[DatabaseEndpoint]) -> DatabaseEgress:
+        # Cloud SQL private IPs are known addresses: open exactly those.
+        return endpoint_egress(endpoints)
 
     def identity(self, tenant: str, namespaces: list[str], labels: dict[str, str], guard: Guard) -> TenantIdentity:
         # The tenant's key: everything it stores is encrypted with it; rotated automatically.
@@ -311,7 +324,7 @@ class GcpData:
             )
         return request.remote_name
 
-    def secret_store_provider(self, namespace: str, identity: TenantIdentity) -> dict[str, Any] | None:
+    def secret_store_provider(self, namespace: str, identity: TenantIdentity) -> dict[str, Any]:
         return {
             "gcpsm": {
                 "projectID": self._gcp.project,
