@@ -1,7 +1,7 @@
 """What differs per cloud for tenant data: databases, keys, secret stores and workload identity.
 
-Each module (`gcp`, `aws`, `local`) implements `DataBackend`; `components/data/tenant.py` drives it the
-same way for every cloud. The modules know nothing of tenant files: they receive plain requests
+Each cloud (`gcp`, `aws`, `local`) implements `DataBackend` and `SecretDelivery`; components/data/
+drives them the same way for every cloud (the `Cloud` protocol that builds them is in protocol.py). The modules know nothing of tenant files: they receive plain requests
 (`DatabaseRequest`, `SecretRequest`) and resource options decided by the caller, so the lifecycle
 rules (protect, release) live in one place.
 """

@@ -1,7 +1,7 @@
 """Every cloud the platform runs on, by the name a stack's `tenancy:cloud` gives.
 
 Adding a cloud: a folder under components/clouds/ with a class implementing `Cloud`
-(components/clouds/cloud.py), one line here, and its name in the settings model's `cloud`.
+(components/clouds/protocol.py), one line here, and its name in the settings model's `cloud`.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from components.clouds.aws.cloud import AwsCloud
-from components.clouds.cloud import Cloud
 from components.clouds.gcp.cloud import GcpCloud
 from components.clouds.local.cloud import LocalCloud
+from components.clouds.protocol import Cloud
 from components.model.stack import StackSettings
 
 _Section = TypeVar("_Section")

@@ -7,7 +7,7 @@ from typing import Any
 import pulumi
 
 from components.clouds.base import Guard
-from components.clouds.cloud import Cloud
+from components.clouds.protocol import Cloud
 from components.model.labels import MANAGED_BY_VALUE
 
 

@@ -213,30 +213,37 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: Cl
                     f"(environments: {', '.join(settings.environments)})",
                 )
             )
-        own = default_domain(spec.name, suffix)
-        for index, domain in enumerate(spec.domains):
-            base = domain.removeprefix("*.")
-            inside_suffix = base == suffix or base.endswith("." + suffix)
-            if inside_suffix and not (base == own or base.endswith("." + own)):
+        problems += _domain_problems(spec, label, suffix, claimed)
+        claimed += [(pattern, spec.name, label) for pattern in _domain_patterns(spec, suffix)]
+    problems += stack_data_problems([entry.spec for entry in entries], settings, cloud)
+    return problems
+
+
+def _domain_problems(spec: TenantSpec, label: str, suffix: str, claimed: list[tuple[str, str, str]]) -> list[Problem]:
+    """Domains under the platform suffix must be the tenant's own; no two tenants' may overlap."""
+    problems: list[Problem] = []
+    own = default_domain(spec.name, suffix)
+    for index, domain in enumerate(spec.domains):
+        base = domain.removeprefix("*.")
+        inside_suffix = base == suffix or base.endswith("." + suffix)
+        if inside_suffix and not (base == own or base.endswith("." + own)):
+            problems.append(
+                Problem(
+                    label,
+                    f"domains.{index}",
+                    f"{domain!r} is under the platform suffix {suffix!r} but outside the tenant's own {own!r}",
+                )
+            )
+    for pattern in _domain_patterns(spec, suffix):
+        for other_pattern, other_tenant, other_label in claimed:
+            if other_tenant != spec.name and domains_overlap(pattern, other_pattern):
                 problems.append(
                     Problem(
                         label,
-                        f"domains.{index}",
-                        f"{domain!r} is under the platform suffix {suffix!r} but outside the tenant's own {own!r}",
+                        "domains",
+                        f"{pattern!r} overlaps {other_pattern!r} of tenant {other_tenant!r} ({other_label})",
                     )
                 )
-        for pattern in _domain_patterns(spec, suffix):
-            for other_pattern, other_tenant, other_label in claimed:
-                if other_tenant != spec.name and domains_overlap(pattern, other_pattern):
-                    problems.append(
-                        Problem(
-                            label,
-                            "domains",
-                            f"{pattern!r} overlaps {other_pattern!r} of tenant {other_tenant!r} ({other_label})",
-                        )
-                    )
-        claimed += [(pattern, spec.name, label) for pattern in _domain_patterns(spec, suffix)]
-    problems += stack_data_problems([entry.spec for entry in entries], settings, cloud)
     return problems
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.clouds.cloud import Cloud
+from components.clouds.protocol import Cloud
 from components.model.stack import ClusterSettings
 
 

@@ -54,11 +54,11 @@ class GcpCloud:
         )
 
     def platform_data(self, *, guard: Guard, labels: dict[str, str]) -> dict[str, Any]:
-        from components.clouds.gcp import data
+        from components.clouds.gcp import platform
 
-        values = data.platform(self.gcp, self.data, labels, guard)
+        values = platform.platform(self.gcp, self.data, labels, guard)
         if self.data.shared_secrets:
-            cluster_secret_store(data.shared_store_provider(self.gcp, self.cluster_name, self.data, guard), guard)
+            cluster_secret_store(platform.shared_store_provider(self.gcp, self.cluster_name, self.data, guard), guard)
         return values
 
     def data_backend(self, *, values: pulumi.Output[Any], opts: pulumi.ResourceOptions) -> DataBackend:
