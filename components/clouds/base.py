@@ -1,9 +1,10 @@
 """What differs per cloud for tenant data: databases, keys, secret stores and workload identity.
 
 Each cloud (`gcp`, `aws`, `local`) implements `DataBackend` and `SecretDelivery`; components/data/
-drives them the same way for every cloud (the `Cloud` protocol that builds them is in protocol.py). The modules know nothing of tenant files: they receive plain requests
+drives them the same way for every cloud (the `Cloud` protocol that builds them is in
+protocol.py). The modules know nothing of tenant files: they receive plain requests
 (`DatabaseRequest`, `SecretRequest`) and resource options decided by the caller, so the lifecycle
-rules (protect, release) live in one place.
+rules (protect, release) live in one place (components/lifecycle.py and `Guard`).
 """
 
 from __future__ import annotations
