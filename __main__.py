@@ -40,7 +40,12 @@ if settings.stack_role in ("all", "platform"):
     pools = {
         name: NodePool(
             name,
-            NodePoolArgs(pool=pool, settings=settings, tenants=tenants_on(name, (e.spec for e in catalog.tenants))),
+            NodePoolArgs(
+                pool=pool,
+                cluster_name=settings.cluster.name,
+                gcp=settings.gcp,
+                tenants=tenants_on(name, (e.spec for e in catalog.tenants)),
+            ),
             opts=cluster.options(),
         )
         for name, pool in settings.node_pools.items()
