@@ -57,7 +57,7 @@ if settings.stack_role in ("all", "platform"):
     pulumi.export(PLATFORM_OUTPUT, platform_values)
     platform = local_platform(platform_values)
 else:
-    platform = referenced_platform(settings)
+    platform = referenced_platform(platform_stack=settings.platform_stack)
 
 # --- Tenants: all of them, or this shard's ------------------------------------------------------
 data = data_backend(settings, platform.get("data"), cluster.options())
