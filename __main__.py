@@ -45,7 +45,12 @@ if settings.stack_role in ("all", "platform"):
     pools = {
         name: NodePool(
             name,
-            NodePoolArgs(pool=pool, settings=settings, tenants=tenants_on(name, (e.spec for e in catalog.tenants))),
+            NodePoolArgs(
+                pool=pool,
+                cluster_name=settings.cluster.name,
+                gcp=settings.gcp,
+                tenants=tenants_on(name, (e.spec for e in catalog.tenants)),
+            ),
             opts=cluster.options(),
         )
         for name, pool in settings.node_pools.items()
@@ -59,7 +64,7 @@ if settings.stack_role in ("all", "platform"):
     pulumi.export(PLATFORM_OUTPUT, platform_values)
     platform = local_platform(platform_values)
 else:
-    platform = referenced_platform(settings)
+    platform = referenced_platform(platform_stack=settings.platform_stack)
 
 # --- Tenants: all of them, or this shard's ------------------------------------------------------
 data = cloud.data_backend(values=platform.get("data"), opts=cluster.options())

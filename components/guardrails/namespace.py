@@ -46,9 +46,13 @@ class EnvironmentResources:
     read_only: bool
 
 
-def namespace_labels(spec: TenantSpec, environment: str, settings: StackSettings) -> dict[str, str]:
-    """Namespace labels: ownership, cost, node pool, and Pod Security Admission at `restricted`."""
-    psa_version = f"v{settings.kubernetes_version}"
+def namespace_labels(spec: TenantSpec, environment: str, *, kubernetes_version: str) -> dict[str, str]:
+    """Namespace labels: ownership, cost, node pool, and Pod Security Admission at `restricted`.
+
+    The PSA version is pinned to the cluster's own minor version, so a cluster upgrade changes
+    which checks apply only when the stack's `kubernetesVersion` is bumped with it.
+    """
+    psa_version = f"v{kubernetes_version}"
     labels = {
         **kubernetes_labels(spec.name, environment),
         COST_CENTER_KEY: spec.cost_center,
@@ -64,14 +68,14 @@ def namespace_labels(spec: TenantSpec, environment: str, settings: StackSettings
     return labels
 
 
-def namespace_annotations(spec: TenantSpec, settings: StackSettings) -> dict[str, str]:
+def namespace_annotations(spec: TenantSpec, *, domain_suffix: str) -> dict[str, str]:
     """Who the tenant is, plus the per-tenant data the admission policies read from the namespace.
 
     Keeping authorized domains, the load balancer switch and the access groups here (rather than
     in a parameter object per tenant) costs no extra resource and keeps every policy identical
     whatever the tenants: adding a tenant changes data, never a policy.
     """
-    own = default_domain(spec.name, settings.domain_suffix)
+    own = default_domain(spec.name, domain_suffix)
     groups = dict.fromkeys(spec.access.admin + spec.access.operator + spec.access.viewer)
     return {
         "tenancy.io/display-name": spec.display_name,
@@ -97,8 +101,8 @@ def register_namespace(
         f"{name}-{environment}-namespace",
         metadata={
             "name": namespace_name(spec.name, environment),
-            "labels": namespace_labels(spec, environment, settings),
-            "annotations": namespace_annotations(spec, settings),
+            "labels": namespace_labels(spec, environment, kubernetes_version=settings.kubernetes_version),
+            "annotations": namespace_annotations(spec, domain_suffix=settings.domain_suffix),
         },
         opts=namespace_options(
             parent=parent,
