@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from components.clouds.base import DataBackend, DatabaseEndpoint, DatabaseRequest
-from components.clouds.local.data import credentials_secret_name
 from components.data.scope import EnvironmentScope
+from components.model.tenant_data import credentials_secret_name
 from components.model.tenant_file import DatabaseSpec
 
 

@@ -12,10 +12,10 @@ from typing import Any, cast
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.clouds.local.data import credentials_secret_name
 from components.delivery.objects import DeliveryTarget
 from components.model.labels import APP_NAME_KEY, NODE_POOL_KEY, NODE_POOL_TAINT_EFFECT
 from components.model.tenant_apps import AppSpec, ImageSource
+from components.model.tenant_data import credentials_secret_name
 
 SECRET_MOUNT_ROOT = "/var/run/secrets/tenancy"
 

@@ -30,17 +30,13 @@ from components.clouds.base import (
 from components.clouds.local.delivery import LocalDelivery
 from components.clouds.local.shared import shared_login
 from components.model.data import DataSettings
+from components.model.tenant_data import credentials_secret_name
 
 # On an external Secret: how its team fills it in (Pulumi creates it empty and never reverts it).
 FILL_ANNOTATION = "tenancy.io/fill-with"
 
 _CNPG_IMAGE = "ghcr.io/cloudnative-pg/postgresql"
 _INSTANCES = {"small": 1, "medium": 2, "large": 3}
-
-
-def credentials_secret_name(database: str) -> str:
-    """The Kubernetes Secret holding a database's credentials: `db-<name>` (`_` becomes `-`)."""
-    return "db-" + database.replace("_", "-")
 
 
 def object_name(engine: str, database: str) -> str:
