@@ -363,11 +363,16 @@ def replace_region(text: str, name: str, content: str) -> str:
     return f"{head}{begin}\n\n{content.rstrip()}\n\n{end}{tail}"
 
 
+def _shown(path: Path) -> str:
+    """A path relative to the project when it is inside it."""
+    return path.relative_to(PROJECT_ROOT).as_posix() if path.is_relative_to(PROJECT_ROOT) else str(path)
+
+
 def stale_regions() -> list[str]:
     """The regions whose file does not hold what the code renders now, as `path (name)`."""
     stale: list[str] = []
     for region in REGIONS:
-        relative = region.path.relative_to(PROJECT_ROOT).as_posix()
+        relative = _shown(region.path)
         if not region.path.exists():
             stale.append(f"{relative} ({region.name}): missing")
             continue
@@ -388,7 +393,7 @@ def write() -> list[str]:
         new = replace_region(text, region.name, region.render())
         if new != text:
             region.path.write_text(new, encoding="utf-8")
-            changed.append(region.path.relative_to(PROJECT_ROOT).as_posix())
+            changed.append(_shown(region.path))
     return changed
 
 
