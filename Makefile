@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 OUT ?= build/plan
 
-.PHONY: plan test lint schema up preview bench clean
+.PHONY: plan test lint schema docs up preview bench clean
 
 $(BIN)/activate: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +29,11 @@ test: $(BIN)/activate
 schema: $(BIN)/activate
 	$(BIN)/python -m tools.schema --write
 
-## preview / up: the real thing, where the Pulumi CLI and a cluster exist (see README)
+## docs: regenerate the generated parts of docs/ (reference tables, layout) from the code
+docs: $(BIN)/activate
+	$(BIN)/python -m tools.docs --write
+
+## preview / up: the real thing, where the Pulumi CLI and a cluster exist (see docs/getting-started.md)
 preview: $(BIN)/activate
 	pulumi preview --stack $(STACK)
 

@@ -1,1 +1,1 @@
-"""The tenancy CrossGuard policy pack (`pulumi preview --policy-pack policy`); see tenancy_policies."""
+"""The tenancy CrossGuard policy pack (`pulumi preview --policy-pack policy_pack`); see tenancy_policies."""

@@ -1,6 +1,6 @@
 """The tenancy policy pack's validators: invariants that protect tenants, checked before `pulumi up`.
 
-`pulumi preview --policy-pack policy` runs them against what the program is about to register, so
+`pulumi preview --policy-pack policy_pack` runs them against what the program is about to register, so
 a change that would weaken a tenant's isolation fails the preview instead of reaching the cluster.
 They are plain functions over pulumi_policy's argument objects so the tests call them directly,
 and `policy_pack/offline.py` runs the same functions over the offline plan on pull requests that have
@@ -32,7 +32,7 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-# Kept equal to components/model/labels.py by tests/test_policy_pack.py.
+# Kept equal to components/model/labels.py by tests/policy_pack/test_policy_pack.py.
 TENANT_KEY = "tenancy.io/tenant"
 PSA_ENFORCE_KEY = "pod-security.kubernetes.io/enforce"
 # How the offline plan (tools/harness.py) writes a redacted secret; the engine passes Secret objects

@@ -215,7 +215,7 @@ _PAIRED = {"ratioToFloor": "cpuRatioToFloor", "ratioToInputsFloor": "cpuRatioToI
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    """The rows as a Markdown table (the README carries one)."""
+    """The rows as a Markdown table (docs/scale.md carries one)."""
     lines = ["| " + " | ".join(title for _, title in COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     for row in rows:
         cells = [f"{row[key]} / {row[_PAIRED[key]]}" if key in _PAIRED else str(row[key]) for key, _ in COLUMNS]

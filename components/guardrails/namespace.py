@@ -19,6 +19,7 @@ import pulumi_kubernetes as k8s
 from components.guardrails.access import register_access
 from components.guardrails.network import ISOLATION_POLICY, isolation_policy
 from components.guardrails.quota import LIMITS_NAME, QUOTA_NAME, register_limits, register_quota, resolve_quota
+from components.lifecycle import namespace_options
 from components.model.labels import (
     ALLOW_LOAD_BALANCER_KEY,
     AUTHORIZED_DOMAINS_KEY,
@@ -45,9 +46,13 @@ class EnvironmentResources:
     read_only: bool
 
 
-def namespace_labels(spec: TenantSpec, environment: str, settings: StackSettings) -> dict[str, str]:
-    """Namespace labels: ownership, cost, node pool, and Pod Security Admission at `restricted`."""
-    psa_version = f"v{settings.kubernetes_version}"
+def namespace_labels(spec: TenantSpec, environment: str, *, kubernetes_version: str) -> dict[str, str]:
+    """Namespace labels: ownership, cost, node pool, and Pod Security Admission at `restricted`.
+
+    The PSA version is pinned to the cluster's own minor version, so a cluster upgrade changes
+    which checks apply only when the stack's `kubernetesVersion` is bumped with it.
+    """
+    psa_version = f"v{kubernetes_version}"
     labels = {
         **kubernetes_labels(spec.name, environment),
         COST_CENTER_KEY: spec.cost_center,
@@ -63,14 +68,14 @@ def namespace_labels(spec: TenantSpec, environment: str, settings: StackSettings
     return labels
 
 
-def namespace_annotations(spec: TenantSpec, settings: StackSettings) -> dict[str, str]:
+def namespace_annotations(spec: TenantSpec, *, domain_suffix: str) -> dict[str, str]:
     """Who the tenant is, plus the per-tenant data the admission policies read from the namespace.
 
     Keeping authorized domains, the load balancer switch and the access groups here (rather than
     in a parameter object per tenant) costs no extra resource and keeps every policy identical
     whatever the tenants: adding a tenant changes data, never a policy.
     """
-    own = default_domain(spec.name, settings.domain_suffix)
+    own = default_domain(spec.name, domain_suffix)
     groups = dict.fromkeys(spec.access.admin + spec.access.operator + spec.access.viewer)
     return {
         "tenancy.io/display-name": spec.display_name,
@@ -81,33 +86,29 @@ def namespace_annotations(spec: TenantSpec, settings: StackSettings) -> dict[str
     }
 
 
-def holds_cluster_data(spec: TenantSpec, environment: str, settings: StackSettings) -> bool:
-    """Whether the namespace itself holds data: on a local cluster databases and secrets live in it,
-    so deleting the namespace would delete them (CloudNativePG volumes go with their Cluster)."""
-    return settings.cloud == "local" and bool(
-        spec.in_environment(spec.databases, environment) or spec.in_environment(spec.secrets, environment)
-    )
-
-
 def register_namespace(
-    parent: pulumi.Resource, name: str, spec: TenantSpec, environment: str, settings: StackSettings
+    parent: pulumi.Resource,
+    name: str,
+    spec: TenantSpec,
+    environment: str,
+    settings: StackSettings,
+    *,
+    holds_data: bool,
 ) -> k8s.core.v1.Namespace:
-    """The environment's Namespace. Where it holds data it is protected like the data (removing
-    the tenant file then fails the preview); once decommissioned it is released instead: kept in
-    the cluster when it leaves Pulumi's state."""
-    holds_data = holds_cluster_data(spec, environment, settings)
-    released = holds_data and spec.lifecycle == "decommissioned"
+    """The environment's Namespace; where it holds data (`holds_data`), kept like the data in
+    each lifecycle state (components/lifecycle.py)."""
     return k8s.core.v1.Namespace(
         f"{name}-{environment}-namespace",
         metadata={
             "name": namespace_name(spec.name, environment),
-            "labels": namespace_labels(spec, environment, settings),
-            "annotations": namespace_annotations(spec, settings),
+            "labels": namespace_labels(spec, environment, kubernetes_version=settings.kubernetes_version),
+            "annotations": namespace_annotations(spec, domain_suffix=settings.domain_suffix),
         },
-        opts=pulumi.ResourceOptions(
+        opts=namespace_options(
             parent=parent,
-            protect=holds_data and settings.protection.protect_data and not released,
-            retain_on_delete=released,
+            lifecycle=spec.lifecycle,
+            protect=settings.protection.protect_data,
+            holds_data=holds_data,
         ),
     )
 
@@ -118,15 +119,18 @@ def build_environment(
     spec: TenantSpec,
     environment: str,
     settings: StackSettings,
+    *,
+    holds_data: bool,
 ) -> EnvironmentResources:
-    """Register one environment's namespace and guard rails as children of `parent`."""
+    """Register one environment's namespace and guard rails as children of `parent`; `holds_data`:
+    tenant data lives in the namespace (components/lifecycle.py)."""
     ns_name = namespace_name(spec.name, environment)
     read_only = environment in settings.read_only_environments
     labels = kubernetes_labels(spec.name, environment)
     owned_labels = {**labels, PLATFORM_OWNED_KEY: "true"}
     prefix = f"{name}-{environment}"
 
-    namespace = register_namespace(parent, name, spec, environment, settings)
+    namespace = register_namespace(parent, name, spec, environment, settings, holds_data=holds_data)
     # Everything inside the namespace goes with it: deleting each object first would only slow
     # the engine down, and the namespace deletion removes them anyway.
     inside = pulumi.ResourceOptions(parent=parent, deleted_with=namespace, depends_on=[namespace])

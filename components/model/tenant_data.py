@@ -52,3 +52,9 @@ class SecretSpec(StrictModel):
     # Key inside the Kubernetes Secret the value is delivered under.
     key: Annotated[str, Field(pattern=r"^[-._a-zA-Z0-9]+$")] = "value"
     environments: list[DnsLabel] | None = None
+
+
+def credentials_secret_name(database: str) -> str:
+    """The Kubernetes Secret holding a database's credentials, `db-<name>` (`_` becomes `-`), on
+    every cloud: apps refer to it by this name whatever delivers it."""
+    return "db-" + database.replace("_", "-")

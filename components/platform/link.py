@@ -12,8 +12,6 @@ from typing import Any
 
 import pulumi
 
-from components.model.stack import StackSettings
-
 PLATFORM_OUTPUT = "platform"
 
 
@@ -36,10 +34,13 @@ def local_platform(values: dict[str, Any]) -> PlatformContext:
     return PlatformContext(outputs=pulumi.Output.from_input(values), local=values)
 
 
-def referenced_platform(settings: StackSettings) -> PlatformContext:
-    """The platform of a tenants shard: the platform stack's outputs through a StackReference."""
-    if settings.platform_stack is None:  # guarded by the settings model; kept for the type checker
+def referenced_platform(*, platform_stack: str | None) -> PlatformContext:
+    """The platform of a tenants shard: the platform stack's outputs through a StackReference.
+
+    `platform_stack` is the stack's `tenancy:platformStack` (`org/project/stack`).
+    """
+    if platform_stack is None:  # guarded by the settings model; kept for the type checker
         raise ValueError("platformStack is required for stack role tenants")
-    reference = pulumi.StackReference("platform", stack_name=settings.platform_stack)
+    reference = pulumi.StackReference("platform", stack_name=platform_stack)
     outputs = reference.require_output(PLATFORM_OUTPUT)
     return PlatformContext(outputs=outputs, reference=reference)

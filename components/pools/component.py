@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 import pulumi
 
+from components.model.clouds import GcpSettings
 from components.model.labels import NODE_POOL_KEY, pool_node_labels, pool_taint
 from components.model.pools import EksPool, GkePool, KarpenterPool, NodePoolSettings
-from components.model.stack import StackSettings
 from components.model.tenant_file import TenantSpec
 from components.pools.eks import eks_node_group
 from components.pools.gke import gke_node_pool
@@ -28,10 +28,13 @@ from components.pools.karpenter import karpenter_pool
 
 @dataclass
 class NodePoolArgs:
-    """One configured pool, the stack it belongs to, and the tenants placed on it."""
+    """One configured pool, where its nodes join, and the tenants placed on it."""
 
     pool: NodePoolSettings
-    settings: StackSettings
+    # The stack's cluster (`tenancy:cluster.name`): every kind of pool joins it by name.
+    cluster_name: str
+    # The stack's GCP section (None outside cloud gcp): a gke pool lives in its region.
+    gcp: GcpSettings | None = None
     tenants: list[str] = field(default_factory=list)
 
 
@@ -54,17 +57,20 @@ class NodePool(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: NodePoolArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("tenancy:index:NodePool", name, None, opts)
-        pool, settings = args.pool, args.settings
+        pool, cluster_name = args.pool, args.cluster_name
         self.kind = pool.kind
         self.cost_code = pool.cost_code
         self.tenants = sorted(args.tenants)
         self.resources = []
         if isinstance(pool, GkePool):
-            self.resources.append(gke_node_pool(self, name, pool, settings))
+            if args.gcp is None:  # the settings model refuses gke pools outside cloud gcp
+                raise ValueError(f"node pool {name!r} is a gke pool but the stack has no gcp section")
+            region = args.gcp.region
+            self.resources.append(gke_node_pool(self, name, pool=pool, cluster_name=cluster_name, region=region))
         elif isinstance(pool, EksPool):
-            self.resources.extend(eks_node_group(self, name, pool, settings))
+            self.resources.extend(eks_node_group(self, name, pool=pool, cluster_name=cluster_name))
         elif isinstance(pool, KarpenterPool):
-            self.resources.extend(karpenter_pool(self, name, pool, settings))
+            self.resources.extend(karpenter_pool(self, name, pool=pool, cluster_name=cluster_name))
         # `existing`: nothing to create; an operator labels and taints the nodes (see README).
         taint = pool_taint(name)
         self.node_labels = pool_node_labels(name, pool.cost_code)

@@ -7,7 +7,6 @@ import pulumi_aws as aws
 
 from components.model.labels import pool_cost_labels, pool_node_labels, pool_taint
 from components.model.pools import EksPool
-from components.model.stack import StackSettings
 
 _EKS_EFFECT = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
 # Where the node's writable storage lives: the root volume on AL2023, the data volume on Bottlerocket.
@@ -15,7 +14,7 @@ _DATA_DEVICE = {"AL2023": "/dev/xvda", "BOTTLEROCKET": "/dev/xvdb"}
 
 
 def eks_node_group(
-    parent: pulumi.Resource, name: str, pool: EksPool, stack: StackSettings
+    parent: pulumi.Resource, name: str, *, pool: EksPool, cluster_name: str
 ) -> tuple[aws.ec2.LaunchTemplate, aws.eks.NodeGroup]:
     """Register the launch template and the node group as children of `parent`."""
     child = pulumi.ResourceOptions(parent=parent)
@@ -51,7 +50,7 @@ def eks_node_group(
     group = aws.eks.NodeGroup(
         # Auto-named so a replacement (instance types, subnets) is created before the old group goes.
         f"{name}-eks",
-        cluster_name=stack.cluster.name,
+        cluster_name=cluster_name,
         node_role_arn=pool.node_role_arn,
         subnet_ids=pool.subnet_ids,
         instance_types=pool.instance_types,

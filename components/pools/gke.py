@@ -7,7 +7,6 @@ import pulumi_gcp as gcp
 
 from components.model.labels import pool_cost_labels, pool_node_labels, pool_taint
 from components.model.pools import GkePool
-from components.model.stack import StackSettings
 
 # GKE spells taint effects in the API's enum form.
 _GKE_EFFECT = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
@@ -15,10 +14,10 @@ _GKE_EFFECT = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHED
 _CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 
 
-def gke_node_pool(parent: pulumi.Resource, name: str, pool: GkePool, stack: StackSettings) -> gcp.container.NodePool:
-    """Register the node pool in the stack's cluster as a child of `parent`."""
-    if stack.gcp is None:  # the settings model refuses gke pools outside cloud gcp
-        raise ValueError(f"node pool {name!r} is a gke pool but the stack has no gcp section")
+def gke_node_pool(
+    parent: pulumi.Resource, name: str, *, pool: GkePool, cluster_name: str, region: str
+) -> gcp.container.NodePool:
+    """Register the node pool in the stack's cluster (in the stack's GCP region) as a child of `parent`."""
     taint = pool_taint(name)
     node_config: gcp.container.NodePoolNodeConfigArgsDict = {
         "machine_type": pool.machine_type,
@@ -41,8 +40,8 @@ def gke_node_pool(parent: pulumi.Resource, name: str, pool: GkePool, stack: Stac
         # Auto-named (`<pool>-gke-<random>`) so a change that replaces the pool (machine type)
         # creates the new pool before the old one is drained and deleted.
         f"{name}-gke",
-        cluster=stack.cluster.name,
-        location=stack.gcp.region,
+        cluster=cluster_name,
+        location=region,
         node_locations=pool.zones,
         autoscaling={
             # total_*: minNodes/maxNodes count the whole pool, not each zone of a regional cluster.

@@ -14,7 +14,6 @@ import pulumi_kubernetes as k8s
 
 from components.model.labels import platform_labels, pool_cost_labels, pool_node_labels, pool_taint
 from components.model.pools import KarpenterPool
-from components.model.stack import StackSettings
 
 NODE_CLASS_GROUP = "karpenter.k8s.aws"
 # The tag the Karpenter getting-started setup puts on the cluster's node subnets and security groups.
@@ -40,9 +39,9 @@ def requirements(pool: KarpenterPool) -> list[dict[str, Any]]:
     return chosen
 
 
-def node_class_spec(name: str, pool: KarpenterPool, stack: StackSettings) -> dict[str, Any]:
+def node_class_spec(name: str, *, pool: KarpenterPool, cluster_name: str) -> dict[str, Any]:
     """The EC2NodeClass spec: AMI, role, network, disk and the tags that reach instances and volumes."""
-    discovery = {DISCOVERY_TAG: stack.cluster.name}
+    discovery = {DISCOVERY_TAG: cluster_name}
     data_device = "/dev/xvdb" if pool.ami_alias.startswith("bottlerocket") else "/dev/xvda"
     return {
         "role": pool.node_role,
@@ -73,7 +72,7 @@ def node_class_spec(name: str, pool: KarpenterPool, stack: StackSettings) -> dic
     }
 
 
-def node_pool_spec(name: str, pool: KarpenterPool) -> dict[str, Any]:
+def node_pool_spec(name: str, *, pool: KarpenterPool) -> dict[str, Any]:
     """The NodePool spec: what nodes look like, how far the pool may grow, and when it may shrink."""
     disruption = pool.disruption
     spec: dict[str, Any] = {
@@ -99,7 +98,7 @@ def node_pool_spec(name: str, pool: KarpenterPool) -> dict[str, Any]:
 
 
 def karpenter_pool(
-    parent: pulumi.Resource, name: str, pool: KarpenterPool, stack: StackSettings
+    parent: pulumi.Resource, name: str, *, pool: KarpenterPool, cluster_name: str
 ) -> tuple[k8s.apiextensions.CustomResource, k8s.apiextensions.CustomResource]:
     """Register the EC2NodeClass and the NodePool (named after the pool) as children of `parent`."""
     node_class = k8s.apiextensions.CustomResource(
@@ -107,7 +106,7 @@ def karpenter_pool(
         api_version=f"{NODE_CLASS_GROUP}/v1",
         kind="EC2NodeClass",
         metadata={"name": name, "labels": platform_labels()},
-        spec=node_class_spec(name, pool, stack),
+        spec=node_class_spec(name, pool=pool, cluster_name=cluster_name),
         opts=pulumi.ResourceOptions(parent=parent),
     )
     node_pool = k8s.apiextensions.CustomResource(
@@ -115,7 +114,7 @@ def karpenter_pool(
         api_version="karpenter.sh/v1",
         kind="NodePool",
         metadata={"name": name, "labels": platform_labels()},
-        spec=node_pool_spec(name, pool),
+        spec=node_pool_spec(name, pool=pool),
         # The class first: a NodePool pointing at a missing class is not ready and launches nothing.
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[node_class]),
     )

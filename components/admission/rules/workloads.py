@@ -39,9 +39,10 @@ def _none(variable: str, what: str) -> Validation:
     }
 
 
-def policies(allowed_registries: list[str]) -> list[PolicyDefinition]:
+def _variables() -> list[Variable]:
+    """Per check, the names of the offending containers (or volumes); empty when the pod passes."""
     security = "has(c.securityContext)"
-    variables: list[Variable] = [
+    return [
         TENANT_VARIABLE,
         {"name": "containers", "expression": _containers("containers", "initContainers", "ephemeralContainers")},
         _names("privileged", f"{security} && has(c.securityContext.privileged) && c.securityContext.privileged"),
@@ -67,7 +68,11 @@ def policies(allowed_registries: list[str]) -> list[PolicyDefinition]:
             "expression": f"has({_SPEC}.volumes) ? {_SPEC}.volumes.filter(v, has(v.hostPath)).map(v, v.name) : []",
         },
     ]
-    validations: list[Validation] = [
+
+
+def _validations() -> list[Validation]:
+    """One denial per check, naming the first offender so the author knows what to fix."""
+    return [
         _none("privileged", "is privileged; privileged containers are not allowed"),
         _none("escalating", "must set securityContext.allowPrivilegeEscalation: false"),
         _none("capabilities", "adds capabilities other than NET_BIND_SERVICE"),
@@ -88,21 +93,32 @@ def policies(allowed_registries: list[str]) -> list[PolicyDefinition]:
             "reason": "Forbidden",
         },
     ]
+
+
+def _registry_check(allowed_registries: list[str]) -> tuple[Variable, Validation]:
+    """The optional allow-list of image registries: the containers whose image is from elsewhere.
+
+    Each entry is a prefix ending at a path boundary: `ghcr.io/example` allows
+    `ghcr.io/example/app:1.0` but not `ghcr.io/example-evil/app`.
+    """
+    registries = literal_list(allowed_registries)
+    variable = _names("foreignImages", f"!{registries}.exists(r, c.image.startsWith(r + '/'))", value="c.image")
+    validation: Validation = {
+        "expression": "size(variables.foreignImages) == 0",
+        "message_expression": f"'image ' + variables.foreignImages[0] + ' is not from an allowed registry ('"
+        f" + {registries}.join(', ') + ')'",
+        "reason": "Forbidden",
+    }
+    return variable, validation
+
+
+def policies(allowed_registries: list[str]) -> list[PolicyDefinition]:
+    """The workloads policy; with an allow-list of registries, its image check too."""
+    variables, validations = _variables(), _validations()
     if allowed_registries:
-        # Each entry is a prefix ending at a path boundary: `ghcr.io/example` allows
-        # `ghcr.io/example/app:1.0` but not `ghcr.io/example-evil/app`.
-        registries = literal_list(allowed_registries)
-        variables.append(
-            _names("foreignImages", f"!{registries}.exists(r, c.image.startsWith(r + '/'))", value="c.image")
-        )
-        validations.append(
-            {
-                "expression": "size(variables.foreignImages) == 0",
-                "message_expression": f"'image ' + variables.foreignImages[0] + ' is not from an allowed registry ('"
-                f" + {registries}.join(', ') + ')'",
-                "reason": "Forbidden",
-            }
-        )
+        variable, validation = _registry_check(allowed_registries)
+        variables.append(variable)
+        validations.append(validation)
     return [
         PolicyDefinition(
             name="tenancy-workloads",

@@ -1,0 +1,73 @@
+"""GitOps for one tenant environment: the tenant's Git repository and a Flux Kustomization of one path.
+
+kustomize-controller applies the path as the tenant's deployer, into the tenant's namespace only,
+and prunes what the repository no longer holds: the repository can change no more than the
+tenant's own team could with `kubectl`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi_kubernetes as k8s
+
+from components.delivery.objects import SOURCE_API, DeliveryTarget, flux_object, secret_ref
+from components.delivery.pod_patch import pod_patches
+from components.guardrails.access import DEPLOYER_ACCOUNT
+from components.model.tenant_apps import GitOpsSpec
+
+KUSTOMIZE_API = "kustomize.toolkit.fluxcd.io/v1"
+# Name of the GitRepository and Kustomization in each tenant namespace (one repository per tenant).
+GITOPS_NAME = "tenant-gitops"
+
+
+def gitops_path(gitops: GitOpsSpec, environment: str) -> str:
+    return gitops.path.replace("{environment}", environment)
+
+
+def gitops_revision(gitops: GitOpsSpec) -> str:
+    """`branch main`, `tag v1.2.0` or `commit <sha>`, for outputs."""
+    ref = gitops.ref
+    for kind in ("branch", "tag", "commit"):
+        value = getattr(ref, kind)
+        if value is not None:
+            return f"{kind} {value}"
+    raise AssertionError("GitRef validates exactly one of branch, tag or commit")
+
+
+def register_gitops(target: DeliveryTarget, *, environment: str, gitops: GitOpsSpec) -> dict[str, str]:
+    """The tenant's repository and a Kustomization that applies one path of it as the deployer.
+
+    Returns what the tenant's outputs show: the URL, the revision and the path this environment reads.
+    """
+    ref = {kind: value for kind in ("branch", "tag", "commit") if (value := getattr(gitops.ref, kind)) is not None}
+    k8s.apiextensions.CustomResource(
+        f"{target.prefix}-gitops-source",
+        **flux_object(SOURCE_API, "GitRepository", GITOPS_NAME, target=target),
+        spec={"interval": gitops.interval, "url": gitops.url, "ref": ref, **secret_ref(gitops.secret)},
+        opts=target.opts,
+    )
+    path = gitops_path(gitops, environment)
+    spec: dict[str, Any] = {
+        "interval": gitops.interval,
+        "sourceRef": {"kind": "GitRepository", "name": GITOPS_NAME},
+        "path": path,
+        # Objects removed from the repository are removed from the namespace.
+        "prune": True,
+        # Impersonation: the repository can only change what the tenant's deployer may change.
+        "serviceAccountName": DEPLOYER_ACCOUNT,
+        # Every namespaced object lands in this namespace, whatever the repository says.
+        "targetNamespace": target.namespace,
+        "timeout": "5m",
+    }
+    # Placement only: the repository's own manifests choose their service account (`workload`).
+    patches = pod_patches(target.pool)
+    if patches:
+        spec["patches"] = patches
+    k8s.apiextensions.CustomResource(
+        f"{target.prefix}-gitops",
+        **flux_object(KUSTOMIZE_API, "Kustomization", GITOPS_NAME, target=target),
+        spec=spec,
+        opts=target.opts,
+    )
+    return {"url": gitops.url, "revision": gitops_revision(gitops), "path": path}

@@ -1,0 +1,44 @@
+"""What every Flux object and workload of one tenant environment shares.
+
+The chart, image and GitOps parts (charts.py, images.py, gitops.py) each register a few objects
+into the same namespace with the same labels, placement and options; this module is that shared
+shape, so the parts never import each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+
+SOURCE_API = "source.toolkit.fluxcd.io/v1"
+
+
+@dataclass
+class DeliveryTarget:
+    """Where one environment's delivery objects go and what they all carry."""
+
+    # `<tenant resource name>-<environment>`: every child's Pulumi name starts with it.
+    prefix: str
+    namespace: str
+    labels: dict[str, str]
+    # The tenant's node pool (None: the tenant has no dedicated pool).
+    pool: str | None
+    opts: pulumi.ResourceOptions
+    # The tenant's workload identity account in this namespace, when it has one.
+    workload_account: str | None = None
+
+
+def flux_object(api_version: str, kind: str, name: str, *, target: DeliveryTarget) -> dict[str, Any]:
+    """The `api_version`, `kind` and `metadata` arguments of a Flux custom resource in the namespace."""
+    return {
+        "api_version": api_version,
+        "kind": kind,
+        "metadata": {"name": name, "namespace": target.namespace, "labels": target.labels},
+    }
+
+
+def secret_ref(secret: str | None) -> dict[str, Any]:
+    """A source's `secretRef` when it names credentials; nothing when it is public."""
+    return {"secretRef": {"name": secret}} if secret is not None else {}
