@@ -36,8 +36,8 @@ def _registry(value: str) -> str:
 
 Registry = Annotated[str, AfterValidator(_registry)]
 Identity = Annotated[str, Field(min_length=1, pattern=r"^[^\s',]+$")]
-# A PriorityClass name: a DNS subdomain.
-PriorityClassName = Annotated[str, Field(pattern=r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$", max_length=253)]
+# A PriorityClass name: a DNS subdomain (written without `](` so the generated reference renders).
+PriorityClassName = Annotated[str, Field(pattern=r"^[a-z0-9]+([.-]+[a-z0-9]+)*$", max_length=253)]
 
 
 class RuleActions(StrictModel):

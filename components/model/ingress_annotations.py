@@ -22,8 +22,8 @@ from pydantic import Field
 
 from components.model.fields import StrictModel
 
-AnnotationPrefix = Annotated[str, Field(pattern=r"^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$", max_length=253)]
-AnnotationName = Annotated[str, Field(pattern=r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$", max_length=63)]
+AnnotationPrefix = Annotated[str, Field(pattern=r"^[a-z0-9]+([.-]+[a-z0-9]+)*$", max_length=253)]
+AnnotationName = Annotated[str, Field(pattern=r"^[A-Za-z0-9]+([._-]+[A-Za-z0-9]+)*$", max_length=63)]
 
 NGINX_HARMLESS: list[str] = [
     # Path handling on the tenant's own host. rewrite-target values are checked for a safe
