@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from tests.admission.layers import ACME_ADMIN, ACME_DEV, WRITERS, Cluster, cluster
-from tests.rbac import Subject
+from tests.rbac import Subject, UserInfo
+from tests.support import kubernetes_objects
 from tools.harness import ProgramRun
 
 OWN = "shop.acme-corp.example"  # authorized for acme on every stack
@@ -235,3 +236,22 @@ def test_certificate_requests_stop_at_rbac(stack: Cluster, who: Subject, namespa
     request = {"apiVersion": "cert-manager.io/v1", "kind": "CertificateRequest", "metadata": {"name": "x"}}
     outcome = stack.attempt(who, "CREATE", "cert-manager.io/v1/certificaterequests", request, namespace)
     assert outcome.stopped_by == "rbac"
+
+
+# --- No false denials of what the platform itself renders into tenant namespaces ---------------
+
+PLURALS = {"Deployment": "apps/v1/deployments", "Secret": "/v1/secrets", "Service": "/v1/services"}
+
+
+def test_rendered_tenant_objects_pass_the_new_rules(stack: Cluster) -> None:
+    """Deployments (templates policy), Secrets (token rule) and Services (ExternalName) the program writes."""
+    platform = UserInfo("tenancy-ci", ("system:masters", "system:authenticated"))
+    checked = 0
+    for obj in kubernetes_objects(stack.run):
+        namespace = obj["metadata"].get("namespace", "")
+        if obj["kind"] not in PLURALS or not namespace.startswith("tenant-"):
+            continue
+        outcome = stack.attempt(platform, "CREATE", PLURALS[obj["kind"]], obj, namespace)
+        assert outcome.stopped_by is None, (obj["kind"], obj["metadata"]["name"], outcome.decision.denials)
+        checked += 1
+    assert checked >= 2
