@@ -257,3 +257,12 @@ def test_tenant_identities_cannot_bind_or_write_roles(any_stack_plan: ProgramRun
     assert not authz.may_write_role(ACME_ADMIN, role)
     platform = UserInfo("tenancy-ci", ("system:masters", "system:authenticated"))
     assert all(authz.may_create_binding(platform, b) for b in objects_of_kind(any_stack_plan, "RoleBinding"))
+
+
+def test_no_tenant_identity_binds_pods_to_nodes(any_stack_plan: ProgramRun) -> None:
+    """Hole 5's other door: `pods/binding` is how the scheduler sets nodeName; only it may."""
+    authz = Authorizer(kubernetes_objects(any_stack_plan))
+    for namespace in (ACME_DEV, ACME_PROD):
+        for subject in [*TENANT_SUBJECTS, _deployers(namespace)]:
+            assert not authz.allowed(subject, "create", "pods/binding", namespace), subject
+    assert authz.allowed(ACME_ADMIN, "create", "pods", ACME_DEV)
