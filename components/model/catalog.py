@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from components.model.capabilities import CloudRules
 from components.model.consistency import consistency_problems
-from components.model.data_checks import data_problems, stack_data_problems
+from components.model.data_checks import data_problems, pool_problems, stack_data_problems
 from components.model.errors import ConfigurationError, Problem
 from components.model.fields import format_location
 from components.model.labels import default_domain
@@ -217,6 +217,7 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: Cl
         problems += _domain_problems(spec, label, suffix, claimed)
         claimed += [(pattern, spec.name, label) for pattern in _domain_patterns(spec, suffix)]
     problems += stack_data_problems([entry.spec for entry in entries], settings, cloud)
+    problems += pool_problems(settings, cloud)
     return problems
 
 

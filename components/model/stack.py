@@ -150,10 +150,10 @@ class StackSettings(StrictModel):
                 raise ValueError(f"stackRole tenants needs shards.index between 0 and {self.shards.count - 1}")
             if self.platform_stack is None:
                 raise ValueError("stackRole tenants needs platformStack (the platform stack's full name)")
-        if self.cloud == "gcp" and self.gcp is None:
-            raise ValueError("cloud is gcp but the gcp section (project, region) is missing")
-        if self.cloud == "aws" and self.aws is None:
-            raise ValueError("cloud is aws but the aws section (region) is missing")
+        # A cloud with an account section of its own (`tenancy:gcp`, `tenancy:aws`) needs it filled in;
+        # the section is named after the cloud, so no cloud is named here.
+        if self.cloud in type(self).model_fields and getattr(self, self.cloud) is None:
+            raise ValueError(f"cloud is {self.cloud} but its account section tenancy:{self.cloud} is missing")
         return self
 
 

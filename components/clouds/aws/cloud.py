@@ -30,6 +30,7 @@ CAPABILITIES = CloudCapabilities(
     },
     placements=frozenset({"dedicated", "shared"}),
     shared_engines=frozenset({"postgres", "mysql"}),
+    pool_kinds=("eks", "karpenter", "existing"),
 )
 
 

@@ -29,6 +29,7 @@ CAPABILITIES = CloudCapabilities(
     },
     placements=frozenset({"dedicated", "shared"}),
     shared_engines=frozenset({"postgres", "mysql"}),
+    pool_kinds=("gke", "existing"),
 )
 
 

@@ -25,6 +25,8 @@ CAPABILITIES = CloudCapabilities(
     engine_versions={"postgres": frozenset({"13", "14", "15", "16", "17"}), "mysql": frozenset({"8.0"})},
     placements=frozenset({"dedicated", "shared"}),
     shared_engines=frozenset({"mysql"}),
+    # `existing` works everywhere: the pool is only a label and a taint on nodes already there.
+    pool_kinds=("existing",),
 )
 
 
