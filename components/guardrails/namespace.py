@@ -16,13 +16,15 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.clouds.network import network_facts
 from components.guardrails.access import register_access
-from components.guardrails.network import ISOLATION_POLICY, isolation_policy
+from components.guardrails.network import ISOLATION_POLICY, granted_cidrs, isolation_policy, network_rules
 from components.guardrails.quota import LIMITS_NAME, QUOTA_NAME, register_limits, register_quota, resolve_quota
 from components.model.labels import (
     ALLOW_LOAD_BALANCER_KEY,
     AUTHORIZED_DOMAINS_KEY,
     COST_CENTER_KEY,
+    EGRESS_CIDRS_KEY,
     GROUPS_KEY,
     NODE_POOL_KEY,
     PLATFORM_OWNED_KEY,
@@ -78,6 +80,7 @@ def namespace_annotations(spec: TenantSpec, settings: StackSettings) -> dict[str
         AUTHORIZED_DOMAINS_KEY: ",".join([own, f"*.{own}", *spec.domains]),
         ALLOW_LOAD_BALANCER_KEY: "true" if spec.allow_load_balancer else "false",
         GROUPS_KEY: ",".join(groups),
+        EGRESS_CIDRS_KEY: ",".join(granted_cidrs(settings, spec.egress)),
     }
 
 
@@ -140,8 +143,7 @@ def build_environment(
     isolation_policy(
         f"{prefix}-isolation",
         metadata=metadata(ISOLATION_POLICY, owned_labels),
-        platform_namespaces=settings.platform_namespaces,
-        dns=settings.dns,
+        rules=network_rules(settings=settings, facts=network_facts(settings.cloud), tenant_egress=spec.egress),
         opts=inside,
     )
     deployer = register_access(
