@@ -2,7 +2,7 @@
 
 The plan's Namespaces and NetworkPolicies are written out as they would be applied, with the
 `kubernetes.io/metadata.name` label the API server adds to every namespace, plus sample pods: one
-app pod per tenant namespace, one instance pod per in-namespace database, and the platform's pods
+app and one worker pod per tenant namespace, one instance pod per in-namespace database, and the platform's pods
 (ingress controller, monitoring, cluster DNS, data operators, and an unlabelled pod beside each
 operator). `nca --connectivity ... -o txt_no_fw_rules` prints one line per allowed connection,
 `src => dst : connections`, which `Connectivity` parses; nothing here decides what a policy means.
@@ -37,7 +37,8 @@ PLATFORM_PODS = [
     ("mariadb-operator", "mariadb-operator", {"app.kubernetes.io/name": "mariadb-operator"}),
 ]
 _LINE = re.compile(r"^(?P<src>\S+) => (?P<dst>\S+) : (?P<conn>.+)$")
-_CONN = re.compile(r"\{protocols:(?P<protocols>[A-Z,]+)(?:,dst_ports:(?P<ports>[0-9,-]+))?\}")
+# nca prints `{protocols:TCP, UDP,dst_ports:53}`; several such groups may follow each other.
+_CONN = re.compile(r"\{protocols:(?P<protocols>[A-Z, ]+?)(?:,dst_ports:(?P<ports>[0-9,-]+))?\}")
 
 
 def nca_command() -> str | None:
@@ -57,11 +58,12 @@ def _pod(namespace: str, name: str, labels: dict[str, str], ip: str) -> dict[str
 
 
 def sample_pods(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One app pod per tenant namespace, an instance pod per in-namespace database, the platform pods."""
+    """One app and one worker pod per tenant namespace, an instance pod per in-namespace database, the platform pods."""
     pods: list[dict[str, Any]] = []
     tenant_namespaces = [o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"]
     for namespace in tenant_namespaces:
         pods.append(_pod(namespace, "app", {"app.kubernetes.io/name": "app"}, ""))
+        pods.append(_pod(namespace, "worker", {"app.kubernetes.io/name": "worker"}, ""))
     for obj in objects:
         if obj["kind"] in ("Cluster", "MariaDB") and obj["metadata"].get("namespace") in tenant_namespaces:
             name = f"db-{obj['metadata']['name']}"
@@ -106,7 +108,7 @@ class Connectivity:
         if conn == "All connections":
             return True
         for match in _CONN.finditer(conn):
-            if protocol in match["protocols"].split(",") and (
+            if protocol in [p.strip() for p in match["protocols"].split(",")] and (
                 match["ports"] is None or _in_ports(port, match["ports"])
             ):
                 return True
