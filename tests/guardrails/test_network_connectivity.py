@@ -148,7 +148,7 @@ def test_cloud_identity_endpoints(stack: str, open_: list[tuple[str, int]], clos
         for address, port in open_:
             assert connectivity.allows(pod, address, port), (pod, address)
             assert not connectivity.allows(pod, address, port + 1)
-        for address, port in closed:
+        for address, _port in closed:
             assert not connectivity.reaches(pod, address), (pod, address)
 
 
