@@ -10,7 +10,8 @@ from pathlib import Path
 import pulumi
 
 from components.admission.bundle import PolicyBundle, PolicyBundleArgs
-from components.data.tenant import build_platform_data, data_backend
+from components.clouds.registry import cloud_for
+from components.data.platform import build_platform_data
 from components.delivery.flux import install_flux
 from components.model.catalog import load_catalog
 from components.model.stack import read_stack_settings
@@ -24,9 +25,13 @@ PROJECT_ROOT = Path(__file__).resolve().parent
 
 stack = pulumi.get_stack()
 settings = read_stack_settings(stack)
+# The stack's cloud (components/clouds/registry.py): what it can run, its provider, its data.
+cloud = cloud_for(settings)
 # Split stacks (`prod-shard-3`) read tenant files as their base stack (`prod`) would.
-catalog = load_catalog(PROJECT_ROOT / settings.tenants_dir, settings, settings.base_stack or stack, root=PROJECT_ROOT)
-cluster = providers(settings)
+catalog = load_catalog(
+    PROJECT_ROOT / settings.tenants_dir, settings, settings.base_stack or stack, cloud=cloud, root=PROJECT_ROOT
+)
+cluster = providers(cluster=settings.cluster, cloud=cloud)
 
 # --- Cluster-wide platform: once per cluster -------------------------------------------------
 flux = None
@@ -48,17 +53,21 @@ if settings.stack_role in ("all", "platform"):
     pulumi.export("nodePools", {name: pool.summary() for name, pool in pools.items()})
     platform_values = {"roles": roles.role_names}
     # Key ring, shared database instances, the ClusterSecretStore for shared secrets.
-    platform_values["data"] = build_platform_data(settings, cluster.options())
+    platform_values["data"] = build_platform_data(
+        cloud=cloud, protect=settings.protection.protect_data, opts=cluster.options()
+    )
     pulumi.export(PLATFORM_OUTPUT, platform_values)
     platform = local_platform(platform_values)
 else:
     platform = referenced_platform(settings)
 
 # --- Tenants: all of them, or this shard's ------------------------------------------------------
-data = data_backend(settings, platform.get("data"), cluster.options())
+data = cloud.data_backend(values=platform.get("data"), opts=cluster.options())
 tenants = {
     entry.spec.name: Tenant(
-        entry.spec.name, TenantArgs(spec=entry.spec, settings=settings, flux=flux, data=data), opts=cluster.options()
+        entry.spec.name,
+        TenantArgs(spec=entry.spec, settings=settings, flux=flux, data=data, network=cloud.network),
+        opts=cluster.options(),
     )
     for entry in catalog.for_stack_role(settings)
 }

@@ -6,15 +6,18 @@ from dataclasses import dataclass, field
 
 import pulumi
 
-from components.data.tenant import PlatformData, TenantData, build_tenant_data
+from components.clouds.base import DataBackend
+from components.data.summary import TenantData
+from components.data.tenant import build_tenant_data
 from components.delivery.apps import DeliveryResources, build_delivery
 from components.guardrails.access import DEPLOYER_ACCOUNT
 from components.guardrails.namespace import (
     EnvironmentResources,
     build_environment,
-    holds_cluster_data,
     register_namespace,
 )
+from components.lifecycle import holds_cluster_data, retained_environments, state_of
+from components.model.network import CloudNetworkFacts
 from components.model.stack import StackSettings
 from components.model.tenant_file import TenantSpec
 
@@ -27,8 +30,10 @@ class TenantArgs:
     settings: StackSettings
     # The cluster's Flux when this stack installs it: the tenant's Flux objects need its CRDs.
     flux: pulumi.Resource | None = field(default=None)
-    # The stack's data backend (components/data/tenant.py); None: the tenant gets no data resources.
-    data: PlatformData | None = field(default=None)
+    # The stack's data backend (the cloud's, components/clouds/); None: the tenant gets no data resources.
+    data: DataBackend | None = field(default=None)
+    # The cloud's network facts (components/clouds/<cloud>/network.py), for the isolation policy.
+    network: CloudNetworkFacts = field(default_factory=CloudNetworkFacts)
 
 
 class Tenant(pulumi.ComponentResource):
@@ -44,21 +49,34 @@ class Tenant(pulumi.ComponentResource):
     def __init__(self, name: str, args: TenantArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("tenancy:index:Tenant", name, None, opts)
         spec = args.spec
+        # Where the cloud keeps tenant data inside namespaces, a namespace holding data is kept like it.
+        in_namespaces = args.data is not None and args.data.data_in_namespaces
         self.environments = {}
-        # A decommissioned tenant keeps nothing in the cluster; its data is released elsewhere.
-        if spec.lifecycle != "decommissioned":
+        # What exists in each lifecycle state is components/lifecycle.py's decision.
+        if state_of(spec.lifecycle).environments:
             for environment in spec.environments:
-                self.environments[environment] = build_environment(self, name, spec, environment, args.settings)
+                holds_data = holds_cluster_data(spec, environment, data_in_namespaces=in_namespaces)
+                self.environments[environment] = build_environment(
+                    self, name, spec, environment, args.settings, holds_data=holds_data, network=args.network
+                )
         self.namespaces = {env: res.namespace_name for env, res in self.environments.items()}
-        # Databases, secrets, key and identity (components/data/tenant.py). Once decommissioned they are
-        # registered released; on a local cluster the namespaces holding them are kept with them.
+        # Databases, secrets, key and identity (components/data/). Once decommissioned they are
+        # registered released, and namespaces that hold them are kept with them.
         retained = {
-            env: register_namespace(self, name, spec, env, args.settings)
-            for env in spec.environments
-            if spec.lifecycle == "decommissioned" and holds_cluster_data(spec, env, args.settings)
+            env: register_namespace(self, name, spec, env, args.settings, holds_data=True)
+            for env in retained_environments(spec, data_in_namespaces=in_namespaces)
         }
         self.data = (
-            build_tenant_data(self, name, spec, args.settings, args.data, self.environments, retained)
+            build_tenant_data(
+                parent=self,
+                name=name,
+                spec=spec,
+                backend=args.data,
+                protect=args.settings.protection.protect_data,
+                placement=args.settings.data.placement,
+                environments=self.environments,
+                retained_namespaces=retained,
+            )
             if args.data is not None
             else TenantData()
         )

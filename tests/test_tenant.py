@@ -130,7 +130,11 @@ def test_network_isolation(dev_plan: ProgramRun) -> None:
     assert sorted((p["protocol"], p["port"]) for p in dns_rule["ports"]) == [("TCP", 53), ("UDP", 53)]
     assert dns_rule["to"][0]["podSelector"] == {"matchLabels": {"k8s-app": "kube-dns"}}
     # Nothing else leaves the namespace: the namespace itself, DNS, and dev's API server range.
-    allowed = ({"podSelector": {}}, dns_rule["to"][0], {"ipBlock": {"cidr": "172.18.0.0/16"}})
+    allowed: tuple[object, ...] = (
+        {"podSelector": {}},
+        dns_rule["to"][0],
+        {"ipBlock": {"cidr": "172.18.0.0/16"}},
+    )
     assert all(peer in allowed for rule in spec["egress"] for peer in rule["to"])
 
 

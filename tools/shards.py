@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from components.clouds.registry import cloud_for
 from components.model.catalog import load_catalog
 from components.model.sharding import shard_of
 from components.model.stack import parse_settings
@@ -51,7 +52,9 @@ def layout(stack: str, count: int | None = None, root: Path = PROJECT_ROOT) -> S
     config, secret_keys = stack_config(stack, {"tenancy:stackRole": "all"}, root=root)
     settings = parse_settings(config, f"Pulumi.{stack}.yaml")
     shard_count = count or settings.shards.count
-    catalog = load_catalog(PROJECT_ROOT / settings.tenants_dir, settings, stack, root=PROJECT_ROOT)
+    catalog = load_catalog(
+        PROJECT_ROOT / settings.tenants_dir, settings, stack, cloud=cloud_for(settings), root=PROJECT_ROOT
+    )
     run = run_program(stack, config, secret_keys)
     tenants: dict[int, list[str]] = defaultdict(list)
     resources: dict[int, int] = {shard: 0 for shard in range(shard_count)}

@@ -1,14 +1,16 @@
 """What differs per cloud for tenant data: databases, keys, secret stores and workload identity.
 
-Each module (`gcp`, `aws`, `local`) implements `DataBackend`; `components/data/tenant.py` drives it the
-same way for every cloud. The modules know nothing of tenant files: they receive plain requests
+Each cloud (`gcp`, `aws`, `local`) implements `DataBackend` and `SecretDelivery`; components/data/
+drives them the same way for every cloud (the `Cloud` protocol that builds them is in
+protocol.py). The modules know nothing of tenant files: they receive plain requests
 (`DatabaseRequest`, `SecretRequest`) and resource options decided by the caller, so the lifecycle
-rules (protect, release) live in one place.
+rules (protect, release) live in one place (components/lifecycle.py and `Guard`).
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -18,34 +20,6 @@ import pulumi
 # the tenant's SecretStore authenticates as it and its apps may run as it.
 WORKLOAD_ACCOUNT = "workload"
 ENGINE_PORTS = {"postgres": 5432, "mysql": 3306}
-# Engine versions each cloud runs (Cloud SQL, RDS, CloudNativePG / MariaDB operator images).
-ENGINE_VERSIONS: dict[str, dict[str, frozenset[str]]] = {
-    "gcp": {
-        "postgres": frozenset({"13", "14", "15", "16", "17"}),
-        "mysql": frozenset({"5.7", "8.0", "8.4"}),
-    },
-    "aws": {
-        "postgres": frozenset({"13", "14", "15", "16", "17"}),
-        "mysql": frozenset({"8.0", "8.4"}),
-    },
-    # MySQL on a local cluster is served by MariaDB (wire-compatible with MySQL 8.0 clients).
-    "local": {
-        "postgres": frozenset({"13", "14", "15", "16", "17"}),
-        "mysql": frozenset({"8.0"}),
-    },
-}
-# Placements each cloud implements. Shared on local: MySQL only, on a platform MariaDB
-# (CloudNativePG has no per-tenant role or database object among the CRDs the platform validates).
-PLACEMENTS = {
-    "gcp": frozenset({"dedicated", "shared"}),
-    "aws": frozenset({"dedicated", "shared"}),
-    "local": frozenset({"dedicated", "shared"}),
-}
-SHARED_ENGINES = {
-    "gcp": frozenset({"postgres", "mysql"}),
-    "aws": frozenset({"postgres", "mysql"}),
-    "local": frozenset({"mysql"}),
-}
 # Postgres identifiers and MySQL database names stop at 63/64 characters.
 _MAX_DATABASE_NAME = 63
 
@@ -171,10 +145,77 @@ class SecretRequest:
     kubernetes_labels: dict[str, str] = field(default_factory=dict)
 
 
-class DataBackend(Protocol):
-    """The per-cloud operations data.py composes for every tenant."""
+@dataclass(frozen=True)
+class DatabaseEgress:
+    """Where a tenant environment's pods may open connections to its databases (one NetworkPolicy)."""
 
-    cloud: str
+    cidrs: list[pulumi.Output[str] | str]
+    ports: list[int]
+    # Namespaces of in-cluster shared instances.
+    namespaces: list[str]
+
+    @property
+    def needed(self) -> bool:
+        return bool(self.cidrs or self.namespaces)
+
+
+def endpoint_egress(endpoints: Sequence[DatabaseEndpoint]) -> DatabaseEgress:
+    """Egress to exactly the endpoints' addresses and shared namespaces, on their ports."""
+    return DatabaseEgress(
+        cidrs=[cidr for endpoint in endpoints for cidr in endpoint.egress_cidrs],
+        ports=sorted({endpoint.port for endpoint in endpoints if endpoint.egress_cidrs or endpoint.egress_namespaces}),
+        namespaces=sorted({namespace for endpoint in endpoints for namespace in endpoint.egress_namespaces}),
+    )
+
+
+@dataclass(frozen=True)
+class DeliveryTarget:
+    """One tenant namespace secrets are delivered into, and how objects there are registered."""
+
+    # Child resource name prefix, e.g. `acme-prod`.
+    prefix: str
+    namespace: str
+    labels: dict[str, str]
+    identity: TenantIdentity
+    # Options for objects inside the namespace (deleted with it).
+    opts: pulumi.ResourceOptions
+
+
+class SecretDelivery(Protocol):
+    """How stored secrets reach a tenant namespace: External Secrets Operator on the clouds, nothing
+    (they are written there) or a copy on a local cluster. Called only for namespaces that exist."""
+
+    def workload_account(self, target: DeliveryTarget, *, stores: bool) -> pulumi.Resource | None:
+        """The namespace's workload ServiceAccount (and SecretStore when `stores`), if this cloud
+        delivers with the tenant's identity; apps run as the account."""
+        ...
+
+    def database(self, target: DeliveryTarget, *, prefix: str, secret_name: str, credentials: str) -> None:
+        """Deliver a database's credentials (the remote name `credentials`) as Secret `secret_name`."""
+        ...
+
+    def secret(self, target: DeliveryTarget, *, prefix: str, name: str, key: str, remote: str) -> None:
+        """Deliver one tenant secret, stored under `remote`, as Secret `name` with key `key`."""
+        ...
+
+    def shared_secret(self, target: DeliveryTarget, *, name: str) -> None:
+        """Deliver the stack's shared secret `name` into the namespace."""
+        ...
+
+
+class DataBackend(Protocol):
+    """The per-cloud operations components/data composes for every tenant."""
+
+    @property
+    def data_in_namespaces(self) -> bool:
+        """Whether tenant data lives inside tenant namespaces (in-cluster databases, Kubernetes
+        Secrets): such a namespace is kept like the data it holds (components/lifecycle.py)."""
+        ...
+
+    @property
+    def delivery(self) -> SecretDelivery:
+        """How the stored secrets reach the tenant's namespaces."""
+        ...
 
     def identity(self, tenant: str, namespaces: list[str], labels: dict[str, str], guard: Guard) -> TenantIdentity: ...
 
@@ -184,8 +225,12 @@ class DataBackend(Protocol):
         """Store a secret under the tenant's key; returns the name its delivery refers to."""
         ...
 
-    def secret_store_provider(self, namespace: str, identity: TenantIdentity) -> dict[str, Any] | None:
-        """The `spec.provider` of the tenant's ESO SecretStore, or None where ESO is not used."""
+    def remote_secret_name(self, tenant: str, environment: str, secret: str) -> str:
+        """The secret's name in the cloud secret manager; separators no tenant or secret name contains."""
+        ...
+
+    def database_egress(self, endpoints: Sequence[DatabaseEndpoint]) -> DatabaseEgress:
+        """What the environment's database egress policy opens (nothing: no policy)."""
         ...
 
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.clouds.network import network_facts
 from components.guardrails.access import register_access
 from components.guardrails.network import ISOLATION_POLICY, granted_cidrs, isolation_policy, network_rules
 from components.guardrails.quota import LIMITS_NAME, QUOTA_NAME, register_limits, register_quota, resolve_quota
+from components.lifecycle import namespace_options
 from components.model.labels import (
     ALLOW_LOAD_BALANCER_KEY,
     AUTHORIZED_DOMAINS_KEY,
@@ -32,6 +32,7 @@ from components.model.labels import (
     kubernetes_labels,
     namespace_name,
 )
+from components.model.network import CloudNetworkFacts
 from components.model.stack import StackSettings
 from components.model.tenant_file import TenantSpec
 
@@ -84,22 +85,17 @@ def namespace_annotations(spec: TenantSpec, settings: StackSettings) -> dict[str
     }
 
 
-def holds_cluster_data(spec: TenantSpec, environment: str, settings: StackSettings) -> bool:
-    """Whether the namespace itself holds data: on a local cluster databases and secrets live in it,
-    so deleting the namespace would delete them (CloudNativePG volumes go with their Cluster)."""
-    return settings.cloud == "local" and bool(
-        spec.in_environment(spec.databases, environment) or spec.in_environment(spec.secrets, environment)
-    )
-
-
 def register_namespace(
-    parent: pulumi.Resource, name: str, spec: TenantSpec, environment: str, settings: StackSettings
+    parent: pulumi.Resource,
+    name: str,
+    spec: TenantSpec,
+    environment: str,
+    settings: StackSettings,
+    *,
+    holds_data: bool,
 ) -> k8s.core.v1.Namespace:
-    """The environment's Namespace. Where it holds data it is protected like the data (removing
-    the tenant file then fails the preview); once decommissioned it is released instead: kept in
-    the cluster when it leaves Pulumi's state."""
-    holds_data = holds_cluster_data(spec, environment, settings)
-    released = holds_data and spec.lifecycle == "decommissioned"
+    """The environment's Namespace; where it holds data (`holds_data`), kept like the data in
+    each lifecycle state (components/lifecycle.py)."""
     return k8s.core.v1.Namespace(
         f"{name}-{environment}-namespace",
         metadata={
@@ -107,10 +103,11 @@ def register_namespace(
             "labels": namespace_labels(spec, environment, settings),
             "annotations": namespace_annotations(spec, settings),
         },
-        opts=pulumi.ResourceOptions(
+        opts=namespace_options(
             parent=parent,
-            protect=holds_data and settings.protection.protect_data and not released,
-            retain_on_delete=released,
+            lifecycle=spec.lifecycle,
+            protect=settings.protection.protect_data,
+            holds_data=holds_data,
         ),
     )
 
@@ -121,15 +118,19 @@ def build_environment(
     spec: TenantSpec,
     environment: str,
     settings: StackSettings,
+    *,
+    holds_data: bool,
+    network: CloudNetworkFacts,
 ) -> EnvironmentResources:
-    """Register one environment's namespace and guard rails as children of `parent`."""
+    """Register one environment's namespace and guard rails as children of `parent`; `holds_data`:
+    tenant data lives in the namespace (components/lifecycle.py)."""
     ns_name = namespace_name(spec.name, environment)
     read_only = environment in settings.read_only_environments
     labels = kubernetes_labels(spec.name, environment)
     owned_labels = {**labels, PLATFORM_OWNED_KEY: "true"}
     prefix = f"{name}-{environment}"
 
-    namespace = register_namespace(parent, name, spec, environment, settings)
+    namespace = register_namespace(parent, name, spec, environment, settings, holds_data=holds_data)
     # Everything inside the namespace goes with it: deleting each object first would only slow
     # the engine down, and the namespace deletion removes them anyway.
     inside = pulumi.ResourceOptions(parent=parent, deleted_with=namespace, depends_on=[namespace])
@@ -143,7 +144,7 @@ def build_environment(
     isolation_policy(
         f"{prefix}-isolation",
         metadata=metadata(ISOLATION_POLICY, owned_labels),
-        rules=network_rules(settings=settings, facts=network_facts(settings.cloud), tenant_egress=spec.egress),
+        rules=network_rules(settings=settings, facts=network, tenant_egress=spec.egress),
         opts=inside,
     )
     deployer = register_access(

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.lifecycle import state_of
 from components.model.fields import QuotaSpec
 from components.model.stack import LimitDefaults
 from components.model.tenant_file import TenantSpec
@@ -30,7 +31,7 @@ def resolve_quota(spec: TenantSpec, *, quota_tiers: Mapping[str, QuotaSpec], def
 def quota_hard(spec: TenantSpec, quota: QuotaSpec) -> dict[str, str]:
     """The quota's `hard` amounts, with the switches the tenant file controls."""
     hard = quota.hard()
-    if spec.lifecycle == "suspended":
+    if not state_of(spec.lifecycle).admits_pods:
         # Suspended: no pod may be admitted; controllers keep their objects and data stays.
         hard["pods"] = "0"
     if not spec.allow_load_balancer:

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from components.model.capabilities import CloudRules
 from components.model.consistency import consistency_problems
 from components.model.data_checks import data_problems, stack_data_problems
 from components.model.errors import ConfigurationError, Problem
@@ -177,13 +178,13 @@ def domains_overlap(a: str, b: str) -> bool:
     return exact.endswith("." + wildcard_base) or exact == "*." + wildcard_base
 
 
-def _cross_check(entries: list[CatalogEntry], settings: StackSettings) -> list[Problem]:
+def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: CloudRules) -> list[Problem]:
     problems: list[Problem] = []
     suffix = settings.domain_suffix
     claimed: list[tuple[str, str, str]] = []  # (pattern, tenant, file)
     for entry in entries:
         spec, label = entry.spec, entry.source
-        problems += [Problem(label, where, message) for where, message in data_problems(spec, settings)]
+        problems += [Problem(label, where, message) for where, message in data_problems(spec, settings, cloud)]
         problems += [Problem(label, where, message) for where, message in network_problems(spec, settings)]
         if spec.node_pool is not None and spec.node_pool not in settings.node_pools:
             known = ", ".join(sorted(settings.node_pools)) or "none"
@@ -215,35 +216,48 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings) -> list[P
                     f"(environments: {', '.join(settings.environments)})",
                 )
             )
-        own = default_domain(spec.name, suffix)
-        for index, domain in enumerate(spec.domains):
-            base = domain.removeprefix("*.")
-            inside_suffix = base == suffix or base.endswith("." + suffix)
-            if inside_suffix and not (base == own or base.endswith("." + own)):
-                problems.append(
-                    Problem(
-                        label,
-                        f"domains.{index}",
-                        f"{domain!r} is under the platform suffix {suffix!r} but outside the tenant's own {own!r}",
-                    )
-                )
-        for pattern in _domain_patterns(spec, suffix):
-            for other_pattern, other_tenant, other_label in claimed:
-                if other_tenant != spec.name and domains_overlap(pattern, other_pattern):
-                    problems.append(
-                        Problem(
-                            label,
-                            "domains",
-                            f"{pattern!r} overlaps {other_pattern!r} of tenant {other_tenant!r} ({other_label})",
-                        )
-                    )
+        problems += _domain_problems(spec, label, suffix, claimed)
         claimed += [(pattern, spec.name, label) for pattern in _domain_patterns(spec, suffix)]
-    problems += stack_data_problems([entry.spec for entry in entries], settings)
+    problems += stack_data_problems([entry.spec for entry in entries], settings, cloud)
     return problems
 
 
-def load_catalog(tenants_dir: Path, settings: StackSettings, stack: str, root: Path | None = None) -> Catalog:
-    """Read `tenants_dir/*.yaml` for `stack`; raise ConfigurationError listing every problem."""
+def _domain_problems(spec: TenantSpec, label: str, suffix: str, claimed: list[tuple[str, str, str]]) -> list[Problem]:
+    """Domains under the platform suffix must be the tenant's own; no two tenants' may overlap."""
+    problems: list[Problem] = []
+    own = default_domain(spec.name, suffix)
+    for index, domain in enumerate(spec.domains):
+        base = domain.removeprefix("*.")
+        inside_suffix = base == suffix or base.endswith("." + suffix)
+        if inside_suffix and not (base == own or base.endswith("." + own)):
+            problems.append(
+                Problem(
+                    label,
+                    f"domains.{index}",
+                    f"{domain!r} is under the platform suffix {suffix!r} but outside the tenant's own {own!r}",
+                )
+            )
+    for pattern in _domain_patterns(spec, suffix):
+        for other_pattern, other_tenant, other_label in claimed:
+            if other_tenant != spec.name and domains_overlap(pattern, other_pattern):
+                problems.append(
+                    Problem(
+                        label,
+                        "domains",
+                        f"{pattern!r} overlaps {other_pattern!r} of tenant {other_tenant!r} ({other_label})",
+                    )
+                )
+    return problems
+
+
+def load_catalog(
+    tenants_dir: Path, settings: StackSettings, stack: str, *, cloud: CloudRules, root: Path | None = None
+) -> Catalog:
+    """Read `tenants_dir/*.yaml` for `stack`; raise ConfigurationError listing every problem.
+
+    `cloud` is the stack's cloud (`components.clouds.registry.cloud_for`): what its databases can
+    be and which of its own settings tenants' data needs; passed in because the model imports no
+    component."""
     problems: list[Problem] = []
     entries: list[CatalogEntry] = []
     files_by_name: dict[str, str] = {}
@@ -272,7 +286,7 @@ def load_catalog(tenants_dir: Path, settings: StackSettings, stack: str, root: P
         if present:
             entries.append(CatalogEntry(spec=spec, source=label))
     entries.sort(key=lambda entry: entry.spec.name)
-    problems += _cross_check(entries, settings)
+    problems += _cross_check(entries, settings, cloud)
     if problems:
         raise ConfigurationError(problems)
     return Catalog(stack=stack, tenants=entries)

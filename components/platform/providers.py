@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.model.labels import MANAGED_BY_VALUE
-from components.model.stack import StackSettings
+from components.clouds.protocol import Cloud
+from components.model.stack import ClusterSettings
 
 
 @dataclass
@@ -20,49 +20,27 @@ class Providers:
     """The explicit providers of this stack; children receive them through `providers=`."""
 
     kubernetes: k8s.Provider
-    # The GCP or AWS provider when `cloud` is gcp or aws; None on a local cluster.
-    cloud: pulumi.ProviderResource | None
+    # The cloud account's provider (GCP, AWS); None where the stack's cloud has no account.
+    account: pulumi.ProviderResource | None
 
     def options(self) -> pulumi.ResourceOptions:
         """Resource options that hand both providers down to a component and its children."""
         providers: list[pulumi.ProviderResource] = [self.kubernetes]
-        if self.cloud is not None:
-            providers.append(self.cloud)
+        if self.account is not None:
+            providers.append(self.account)
         return pulumi.ResourceOptions(providers=providers)
 
 
-def kubernetes_provider(settings: StackSettings) -> k8s.Provider:
+def kubernetes_provider(*, cluster: ClusterSettings) -> k8s.Provider:
     """The cluster's provider: the configured kubeconfig context, or the current one."""
     return k8s.Provider(
         "cluster",
-        context=settings.cluster.context,
+        context=cluster.context,
         # Server-side apply lets other controllers (autoscalers) own fields such as replicas.
         enable_server_side_apply=True,
     )
 
 
-def cloud_provider(settings: StackSettings) -> pulumi.ProviderResource | None:
-    """The cloud account's provider, with the platform's labels/tags applied to everything."""
-    if settings.cloud == "gcp" and settings.gcp is not None:
-        import pulumi_gcp as gcp
-
-        return gcp.Provider(
-            "gcp",
-            project=settings.gcp.project,
-            region=settings.gcp.region,
-            default_labels={"managed-by": MANAGED_BY_VALUE},
-        )
-    if settings.cloud == "aws" and settings.aws is not None:
-        import pulumi_aws as aws
-
-        return aws.Provider(
-            "aws",
-            region=settings.aws.region,
-            default_tags={"tags": {"managed-by": MANAGED_BY_VALUE}},
-        )
-    return None
-
-
-def providers(settings: StackSettings) -> Providers:
-    """Create the stack's providers once."""
-    return Providers(kubernetes=kubernetes_provider(settings), cloud=cloud_provider(settings))
+def providers(*, cluster: ClusterSettings, cloud: Cloud) -> Providers:
+    """Create the stack's providers once; the cloud makes its own (components/clouds/registry.py)."""
+    return Providers(kubernetes=kubernetes_provider(cluster=cluster), account=cloud.provider())

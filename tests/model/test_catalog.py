@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from components.clouds.registry import cloud_for
 from components.model.catalog import domains_overlap, load_catalog, merge_override
 from components.model.errors import ConfigurationError
 from components.model.stack import StackSettings, parse_settings
@@ -25,7 +26,7 @@ SETTINGS = parse_settings(
 
 def load(directory: Path, settings: StackSettings = SETTINGS, stack: str = "dev") -> list[str]:
     """The tenant names loaded, or raise."""
-    return load_catalog(directory, settings, stack, root=directory.parent).names()
+    return load_catalog(directory, settings, stack, cloud=cloud_for(settings), root=directory.parent).names()
 
 
 def problems_for(tmp_path: Path, *documents: dict[str, Any], raw: dict[str, str] | None = None) -> list[str]:
@@ -42,13 +43,13 @@ def test_example_tenants_load_for_each_stack() -> None:
     }.items():
         config, _ = stack_config(stack)
         settings = parse_settings(config, f"Pulumi.{stack}.yaml")
-        catalog = load_catalog(EXAMPLE_TENANTS, settings, stack)
+        catalog = load_catalog(EXAMPLE_TENANTS, settings, stack, cloud=cloud_for(settings))
         assert catalog.names() == expected
 
 
 def test_minimal_tenant_gets_defaults(tmp_path: Path) -> None:
     directory = write_tenants(tmp_path / "tenants", tenant_document("acme"))
-    catalog = load_catalog(directory, SETTINGS, "dev")
+    catalog = load_catalog(directory, SETTINGS, "dev", cloud=cloud_for(SETTINGS))
     spec = catalog.tenants[0].spec
     assert spec.environments == ["dev", "prod"]
     assert spec.lifecycle == "active"
@@ -209,8 +210,10 @@ def test_section_naming_an_environment_the_tenant_lacks(tmp_path: Path) -> None:
 def test_overrides_apply_to_their_stack_only(tmp_path: Path) -> None:
     document = tenant_document("acme", displayName="ACME", overrides={"dev": {"displayName": "ACME (dev)"}})
     directory = write_tenants(tmp_path / "tenants", document)
-    assert load_catalog(directory, SETTINGS, "dev").tenants[0].spec.display_name == "ACME (dev)"
-    assert load_catalog(directory, SETTINGS, "prod").tenants[0].spec.display_name == "ACME"
+    assert (
+        load_catalog(directory, SETTINGS, "dev", cloud=cloud_for(SETTINGS)).tenants[0].spec.display_name == "ACME (dev)"
+    )
+    assert load_catalog(directory, SETTINGS, "prod", cloud=cloud_for(SETTINGS)).tenants[0].spec.display_name == "ACME"
 
 
 def test_override_errors_show_in_every_stack(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from components.clouds.registry import cloud_for
 from components.model.catalog import load_catalog
 from components.model.errors import ConfigurationError
 from components.model.sharding import shard_of
@@ -54,7 +55,7 @@ def test_a_pin_outside_the_shard_count_is_an_error(tmp_path: Path) -> None:
     )
     directory = write_tenants(tmp_path / "tenants", tenant_document("acme", shard=5))
     with pytest.raises(ConfigurationError) as raised:
-        load_catalog(directory, settings, "dev", root=tmp_path)
+        load_catalog(directory, settings, "dev", cloud=cloud_for(settings), root=tmp_path)
     assert [str(p) for p in raised.value.problems] == [
         "tenants/acme.yaml: shard: 5 is not a shard of this stack (shards.count is 2)"
     ]

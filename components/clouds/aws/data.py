@@ -10,6 +10,7 @@ secret it will ever have, without a grant per secret.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import pulumi
@@ -19,6 +20,7 @@ from components.clouds.aws.rds import rds_instance
 from components.clouds.aws.shared import SharedLogins
 from components.clouds.base import (
     WORKLOAD_ACCOUNT,
+    DatabaseEgress,
     DatabaseEndpoint,
     DatabaseLogin,
     DatabaseRequest,
@@ -27,8 +29,10 @@ from components.clouds.base import (
     SecretRequest,
     TenantIdentity,
     deliver_credentials,
+    endpoint_egress,
     generate_password,
 )
+from components.clouds.eso import EsoDelivery
 from components.model.clouds import AwsSettings
 from components.model.data import DataSettings
 
@@ -86,7 +90,7 @@ def _trust(settings_aws: AwsSettings, cluster_name: str, namespaces: list[str], 
 class AwsData:
     """RDS, Secrets Manager, KMS and IAM roles for one stack on AWS."""
 
-    cloud = "aws"
+    data_in_namespaces = False
 
     def __init__(
         self,
@@ -100,6 +104,22 @@ class AwsData:
         self._cluster = cluster_name
         self._data = data
         self._shared = SharedLogins(data, platform, opts)
+        self.delivery = EsoDelivery(data.refresh_interval, data.shared_secrets, self.secret_store_provider)
+
+    def remote_secret_name(self, tenant: str, environment: str, secret: str) -> str:
+        # Secrets Manager names may contain `/`: one path per tenant and environment.
+        return f"tenancy/{tenant}/{environment}/{secret}"
+
+    def database_egress(self, endpoints: Sequence[DatabaseEndpoint]) -> DatabaseEgress:
+        # RDS endpoints are DNS names a NetworkPolicy cannot name: open the DB subnets on every
+        # database port instead (security groups do the rest).
+        if not endpoints:
+            return endpoint_egress(endpoints)
+        return DatabaseEgress(
+            cidrs=list(self._aws.database_cidrs),
+            ports=sorted({endpoint.port for endpoint in endpoints}),
+            namespaces=endpoint_egress(endpoints).namespaces,
+        )
 
     def identity(self, tenant: str, namespaces: list[str], labels: dict[str, str], guard: Guard) -> TenantIdentity:
         # The tenant's key; a deleted key stays recoverable for 30 days (the longest AWS allows).
@@ -215,7 +235,7 @@ class AwsData:
             )
         return request.remote_name
 
-    def secret_store_provider(self, namespace: str, identity: TenantIdentity) -> dict[str, Any] | None:
+    def secret_store_provider(self, namespace: str, identity: TenantIdentity) -> dict[str, Any]:
         provider: dict[str, Any] = {"service": "SecretsManager", "region": self._aws.region}
         if self._aws.identity_mode == "irsa":
             provider["auth"] = {"jwt": {"serviceAccountRef": {"name": WORKLOAD_ACCOUNT}}}

@@ -37,7 +37,7 @@ from components.clouds.base import (
     shared_names,
 )
 from components.model.clouds import AwsSettings
-from components.model.data import DataSettings
+from components.model.data import DataSettings, SharedInstance
 
 # The master user of shared instances (16 characters at most for MySQL, not a reserved word).
 ADMIN_USER = "tenancy_admin"
@@ -67,53 +67,67 @@ def platform(settings_aws: AwsSettings, data: DataSettings, labels: dict[str, st
     aws.kms.Alias(
         "tenancy-platform-key-alias", name="alias/tenancy/platform", target_key_id=key.key_id, opts=guard.plain()
     )
-    shared: dict[str, Any] = {}
-    for name, instance in sorted(data.shared_instances.items()):
-        password = generate_password(f"shared-{name}-admin-password", 32, guard)
-        rds = rds_instance(
-            f"shared-{name}",
-            engine=instance.engine,
-            version=instance.version,
-            size=instance.size,
-            storage_gb=instance.storage_gb,
-            username=ADMIN_USER,
-            password=password,
-            kms_key=key.arn,
-            final_snapshot=f"tenancy-shared-{name}-final",
-            settings_aws=settings_aws,
-            data=data,
-            tags=labels,
-            opts=guard.data(),
-        )
-        secret = aws.secretsmanager.Secret(
-            f"shared-{name}-admin",
-            name=admin_secret_name(name),
-            description=f"tenancy: admin credentials of shared {instance.engine} instance {name}",
-            kms_key_id=key.arn,
-            recovery_window_in_days=data.secret_recovery_days,
-            tags=labels,
-            opts=guard.data(),
-        )
-        # The keys of RDS's own credentials secrets, so people and tools read it the usual way.
-        document = pulumi.Output.json_dumps(
-            {
-                "engine": instance.engine,
-                "host": rds.address,
-                "port": ENGINE_PORTS[instance.engine],
-                "username": ADMIN_USER,
-                "password": password,
-                "dbInstanceIdentifier": rds.identifier,
-            }
-        )
-        secret_document: pulumi.Output[str] = pulumi.Output.secret(document)
-        version = aws.secretsmanager.SecretVersion(
-            f"shared-{name}-admin-version",
-            secret_id=secret.id,
-            secret_string=secret_document,
-            opts=guard.data(),
-        )
-        shared[name] = {"identifier": rds.identifier, "address": rds.address, "adminSecretVersion": version.id}
+    shared = {
+        name: _shared_instance(name, instance, key, settings_aws, data, labels, guard)
+        for name, instance in sorted(data.shared_instances.items())
+    }
     return {"key": key.arn, "sharedInstances": shared}
+
+
+def _shared_instance(
+    name: str,
+    instance: SharedInstance,
+    key: aws.kms.Key,
+    settings_aws: AwsSettings,
+    data: DataSettings,
+    labels: dict[str, str],
+    guard: Guard,
+) -> dict[str, Any]:
+    """One shared RDS instance and its admin credentials (under the platform key)."""
+    password = generate_password(f"shared-{name}-admin-password", 32, guard)
+    rds = rds_instance(
+        f"shared-{name}",
+        engine=instance.engine,
+        version=instance.version,
+        size=instance.size,
+        storage_gb=instance.storage_gb,
+        username=ADMIN_USER,
+        password=password,
+        kms_key=key.arn,
+        final_snapshot=f"tenancy-shared-{name}-final",
+        settings_aws=settings_aws,
+        data=data,
+        tags=labels,
+        opts=guard.data(),
+    )
+    secret = aws.secretsmanager.Secret(
+        f"shared-{name}-admin",
+        name=admin_secret_name(name),
+        description=f"tenancy: admin credentials of shared {instance.engine} instance {name}",
+        kms_key_id=key.arn,
+        recovery_window_in_days=data.secret_recovery_days,
+        tags=labels,
+        opts=guard.data(),
+    )
+    # The keys of RDS's own credentials secrets, so people and tools read it the usual way.
+    document = pulumi.Output.json_dumps(
+        {
+            "engine": instance.engine,
+            "host": rds.address,
+            "port": ENGINE_PORTS[instance.engine],
+            "username": ADMIN_USER,
+            "password": password,
+            "dbInstanceIdentifier": rds.identifier,
+        }
+    )
+    secret_document: pulumi.Output[str] = pulumi.Output.secret(document)
+    version = aws.secretsmanager.SecretVersion(
+        f"shared-{name}-admin-version",
+        secret_id=secret.id,
+        secret_string=secret_document,
+        opts=guard.data(),
+    )
+    return {"identifier": rds.identifier, "address": rds.address, "adminSecretVersion": version.id}
 
 
 def _admin_password(document: str | None) -> str:

@@ -1,14 +1,14 @@
 """Tenant data on GCP: a CryptoKey per tenant in the platform key ring, Cloud SQL, Secret Manager
 under that key, and a Google service account bound to the tenant's Kubernetes service accounts.
 
-Cluster-wide (once per stack): the key ring, the grants that let the Cloud SQL and Secret Manager
-service agents use keys in it (one grant on the ring instead of two per tenant), shared instances,
-and the identity of the ClusterSecretStore for shared platform secrets.
+The cluster-wide parts (key ring, shared instances, the shared-secrets identity) are in
+`platform.py`; both use this module's Cloud SQL settings and roles.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +17,7 @@ import pulumi_gcp as gcp
 
 from components.clouds.base import (
     WORKLOAD_ACCOUNT,
+    DatabaseEgress,
     DatabaseEndpoint,
     DatabaseLogin,
     DatabaseRequest,
@@ -25,15 +26,17 @@ from components.clouds.base import (
     SecretRequest,
     TenantIdentity,
     deliver_credentials,
+    endpoint_egress,
     generate_password,
     shared_names,
 )
+from components.clouds.eso import EsoDelivery
 from components.model.clouds import GcpSettings
-from components.model.data import DataSettings, SharedInstance
+from components.model.data import DataSettings
 
 _TIERS = {"small": "db-custom-1-3840", "medium": "db-custom-2-7680", "large": "db-custom-4-15360"}
-_SECRET_ACCESSOR = "roles/secretmanager.secretAccessor"
-_KEY_USER = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
+SECRET_ACCESSOR = "roles/secretmanager.secretAccessor"
+KEY_USER = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
 _DAY = 86400
 
 
@@ -68,7 +71,7 @@ def _key(identity: TenantIdentity) -> pulumi.Output[str]:
     return identity.key
 
 
-def _instance_settings(
+def instance_settings(
     engine: str,
     size: str,
     storage_gb: int,
@@ -112,69 +115,25 @@ def _instance_settings(
     return settings
 
 
-def platform(settings_gcp: GcpSettings, data: DataSettings, labels: dict[str, str], guard: Guard) -> dict[str, Any]:
-    """Register the key ring, the service agents' use of it, and shared instances; return the
-    values tenants need (exported by the platform stack, so tenant shards can use them too)."""
-    ring = gcp.kms.KeyRing(
-        "tenancy-keyring", name=settings_gcp.key_ring, location=settings_gcp.region, opts=guard.data()
-    )
-    # Cloud SQL and Secret Manager encrypt with tenant keys through their service agents; one grant
-    # on the ring covers every tenant key in it (instead of two grants per tenant).
-    for service, short in (("sqladmin.googleapis.com", "sql"), ("secretmanager.googleapis.com", "secrets")):
-        agent = gcp.projects.ServiceIdentity(f"tenancy-{short}-agent", service=service, opts=guard.plain())
-        gcp.kms.KeyRingIAMMember(
-            f"tenancy-{short}-agent-keys",
-            key_ring_id=ring.id,
-            role=_KEY_USER,
-            member=agent.email.apply(lambda email: f"serviceAccount:{email}"),
-            opts=guard.plain(),
-        )
-    shared = {
-        name: _shared_instance(name, instance, data, settings_gcp, labels, guard)
-        for name, instance in sorted(data.shared_instances.items())
-    }
-    return {
-        "keyRing": ring.id,
-        "sharedInstances": {
-            name: {
-                "name": instance.name,
-                "connectionName": instance.connection_name,
-                "privateIp": instance.private_ip_address,
-            }
-            for name, instance in shared.items()
-        },
-    }
-
-
-def _shared_instance(
-    name: str,
-    instance: SharedInstance,
-    data: DataSettings,
-    settings_gcp: GcpSettings,
-    labels: dict[str, str],
-    guard: Guard,
-) -> gcp.sql.DatabaseInstance:
-    # Google-managed encryption: a shared instance serves several tenants, so no tenant's key fits it.
-    return gcp.sql.DatabaseInstance(
-        f"shared-{name}",
-        database_version=database_version(instance.engine, instance.version),
-        region=settings_gcp.region,
-        deletion_protection=True,
-        settings=_instance_settings(instance.engine, instance.size, instance.storage_gb, data, settings_gcp, labels),
-        opts=guard.data(),
-    )
-
-
 class GcpData:
     """Cloud SQL, Secret Manager and workload identity for one stack on GCP."""
 
-    cloud = "gcp"
+    data_in_namespaces = False
 
     def __init__(self, settings_gcp: GcpSettings, cluster_name: str, data: DataSettings, shared: GcpPlatform) -> None:
         self._gcp = settings_gcp
         self._cluster = cluster_name
         self._data = data
         self._platform = shared
+        self.delivery = EsoDelivery(data.refresh_interval, data.shared_secrets, self.secret_store_provider)
+
+    def remote_secret_name(self, tenant: str, environment: str, secret: str) -> str:
+        # Secret Manager ids allow letters, digits, `-` and `_`: `_` is in no tenant or secret name.
+        return f"tenancy_{tenant}_{environment}_{secret}"
+
+    def database_egress(self, endpoints: Sequence[DatabaseEndpoint]) -> DatabaseEgress:
+        # Cloud SQL private IPs are known addresses: open exactly those.
+        return endpoint_egress(endpoints)
 
     def identity(self, tenant: str, namespaces: list[str], labels: dict[str, str], guard: Guard) -> TenantIdentity:
         # The tenant's key: everything it stores is encrypted with it; rotated automatically.
@@ -207,7 +166,7 @@ class GcpData:
         )
         # Its own key only.
         gcp.kms.CryptoKeyIAMMember(
-            f"{tenant}-key-user", crypto_key_id=key.id, role=_KEY_USER, member=member, opts=guard.plain()
+            f"{tenant}-key-user", crypto_key_id=key.id, role=KEY_USER, member=member, opts=guard.plain()
         )
         return TenantIdentity(
             principal=account.email,
@@ -232,7 +191,7 @@ class GcpData:
                 # The tenant's key encrypts its dedicated instance (CMEK).
                 encryption_key_name=_key(identity),
                 deletion_protection=True,
-                settings=_instance_settings(
+                settings=instance_settings(
                     request.engine,
                     request.size,
                     request.storage_gb,
@@ -305,13 +264,13 @@ class GcpData:
             gcp.secretmanager.SecretIamMember(
                 f"{request.prefix}-reader",
                 secret_id=secret.id,
-                role=_SECRET_ACCESSOR,
+                role=SECRET_ACCESSOR,
                 member=identity.principal.apply(lambda email: f"serviceAccount:{email}"),
                 opts=guard.plain(),
             )
         return request.remote_name
 
-    def secret_store_provider(self, namespace: str, identity: TenantIdentity) -> dict[str, Any] | None:
+    def secret_store_provider(self, namespace: str, identity: TenantIdentity) -> dict[str, Any]:
         return {
             "gcpsm": {
                 "projectID": self._gcp.project,
@@ -325,65 +284,3 @@ class GcpData:
                 },
             }
         }
-
-
-SHARED_SECRETS_ACCOUNT = "tenancy-shared-secrets"
-
-
-def shared_store_provider(
-    settings_gcp: GcpSettings, cluster_name: str, data: DataSettings, guard: Guard
-) -> dict[str, Any]:
-    """The platform identity the ClusterSecretStore reads shared secrets with: a GSA allowed to
-    read exactly the shared secrets, bound to one Kubernetes ServiceAccount in ESO's namespace."""
-    import pulumi_kubernetes as k8s
-
-    from components.model.labels import platform_labels
-
-    account = gcp.serviceaccount.Account(
-        "shared-secrets-identity",
-        account_id=SHARED_SECRETS_ACCOUNT,
-        display_name="tenancy shared platform secrets",
-        opts=guard.plain(),
-    )
-    gcp.serviceaccount.IAMBinding(
-        "shared-secrets-workload-identity",
-        service_account_id=account.name,
-        role="roles/iam.workloadIdentityUser",
-        members=[
-            f"serviceAccount:{settings_gcp.project}.svc.id.goog"
-            f"[{data.secrets_operator_namespace}/{SHARED_SECRETS_ACCOUNT}]"
-        ],
-        opts=guard.plain(),
-    )
-    member = account.email.apply(lambda email: f"serviceAccount:{email}")
-    for name, shared in sorted(data.shared_secrets.items()):
-        gcp.secretmanager.SecretIamMember(
-            f"shared-secret-{name}-reader",
-            secret_id=f"projects/{settings_gcp.project}/secrets/{shared.remote_key}",
-            role=_SECRET_ACCESSOR,
-            member=member,
-            opts=guard.plain(),
-        )
-    k8s.core.v1.ServiceAccount(
-        "shared-secrets-account",
-        metadata={
-            "name": SHARED_SECRETS_ACCOUNT,
-            "namespace": data.secrets_operator_namespace,
-            "labels": platform_labels(),
-            "annotations": account.email.apply(lambda email: {"iam.gke.io/gcp-service-account": email}),
-        },
-        opts=guard.plain(),
-    )
-    return {
-        "gcpsm": {
-            "projectID": settings_gcp.project,
-            "auth": {
-                "workloadIdentity": {
-                    "clusterLocation": settings_gcp.cluster_location or settings_gcp.region,
-                    "clusterName": cluster_name,
-                    "clusterProjectID": settings_gcp.project,
-                    "serviceAccountRef": {"name": SHARED_SECRETS_ACCOUNT, "namespace": data.secrets_operator_namespace},
-                }
-            },
-        }
-    }

@@ -9,13 +9,14 @@ CloudNativePG `Cluster` (plus a `Pooler` when a pool size is set), MySQL as a Ma
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from components.clouds.base import (
     ENGINE_PORTS,
+    DatabaseEgress,
     DatabaseEndpoint,
     DatabaseLogin,
     DatabaseRequest,
@@ -23,8 +24,10 @@ from components.clouds.base import (
     SecretRequest,
     TenantIdentity,
     credential_values,
+    endpoint_egress,
     generate_password,
 )
+from components.clouds.local.delivery import LocalDelivery
 from components.clouds.local.shared import shared_login
 from components.model.data import DataSettings
 
@@ -67,10 +70,12 @@ def credentials_secret(
 class LocalData:
     """In-namespace databases and Kubernetes Secrets; no identity, no key."""
 
-    cloud = "local"
+    # Databases and Secrets live in the tenant's namespaces: deleting one would delete them.
+    data_in_namespaces = True
 
-    def __init__(self, data: DataSettings) -> None:
+    def __init__(self, data: DataSettings, delivery: LocalDelivery) -> None:
         self._data = data
+        self.delivery = delivery
 
     def identity(self, tenant: str, namespaces: list[str], labels: dict[str, str], guard: Guard) -> TenantIdentity:
         # Pods reach their own in-namespace databases and Secrets; there is no cloud principal.
@@ -235,5 +240,9 @@ class LocalData:
         )
         return request.name
 
-    def secret_store_provider(self, namespace: str, identity: TenantIdentity) -> dict[str, Any] | None:
-        return None
+    def remote_secret_name(self, tenant: str, environment: str, secret: str) -> str:
+        return f"tenancy_{tenant}_{environment}_{secret}"
+
+    def database_egress(self, endpoints: Sequence[DatabaseEndpoint]) -> DatabaseEgress:
+        # In-namespace databases need no rule; shared MariaDB instances are reached by namespace.
+        return endpoint_egress(endpoints)

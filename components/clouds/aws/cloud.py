@@ -1,0 +1,80 @@
+"""AWS: RDS, Secrets Manager and KMS, IAM roles per tenant (Pod Identity or IRSA), ESO delivery.
+
+`pulumi_aws` is imported where it is used, not here: the registry imports every cloud, and the
+SDK takes seconds to import on stacks that never touch AWS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+
+from components.clouds.aws import checks
+from components.clouds.aws.network import NETWORK
+from components.clouds.base import DataBackend, Guard, PlatformValues
+from components.clouds.eso import cluster_secret_store
+from components.model.capabilities import CloudCapabilities
+from components.model.clouds import AwsSettings
+from components.model.data import DataSettings
+from components.model.errors import Problem
+from components.model.labels import MANAGED_BY_VALUE
+from components.model.network import CloudNetworkFacts
+from components.model.stack import StackSettings
+from components.model.tenant_file import TenantSpec
+
+CAPABILITIES = CloudCapabilities(
+    engine_versions={
+        "postgres": frozenset({"13", "14", "15", "16", "17"}),
+        "mysql": frozenset({"8.0", "8.4"}),
+    },
+    placements=frozenset({"dedicated", "shared"}),
+    shared_engines=frozenset({"postgres", "mysql"}),
+)
+
+
+@dataclass(frozen=True)
+class AwsCloud:
+    """`Cloud` for AWS."""
+
+    aws: AwsSettings
+    cluster_name: str
+    data: DataSettings
+    name: str = "aws"
+    capabilities: CloudCapabilities = CAPABILITIES
+    # Identity endpoints and data operators the network model opens (network.py beside this file).
+    network: CloudNetworkFacts = NETWORK
+
+    def provider(self) -> pulumi.ProviderResource | None:
+        import pulumi_aws
+
+        # The platform's tags on everything it creates, whatever the resource forgets.
+        return pulumi_aws.Provider(
+            "aws",
+            region=self.aws.region,
+            default_tags={"tags": {"managed-by": MANAGED_BY_VALUE}},
+        )
+
+    def platform_data(self, *, guard: Guard, labels: dict[str, str]) -> dict[str, Any]:
+        from components.clouds.aws import data, shared
+
+        values = shared.platform(self.aws, self.data, labels, guard)
+        if self.data.shared_secrets:
+            provider = data.shared_store_provider(self.aws, self.cluster_name, self.data, labels, guard)
+            cluster_secret_store(provider, guard)
+        return values
+
+    def data_backend(self, *, values: pulumi.Output[Any], opts: pulumi.ResourceOptions) -> DataBackend:
+        from components.clouds.aws import data
+
+        return data.AwsData(self.aws, self.cluster_name, self.data, PlatformValues(values), opts)
+
+    def database_problems(self) -> list[str]:
+        if self.aws.db_subnet_group is None:
+            return ["RDS needs tenancy:aws.dbSubnetGroup (and dbSecurityGroupIds)"]
+        return []
+
+    def stack_problems(self, specs: Sequence[TenantSpec], settings: StackSettings) -> list[Problem]:
+        return checks.stack_problems(self.aws, specs, settings)

@@ -1,0 +1,79 @@
+"""GCP: Cloud SQL, Secret Manager and KMS, workload identity, ESO delivery.
+
+`pulumi_gcp` is imported where it is used, not here: the registry imports every cloud, and the
+SDK takes seconds to import on stacks that never touch GCP.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+
+from components.clouds.base import DataBackend, Guard
+from components.clouds.eso import cluster_secret_store
+from components.clouds.gcp.network import NETWORK
+from components.model.capabilities import CloudCapabilities
+from components.model.clouds import GcpSettings
+from components.model.data import DataSettings
+from components.model.errors import Problem
+from components.model.labels import MANAGED_BY_VALUE
+from components.model.network import CloudNetworkFacts
+from components.model.stack import StackSettings
+from components.model.tenant_file import TenantSpec
+
+CAPABILITIES = CloudCapabilities(
+    engine_versions={
+        "postgres": frozenset({"13", "14", "15", "16", "17"}),
+        "mysql": frozenset({"5.7", "8.0", "8.4"}),
+    },
+    placements=frozenset({"dedicated", "shared"}),
+    shared_engines=frozenset({"postgres", "mysql"}),
+)
+
+
+@dataclass(frozen=True)
+class GcpCloud:
+    """`Cloud` for GCP."""
+
+    gcp: GcpSettings
+    cluster_name: str
+    data: DataSettings
+    name: str = "gcp"
+    capabilities: CloudCapabilities = CAPABILITIES
+    # Identity endpoints and data operators the network model opens (network.py beside this file).
+    network: CloudNetworkFacts = NETWORK
+
+    def provider(self) -> pulumi.ProviderResource | None:
+        import pulumi_gcp
+
+        # The platform's labels on everything it creates, whatever the resource forgets.
+        return pulumi_gcp.Provider(
+            "gcp",
+            project=self.gcp.project,
+            region=self.gcp.region,
+            default_labels={"managed-by": MANAGED_BY_VALUE},
+        )
+
+    def platform_data(self, *, guard: Guard, labels: dict[str, str]) -> dict[str, Any]:
+        from components.clouds.gcp import platform
+
+        values = platform.platform(self.gcp, self.data, labels, guard)
+        if self.data.shared_secrets:
+            cluster_secret_store(platform.shared_store_provider(self.gcp, self.cluster_name, self.data, guard), guard)
+        return values
+
+    def data_backend(self, *, values: pulumi.Output[Any], opts: pulumi.ResourceOptions) -> DataBackend:
+        from components.clouds.gcp import data
+
+        return data.GcpData(self.gcp, self.cluster_name, self.data, data.GcpPlatform(values))
+
+    def database_problems(self) -> list[str]:
+        if self.gcp.network is None:
+            return ["Cloud SQL needs tenancy:gcp.network (private IP only, no public address)"]
+        return []
+
+    def stack_problems(self, specs: Sequence[TenantSpec], settings: StackSettings) -> list[Problem]:
+        return []

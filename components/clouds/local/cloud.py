@@ -1,0 +1,59 @@
+"""A local cluster (kind, k3d): no cloud account; databases run in-cluster, secrets are Secrets."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+
+from components.clouds.base import DataBackend, Guard
+from components.clouds.local import shared
+from components.clouds.local.data import LocalData
+from components.clouds.local.delivery import LocalDelivery, shared_sources
+from components.clouds.local.network import NETWORK
+from components.model.capabilities import CloudCapabilities
+from components.model.data import DataSettings
+from components.model.errors import Problem
+from components.model.network import CloudNetworkFacts
+from components.model.stack import StackSettings
+from components.model.tenant_file import TenantSpec
+
+# MySQL is served by MariaDB (wire-compatible with MySQL 8.0 clients). Shared: MySQL only, on a
+# platform MariaDB (CloudNativePG has no per-tenant role or database object among the CRDs the
+# platform validates).
+CAPABILITIES = CloudCapabilities(
+    engine_versions={"postgres": frozenset({"13", "14", "15", "16", "17"}), "mysql": frozenset({"8.0"})},
+    placements=frozenset({"dedicated", "shared"}),
+    shared_engines=frozenset({"mysql"}),
+)
+
+
+@dataclass(frozen=True)
+class LocalCloud:
+    """`Cloud` for a local cluster."""
+
+    data: DataSettings
+    name: str = "local"
+    capabilities: CloudCapabilities = CAPABILITIES
+    # Identity endpoints and data operators the network model opens (network.py beside this file).
+    network: CloudNetworkFacts = NETWORK
+
+    def provider(self) -> pulumi.ProviderResource | None:
+        return None
+
+    def platform_data(self, *, guard: Guard, labels: dict[str, str]) -> dict[str, Any]:
+        # Shared MariaDB instances; tenants find them by name, so nothing goes back.
+        shared.platform(self.data, guard)
+        return {}
+
+    def data_backend(self, *, values: pulumi.Output[Any], opts: pulumi.ResourceOptions) -> DataBackend:
+        delivery = LocalDelivery(self.data.shared_secrets, shared_sources(self.data, opts))
+        return LocalData(self.data, delivery)
+
+    def database_problems(self) -> list[str]:
+        return []
+
+    def stack_problems(self, specs: Sequence[TenantSpec], settings: StackSettings) -> list[Problem]:
+        return []

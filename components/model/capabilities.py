@@ -1,0 +1,47 @@
+"""What a cloud can run, as the model's cross-checks ask it (`load_catalog(..., cloud=...)`).
+
+The model registers nothing and imports no component, so it cannot look a cloud up: the caller
+(`__main__.py`, tools) hands it the stack's cloud (`components/clouds/registry.py`), which
+satisfies `CloudRules`. A new cloud fills these in; nothing in the model changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from components.model.errors import Problem
+    from components.model.stack import StackSettings
+    from components.model.tenant_file import TenantSpec
+
+
+@dataclass(frozen=True)
+class CloudCapabilities:
+    """Database engines, versions and placements one cloud implements."""
+
+    # engine -> versions it runs (Cloud SQL, RDS, the in-cluster operators' images).
+    engine_versions: Mapping[str, frozenset[str]]
+    placements: frozenset[str]
+    # Engines that may be placed on a shared instance.
+    shared_engines: frozenset[str]
+
+
+class CloudRules(Protocol):
+    """The part of a cloud the model's cross-checks need: its name, capabilities and the stack
+    settings its data needs (each problem names the stack key to fix)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def capabilities(self) -> CloudCapabilities: ...
+
+    def database_problems(self) -> list[str]:
+        """Why this stack cannot host any database (a missing network setting), or nothing."""
+        ...
+
+    def stack_problems(self, specs: Sequence[TenantSpec], settings: StackSettings) -> list[Problem]:
+        """Problems of the cloud's own stack settings that these tenants' data runs into."""
+        ...
