@@ -122,14 +122,20 @@ def test_network_isolation(dev_plan: ProgramRun) -> None:
     platform = sorted(
         p["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
         for p in ingress_sources
-        if "namespaceSelector" in p
+        if "namespaceSelector" in p and "podSelector" not in p
     )
     assert platform == ["ingress-nginx", "monitoring"]
+    # Operators are admitted by namespace and pod labels together (docs/network.md).
     dns_rule = next(rule for rule in spec["egress"] if "ports" in rule)
     assert sorted((p["protocol"], p["port"]) for p in dns_rule["ports"]) == [("TCP", 53), ("UDP", 53)]
     assert dns_rule["to"][0]["podSelector"] == {"matchLabels": {"k8s-app": "kube-dns"}}
-    # Nothing else leaves the namespace: every egress peer is the namespace itself or DNS.
-    assert all(peer in ({"podSelector": {}}, dns_rule["to"][0]) for rule in spec["egress"] for peer in rule["to"])
+    # Nothing else leaves the namespace: the namespace itself, DNS, and dev's API server range.
+    allowed: tuple[object, ...] = (
+        {"podSelector": {}},
+        dns_rule["to"][0],
+        {"ipBlock": {"cidr": "172.18.0.0/16"}},
+    )
+    assert all(peer in allowed for rule in spec["egress"] for peer in rule["to"])
 
 
 def test_platform_namespace_ports_are_honoured(tmp_path: Path) -> None:

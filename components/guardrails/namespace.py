@@ -17,13 +17,14 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.guardrails.access import register_access
-from components.guardrails.network import ISOLATION_POLICY, isolation_policy
+from components.guardrails.network import ISOLATION_POLICY, granted_cidrs, isolation_policy, network_rules
 from components.guardrails.quota import LIMITS_NAME, QUOTA_NAME, register_limits, register_quota, resolve_quota
 from components.lifecycle import namespace_options
 from components.model.labels import (
     ALLOW_LOAD_BALANCER_KEY,
     AUTHORIZED_DOMAINS_KEY,
     COST_CENTER_KEY,
+    EGRESS_CIDRS_KEY,
     GROUPS_KEY,
     NODE_POOL_KEY,
     PLATFORM_OWNED_KEY,
@@ -31,6 +32,7 @@ from components.model.labels import (
     kubernetes_labels,
     namespace_name,
 )
+from components.model.network import CloudNetworkFacts
 from components.model.stack import StackSettings
 from components.model.tenant_file import TenantSpec
 
@@ -83,6 +85,7 @@ def namespace_annotations(spec: TenantSpec, *, domain_suffix: str) -> dict[str, 
         AUTHORIZED_DOMAINS_KEY: ",".join([own, f"*.{own}", *spec.domains]),
         ALLOW_LOAD_BALANCER_KEY: "true" if spec.allow_load_balancer else "false",
         GROUPS_KEY: ",".join(groups),
+        EGRESS_CIDRS_KEY: ",".join(granted_cidrs(settings, spec.egress)),
     }
 
 
@@ -121,6 +124,7 @@ def build_environment(
     settings: StackSettings,
     *,
     holds_data: bool,
+    network: CloudNetworkFacts,
 ) -> EnvironmentResources:
     """Register one environment's namespace and guard rails as children of `parent`; `holds_data`:
     tenant data lives in the namespace (components/lifecycle.py)."""
@@ -144,8 +148,7 @@ def build_environment(
     isolation_policy(
         f"{prefix}-isolation",
         metadata=metadata(ISOLATION_POLICY, owned_labels),
-        platform_namespaces=settings.platform_namespaces,
-        dns=settings.dns,
+        rules=network_rules(settings=settings, facts=network, tenant_egress=spec.egress),
         opts=inside,
     )
     deployer = register_access(

@@ -46,6 +46,7 @@ class RuleActions(StrictModel):
     workloads: RuleAction = "Deny"
     platform_owned: RuleAction = "Deny"
     rbac: RuleAction = "Deny"
+    network_policies: RuleAction = "Deny"
 
 
 class PlatformIdentities(StrictModel):

@@ -21,6 +21,7 @@ from components.model.data_checks import data_problems, pool_problems, stack_dat
 from components.model.errors import ConfigurationError, Problem
 from components.model.fields import format_location
 from components.model.labels import default_domain
+from components.model.network_checks import network_problems
 from components.model.sharding import shard_of
 from components.model.stack import StackSettings
 from components.model.tenant_file import TenantFile, TenantSpec
@@ -184,6 +185,7 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: Cl
     for entry in entries:
         spec, label = entry.spec, entry.source
         problems += [Problem(label, where, message) for where, message in data_problems(spec, settings, cloud)]
+        problems += [Problem(label, where, message) for where, message in network_problems(spec, settings)]
         if spec.node_pool is not None and spec.node_pool not in settings.node_pools:
             known = ", ".join(sorted(settings.node_pools)) or "none"
             problems.append(

@@ -19,6 +19,7 @@ from components.model.data import DataSettings
 from components.model.delivery import DeliverySettings
 from components.model.errors import ConfigurationError, Problem
 from components.model.fields import ComputeAmounts, DnsLabel, Domain, QuotaSpec, StrictModel, format_location
+from components.model.network import NetworkSettings
 from components.model.pools import NodePools
 
 CONFIG_NAMESPACE = "tenancy"
@@ -110,6 +111,8 @@ class StackSettings(StrictModel):
     read_only_environments: list[DnsLabel] = ["prod"]
     platform_namespaces: list[PlatformNamespace] = []
     dns: DnsSettings = DnsSettings()
+    # Holes in tenant isolation and the egress entries tenants may ask for (docs/network.md).
+    network: NetworkSettings = NetworkSettings()
     quota_tiers: dict[DnsLabel, QuotaSpec] = Field(default_factory=_default_tiers)
     default_quota_tier: str = "small"
     limit_defaults: LimitDefaults = LimitDefaults()

@@ -67,6 +67,8 @@ class TenantSpec(StrictModel):
     # Hostnames beyond the default `<name>.<suffix>`; `*.example.org` covers its subdomains.
     domains: Annotated[list[Domain], AfterValidator(unique)] = []
     allow_load_balancer: bool = False
+    # Names of the stack's egress entries (`tenancy:network.egress`) this tenant's pods may reach.
+    egress: Annotated[list[DnsLabel], AfterValidator(unique)] = []
     databases: Annotated[list[DatabaseSpec], AfterValidator(unique_names)] = []
     secrets: Annotated[list[SecretSpec], AfterValidator(unique_names)] = []
     # Names of shared platform secrets (stack config) copied into this tenant's namespaces.

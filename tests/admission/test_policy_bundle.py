@@ -33,6 +33,7 @@ VALIDATING = {
     "tenancy-workloads",
     "tenancy-platform-owned",
     "tenancy-rbac",
+    "tenancy-network-policies",
 }
 
 

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from components.admission.base import PolicyDefinition
-from components.admission.rules import hostnames, node_pool, platform_owned, rbac, services, workloads
+from components.admission.rules import (
+    hostnames,
+    network_policies,
+    node_pool,
+    platform_owned,
+    rbac,
+    services,
+    workloads,
+)
 from components.model.admission import PolicySettings
 
 
@@ -17,6 +25,7 @@ def validating_policies(settings: PolicySettings, tenant_roles: list[str]) -> li
         *workloads.policies(settings.allowed_registries),
         *platform_owned.policies(identities.users, identities.groups),
         *rbac.policies(tenant_roles),
+        *network_policies.policies(),
     ]
 
 
