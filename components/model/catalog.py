@@ -22,6 +22,7 @@ from components.model.fields import format_location
 from components.model.labels import default_domain
 from components.model.sharding import shard_of
 from components.model.stack import StackSettings
+from components.model.stack_checks import catalog_problems
 from components.model.tenant_file import TenantFile, TenantSpec
 
 # Fields an override may not change: they define identity and placement of the tenant itself.
@@ -237,6 +238,7 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings) -> list[P
                     )
         claimed += [(pattern, spec.name, label) for pattern in _domain_patterns(spec, suffix)]
     problems += stack_data_problems([entry.spec for entry in entries], settings)
+    problems += catalog_problems([(entry.spec, entry.source) for entry in entries], settings)
     return problems
 
 
