@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from components.model.stack_checks import OPERATOR_IDENTITY
 from tests.k8s_schema import CRDS_DIR, has_crd, validate_custom
 from tools.harness import PROJECT_ROOT, ProgramRun, run_stack
-from components.model.stack_checks import OPERATOR_IDENTITY
 from tools.shards import generated_files, layout
 
 COUNT = 2
