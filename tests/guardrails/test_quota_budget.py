@@ -12,12 +12,13 @@ from collections import defaultdict
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
+from typing import cast
 
 import pytest
-from kubernetes.utils import parse_quantity
 
 from components.guardrails.quota import QUOTA_NAME
 from components.model.errors import ConfigurationError
+from components.model.fields import quantity_value
 from components.model.quota_budget import environment_share, split_hard
 from components.model.stack import parse_settings
 from components.platform.roles import role_rules
@@ -39,12 +40,14 @@ def tenant_creatable_kinds() -> set[str]:
     rules = role_rules()
     for role in ("admin", "deployer", "operator"):
         for rule in rules[role]:
-            if "create" not in rule["verbs"]:
+            # The rules are plain lists here; the Pulumi input types say they might be Outputs.
+            verbs, resources, groups = (cast(list[str], rule[key]) for key in ("verbs", "resources", "api_groups"))
+            if "create" not in verbs:
                 continue
-            for resource in rule["resources"]:
+            for resource in resources:
                 if "/" in resource:  # subresources (scale, exec) create no object
                     continue
-                group = rule["api_groups"][0]
+                group = groups[0]
                 if group == "" and resource in _OWN_QUOTA_NAME:
                     keys.add(resource)
                 else:
@@ -125,8 +128,8 @@ def test_environments_share_the_tier_never_double_it(
     for tenant, tier in tier_of.items():
         whole = settings.quota_tiers[tier].hard()
         for key, value in whole.items():
-            spent = sum(Decimal(parse_quantity(v)) for v in totals[tenant][key])
-            assert spent <= Decimal(parse_quantity(value)), (tenant, key, totals[tenant][key], value)
+            spent = sum((quantity_value(v) for v in totals[tenant][key]), Decimal(0))
+            assert spent <= quantity_value(value), (tenant, key, totals[tenant][key], value)
     # The attack this closes: acme has two environments, so neither gets the whole medium tier.
     assert totals["acme"]["requests.cpu"] == ["4", "4"] and totals["acme"]["pods"] == ["30", "30"]
 
