@@ -18,7 +18,7 @@ import pulumi_kubernetes as k8s
 
 from components.guardrails.access import register_access
 from components.guardrails.network import ISOLATION_POLICY, granted_cidrs, isolation_policy, network_rules
-from components.guardrails.quota import LIMITS_NAME, QUOTA_NAME, register_limits, register_quota, resolve_quota
+from components.guardrails.quota import LIMITS_NAME, QUOTA_NAME, environment_hard, register_limits, register_quota
 from components.lifecycle import namespace_options
 from components.model.labels import (
     ALLOW_LOAD_BALANCER_KEY,
@@ -142,8 +142,14 @@ def build_environment(
     def metadata(object_name: str, object_labels: dict[str, str]) -> k8s.meta.v1.ObjectMetaArgsDict:
         return {"name": object_name, "namespace": ns_name, "labels": object_labels}
 
-    quota = resolve_quota(spec, quota_tiers=settings.quota_tiers, default_tier=settings.default_quota_tier)
-    register_quota(prefix, metadata=metadata(QUOTA_NAME, owned_labels), spec=spec, quota=quota, opts=inside)
+    hard = environment_hard(
+        spec,
+        environment,
+        quota_tiers=settings.quota_tiers,
+        default_tier=settings.default_quota_tier,
+        quota_split=settings.quota_split,
+    )
+    register_quota(prefix, metadata=metadata(QUOTA_NAME, owned_labels), spec=spec, hard=hard, opts=inside)
     register_limits(prefix, metadata=metadata(LIMITS_NAME, owned_labels), limits=settings.limit_defaults, opts=inside)
     isolation_policy(
         f"{prefix}-isolation",

@@ -24,6 +24,7 @@ from components.model.labels import default_domain
 from components.model.network_checks import network_problems
 from components.model.sharding import shard_of
 from components.model.stack import StackSettings
+from components.model.stack_checks import catalog_problems
 from components.model.tenant_file import TenantFile, TenantSpec
 
 # Fields an override may not change: they define identity and placement of the tenant itself.
@@ -220,6 +221,7 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: Cl
         claimed += [(pattern, spec.name, label) for pattern in _domain_patterns(spec, suffix)]
     problems += stack_data_problems([entry.spec for entry in entries], settings, cloud)
     problems += pool_problems(settings, cloud)
+    problems += catalog_problems([(entry.spec, entry.source) for entry in entries], settings)
     return problems
 
 
