@@ -11,6 +11,7 @@ RoleBinding (access.py). This module composes them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -70,7 +71,7 @@ def namespace_labels(spec: TenantSpec, environment: str, *, kubernetes_version: 
     return labels
 
 
-def namespace_annotations(spec: TenantSpec, *, domain_suffix: str) -> dict[str, str]:
+def namespace_annotations(spec: TenantSpec, *, domain_suffix: str, egress_cidrs: Sequence[str]) -> dict[str, str]:
     """Who the tenant is, plus the per-tenant data the admission policies read from the namespace.
 
     Keeping authorized domains, the load balancer switch and the access groups here (rather than
@@ -85,7 +86,7 @@ def namespace_annotations(spec: TenantSpec, *, domain_suffix: str) -> dict[str, 
         AUTHORIZED_DOMAINS_KEY: ",".join([own, f"*.{own}", *spec.domains]),
         ALLOW_LOAD_BALANCER_KEY: "true" if spec.allow_load_balancer else "false",
         GROUPS_KEY: ",".join(groups),
-        EGRESS_CIDRS_KEY: ",".join(granted_cidrs(settings, spec.egress)),
+        EGRESS_CIDRS_KEY: ",".join(egress_cidrs),
     }
 
 
@@ -105,7 +106,9 @@ def register_namespace(
         metadata={
             "name": namespace_name(spec.name, environment),
             "labels": namespace_labels(spec, environment, kubernetes_version=settings.kubernetes_version),
-            "annotations": namespace_annotations(spec, domain_suffix=settings.domain_suffix),
+            "annotations": namespace_annotations(
+                spec, domain_suffix=settings.domain_suffix, egress_cidrs=granted_cidrs(settings, spec.egress)
+            ),
         },
         opts=namespace_options(
             parent=parent,

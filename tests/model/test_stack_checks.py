@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from components.clouds.registry import cloud_for
 from components.model.catalog import load_catalog
 from components.model.errors import ConfigurationError
 from components.model.stack import StackSettings, parse_settings
@@ -35,13 +36,13 @@ def settings_problems(config: dict[str, str]) -> list[str]:
 def catalog_problems(tmp_path: Path, settings: StackSettings, *documents: dict[str, Any]) -> list[str]:
     directory = write_tenants(tmp_path / "tenants", *documents)
     with pytest.raises(ConfigurationError) as raised:
-        load_catalog(directory, settings, "dev", root=directory.parent)
+        load_catalog(directory, settings, "dev", cloud=cloud_for(settings), root=directory.parent)
     return [str(p) for p in raised.value.problems]
 
 
 def loads(tmp_path: Path, settings: StackSettings, *documents: dict[str, Any]) -> list[str]:
     directory = write_tenants(tmp_path / "tenants", *documents)
-    return load_catalog(directory, settings, "dev", root=directory.parent).names()
+    return load_catalog(directory, settings, "dev", cloud=cloud_for(settings), root=directory.parent).names()
 
 
 LOCAL = parse_settings(BASE, "Pulumi.test.yaml")
