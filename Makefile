@@ -8,10 +8,11 @@ OUT ?= build/plan
 
 .PHONY: plan test lint schema docs up preview bench clean
 
-$(BIN)/activate: requirements.txt
+$(BIN)/activate: requirements.txt requirements-analyzer.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --no-deps -r requirements-analyzer.txt
 	touch $(BIN)/activate
 
 ## plan: the offline plan of STACK (default dev) under mocks; writes manifests to OUT

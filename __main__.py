@@ -70,7 +70,9 @@ else:
 data = cloud.data_backend(values=platform.get("data"), opts=cluster.options())
 tenants = {
     entry.spec.name: Tenant(
-        entry.spec.name, TenantArgs(spec=entry.spec, settings=settings, flux=flux, data=data), opts=cluster.options()
+        entry.spec.name,
+        TenantArgs(spec=entry.spec, settings=settings, flux=flux, data=data, network=cloud.network),
+        opts=cluster.options(),
     )
     for entry in catalog.for_stack_role(settings)
 }

@@ -17,6 +17,7 @@ from components.guardrails.namespace import (
     register_namespace,
 )
 from components.lifecycle import holds_cluster_data, retained_environments, state_of
+from components.model.network import CloudNetworkFacts
 from components.model.stack import StackSettings
 from components.model.tenant_file import TenantSpec
 
@@ -31,6 +32,8 @@ class TenantArgs:
     flux: pulumi.Resource | None = field(default=None)
     # The stack's data backend (the cloud's, components/clouds/); None: the tenant gets no data resources.
     data: DataBackend | None = field(default=None)
+    # The cloud's network facts (components/clouds/<cloud>/network.py), for the isolation policy.
+    network: CloudNetworkFacts = field(default_factory=CloudNetworkFacts)
 
 
 class Tenant(pulumi.ComponentResource):
@@ -54,7 +57,7 @@ class Tenant(pulumi.ComponentResource):
             for environment in spec.environments:
                 holds_data = holds_cluster_data(spec, environment, data_in_namespaces=in_namespaces)
                 self.environments[environment] = build_environment(
-                    self, name, spec, environment, args.settings, holds_data=holds_data
+                    self, name, spec, environment, args.settings, holds_data=holds_data, network=args.network
                 )
         self.namespaces = {env: res.namespace_name for env, res in self.environments.items()}
         # Databases, secrets, key and identity (components/data/). Once decommissioned they are

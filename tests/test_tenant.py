@@ -85,32 +85,36 @@ def test_objects_inside_a_namespace_are_deleted_with_it(dev_plan: ProgramRun) ->
 
 
 def test_quota_from_tier(dev_plan: ProgramRun) -> None:
+    # The large tier (32 CPU, 128Gi, 200 pods) is the tenant's total: dev and prod get half each.
     (quota,) = objects_of_kind(dev_plan, "ResourceQuota", "tenant-genomics-lab-dev")
     hard = quota["spec"]["hard"]
-    assert hard["requests.cpu"] == "32" and hard["limits.memory"] == "128Gi" and hard["pods"] == "200"
+    assert hard["requests.cpu"] == "16" and hard["limits.memory"] == "64Gi" and hard["pods"] == "100"
+    assert hard["requests.ephemeral-storage"] == "50Gi" and hard["limits.ephemeral-storage"] == "100Gi"
     assert hard["services.nodeports"] == "0" and hard["services.loadbalancers"] == "0"
 
 
 def test_quota_custom(prod_plan: ProgramRun) -> None:
+    # One environment: the whole custom quota; what it leaves out comes from the default tier (small).
     (quota,) = objects_of_kind(prod_plan, "ResourceQuota", "tenant-status-page-prod")
-    assert quota["spec"]["hard"] == {
+    hard = quota["spec"]["hard"]
+    assert {key: hard[key] for key in ("requests.cpu", "requests.memory", "limits.cpu", "limits.memory")} == {
         "requests.cpu": "500m",
         "requests.memory": "512Mi",
         "limits.cpu": "1",
         "limits.memory": "1Gi",
-        "pods": "10",
-        "services": "3",
-        "services.loadbalancers": "0",
-        "services.nodeports": "0",
     }
+    assert hard["pods"] == "10" and hard["services"] == "3"
+    assert hard["services.loadbalancers"] == "0" and hard["services.nodeports"] == "0"
+    assert hard["requests.ephemeral-storage"] == "10Gi" and hard["requests.storage"] == "100Gi"
+    assert hard["count/deployments.apps"] == "20" and hard["secrets"] == "100"
 
 
 def test_limit_range_defaults(dev_plan: ProgramRun) -> None:
     (limits,) = objects_of_kind(dev_plan, "LimitRange", "tenant-acme-dev")
     (container,) = limits["spec"]["limits"]
     assert container["type"] == "Container"
-    assert container["defaultRequest"] == {"cpu": "100m", "memory": "128Mi"}
-    assert container["default"] == {"cpu": "1", "memory": "512Mi"}
+    assert container["defaultRequest"] == {"cpu": "100m", "memory": "128Mi", "ephemeral-storage": "256Mi"}
+    assert container["default"] == {"cpu": "1", "memory": "512Mi", "ephemeral-storage": "1Gi"}
 
 
 def test_network_isolation(dev_plan: ProgramRun) -> None:
@@ -122,14 +126,20 @@ def test_network_isolation(dev_plan: ProgramRun) -> None:
     platform = sorted(
         p["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
         for p in ingress_sources
-        if "namespaceSelector" in p
+        if "namespaceSelector" in p and "podSelector" not in p
     )
     assert platform == ["ingress-nginx", "monitoring"]
+    # Operators are admitted by namespace and pod labels together (docs/network.md).
     dns_rule = next(rule for rule in spec["egress"] if "ports" in rule)
     assert sorted((p["protocol"], p["port"]) for p in dns_rule["ports"]) == [("TCP", 53), ("UDP", 53)]
     assert dns_rule["to"][0]["podSelector"] == {"matchLabels": {"k8s-app": "kube-dns"}}
-    # Nothing else leaves the namespace: every egress peer is the namespace itself or DNS.
-    assert all(peer in ({"podSelector": {}}, dns_rule["to"][0]) for rule in spec["egress"] for peer in rule["to"])
+    # Nothing else leaves the namespace: the namespace itself, DNS, and dev's API server range.
+    allowed: tuple[object, ...] = (
+        {"podSelector": {}},
+        dns_rule["to"][0],
+        {"ipBlock": {"cidr": "172.18.0.0/16"}},
+    )
+    assert all(peer in allowed for rule in spec["egress"] for peer in rule["to"])
 
 
 def test_platform_namespace_ports_are_honoured(tmp_path: Path) -> None:
@@ -170,7 +180,8 @@ def test_outputs_list_namespaces_and_deployers(dev_plan: ProgramRun) -> None:
     assert acme["deployers"]["prod"] == "system:serviceaccount:tenant-acme-prod:deployer"
 
 
-@pytest.mark.parametrize(("lifecycle", "pods"), [("active", "20"), ("suspended", "0")])
+# The default tier (small, 20 pods) split over dev and prod: 10 each.
+@pytest.mark.parametrize(("lifecycle", "pods"), [("active", "10"), ("suspended", "0")])
 def test_suspended_tenant_admits_no_pods(tmp_path: Path, lifecycle: str, pods: str) -> None:
     directory = write_tenants(tmp_path / "tenants", tenant_document("acme", lifecycle=lifecycle))
     run = plan("dev", directory)

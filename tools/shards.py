@@ -28,9 +28,9 @@ from components.clouds.registry import cloud_for
 from components.model.catalog import load_catalog
 from components.model.sharding import shard_of
 from components.model.stack import parse_settings
+from components.model.stack_checks import OPERATOR_IDENTITY, OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT
 from tools.harness import PROJECT_NAME, PROJECT_ROOT, run_program, stack_config
 
-OPERATOR_NAMESPACE = "pulumi-kubernetes-operator"
 RESYNC_SECONDS = 600
 
 
@@ -77,6 +77,13 @@ def layout(stack: str, count: int | None = None, root: Path = PROJECT_ROOT) -> S
 def _stack_file(base: dict[str, Any], stack: str, role_config: dict[str, Any]) -> str:
     config = {key: value for key, value in (base.get("config") or {}).items()}
     config.update(role_config)
+    # The operator's workspace runs `up` as its service account: it must be a platform identity, or
+    # the platform-owned admission rule denies every resync (components/model/stack_checks.py).
+    policy = dict(config.get("tenancy:policy") or {})
+    identities = dict(policy.get("platformIdentities") or {})
+    users = list(identities.get("users") or [])
+    identities["users"] = users if OPERATOR_IDENTITY in users else [*users, OPERATOR_IDENTITY]
+    config["tenancy:policy"] = {**policy, "platformIdentities": identities}
     header = f"# Generated from Pulumi.{stack}.yaml by `python -m tools.shards write`; edit that file and re-run.\n"
     document: dict[str, Any] = {"config": config}
     if "secretsprovider" in base:
@@ -94,7 +101,7 @@ def _operator_stack(name: str, org: str, repo: str, branch: str, prerequisite: s
         "continueResyncOnCommitMatch": True,
         "resyncFrequencySeconds": RESYNC_SECONDS,
         "destroyOnFinalize": False,
-        "serviceAccountName": "tenancy-deployer",
+        "serviceAccountName": OPERATOR_SERVICE_ACCOUNT,
         "envRefs": {
             "PULUMI_ACCESS_TOKEN": {"type": "Secret", "secret": {"name": "tenancy-pulumi", "key": "accessToken"}},
         },

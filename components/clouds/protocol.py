@@ -15,6 +15,7 @@ import pulumi
 from components.clouds.base import DataBackend, Guard
 from components.model.capabilities import CloudCapabilities
 from components.model.errors import Problem
+from components.model.network import CloudNetworkFacts
 from components.model.stack import StackSettings
 from components.model.tenant_file import TenantSpec
 
@@ -28,6 +29,11 @@ class Cloud(Protocol):
 
     @property
     def capabilities(self) -> CloudCapabilities: ...
+
+    @property
+    def network(self) -> CloudNetworkFacts:
+        """What the network model opens for this cloud: identity endpoints, data operators."""
+        ...
 
     def provider(self) -> pulumi.ProviderResource | None:
         """The cloud account's provider, shared by every tenant; None where there is no account."""

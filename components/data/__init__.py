@@ -1,1 +1,1 @@
-"""data"""
+"""A tenant's data, cloud-neutral: what exists in which namespace, under which lifecycle guard."""

@@ -1,1 +1,1 @@
-"""delivery"""
+"""Apps and GitOps per tenant environment, reconciled by the cluster's Flux."""

@@ -11,19 +11,21 @@ RoleBinding (access.py). This module composes them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from components.guardrails.access import register_access
-from components.guardrails.network import ISOLATION_POLICY, isolation_policy
-from components.guardrails.quota import LIMITS_NAME, QUOTA_NAME, register_limits, register_quota, resolve_quota
+from components.guardrails.network import ISOLATION_POLICY, granted_cidrs, isolation_policy, network_rules
+from components.guardrails.quota import LIMITS_NAME, QUOTA_NAME, environment_hard, register_limits, register_quota
 from components.lifecycle import namespace_options
 from components.model.labels import (
     ALLOW_LOAD_BALANCER_KEY,
     AUTHORIZED_DOMAINS_KEY,
     COST_CENTER_KEY,
+    EGRESS_CIDRS_KEY,
     GROUPS_KEY,
     NODE_POOL_KEY,
     PLATFORM_OWNED_KEY,
@@ -31,6 +33,7 @@ from components.model.labels import (
     kubernetes_labels,
     namespace_name,
 )
+from components.model.network import CloudNetworkFacts
 from components.model.stack import StackSettings
 from components.model.tenant_file import TenantSpec
 
@@ -68,7 +71,7 @@ def namespace_labels(spec: TenantSpec, environment: str, *, kubernetes_version: 
     return labels
 
 
-def namespace_annotations(spec: TenantSpec, *, domain_suffix: str) -> dict[str, str]:
+def namespace_annotations(spec: TenantSpec, *, domain_suffix: str, egress_cidrs: Sequence[str]) -> dict[str, str]:
     """Who the tenant is, plus the per-tenant data the admission policies read from the namespace.
 
     Keeping authorized domains, the load balancer switch and the access groups here (rather than
@@ -83,6 +86,7 @@ def namespace_annotations(spec: TenantSpec, *, domain_suffix: str) -> dict[str, 
         AUTHORIZED_DOMAINS_KEY: ",".join([own, f"*.{own}", *spec.domains]),
         ALLOW_LOAD_BALANCER_KEY: "true" if spec.allow_load_balancer else "false",
         GROUPS_KEY: ",".join(groups),
+        EGRESS_CIDRS_KEY: ",".join(egress_cidrs),
     }
 
 
@@ -102,7 +106,9 @@ def register_namespace(
         metadata={
             "name": namespace_name(spec.name, environment),
             "labels": namespace_labels(spec, environment, kubernetes_version=settings.kubernetes_version),
-            "annotations": namespace_annotations(spec, domain_suffix=settings.domain_suffix),
+            "annotations": namespace_annotations(
+                spec, domain_suffix=settings.domain_suffix, egress_cidrs=granted_cidrs(settings, spec.egress)
+            ),
         },
         opts=namespace_options(
             parent=parent,
@@ -121,6 +127,7 @@ def build_environment(
     settings: StackSettings,
     *,
     holds_data: bool,
+    network: CloudNetworkFacts,
 ) -> EnvironmentResources:
     """Register one environment's namespace and guard rails as children of `parent`; `holds_data`:
     tenant data lives in the namespace (components/lifecycle.py)."""
@@ -138,14 +145,19 @@ def build_environment(
     def metadata(object_name: str, object_labels: dict[str, str]) -> k8s.meta.v1.ObjectMetaArgsDict:
         return {"name": object_name, "namespace": ns_name, "labels": object_labels}
 
-    quota = resolve_quota(spec, quota_tiers=settings.quota_tiers, default_tier=settings.default_quota_tier)
-    register_quota(prefix, metadata=metadata(QUOTA_NAME, owned_labels), spec=spec, quota=quota, opts=inside)
+    hard = environment_hard(
+        spec,
+        environment,
+        quota_tiers=settings.quota_tiers,
+        default_tier=settings.default_quota_tier,
+        quota_split=settings.quota_split,
+    )
+    register_quota(prefix, metadata=metadata(QUOTA_NAME, owned_labels), spec=spec, hard=hard, opts=inside)
     register_limits(prefix, metadata=metadata(LIMITS_NAME, owned_labels), limits=settings.limit_defaults, opts=inside)
     isolation_policy(
         f"{prefix}-isolation",
         metadata=metadata(ISOLATION_POLICY, owned_labels),
-        platform_namespaces=settings.platform_namespaces,
-        dns=settings.dns,
+        rules=network_rules(settings=settings, facts=network, tenant_egress=spec.egress),
         opts=inside,
     )
     deployer = register_access(

@@ -8,11 +8,13 @@ policy in the namespace can only open more. So the platform keeps to as few obje
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.model.stack import DnsSettings, PlatformNamespace
+from components.model.network import CloudNetworkFacts, EgressTarget, IpTarget, OperatorAccess
+from components.model.stack import DnsSettings, PlatformNamespace, StackSettings
 
 ISOLATION_POLICY = "tenancy-isolation"
 DATABASES_POLICY = "tenancy-databases"
@@ -20,48 +22,112 @@ DATABASES_POLICY = "tenancy-databases"
 _METADATA_NAME = "kubernetes.io/metadata.name"
 
 
-def isolation_policy_spec(
-    *, platform_namespaces: Sequence[PlatformNamespace], dns: DnsSettings
-) -> k8s.networking.v1.NetworkPolicySpecArgsDict:
-    """Deny all ingress and egress, then allow: same namespace, DNS, and platform namespaces in.
+@dataclass(frozen=True)
+class NetworkRules:
+    """Everything the isolation policy of one tenant namespace opens, resolved from stack and cloud."""
 
-    One policy instead of four: NetworkPolicies are additive, so a single object with both policy
-    types and these rules is exactly equivalent and costs a quarter of the resources.
-    """
-    same_namespace: k8s.networking.v1.NetworkPolicyPeerArgsDict = {"pod_selector": {}}
-    ingress: list[k8s.networking.v1.NetworkPolicyIngressRuleArgsDict] = [{"from_": [same_namespace]}]
-    for platform in platform_namespaces:
+    platform_namespaces: Sequence[PlatformNamespace]
+    dns: DnsSettings
+    operators: Sequence[OperatorAccess] = ()
+    # Egress by address: the API server, identity endpoints, the tenant's granted entries.
+    egress: Sequence[tuple[Sequence[IpTarget], Sequence[int], str]] = ()
+
+
+def network_rules(*, settings: StackSettings, facts: CloudNetworkFacts, tenant_egress: Sequence[str]) -> NetworkRules:
+    """Resolve the holes of one tenant's namespaces: stack settings, cloud facts, the tenant's `egress`."""
+    network = settings.network
+    targets: list[EgressTarget] = []
+    if network.api_server is not None:
+        targets.append(network.api_server)
+    if network.identity_endpoints:
+        targets += facts.identity_endpoints
+    egress: list[tuple[Sequence[IpTarget], Sequence[int], str]] = [
+        ([IpTarget(cidr=cidr) for cidr in target.cidrs], target.ports, target.protocol) for target in targets
+    ]
+    for name in tenant_egress:
+        entry = network.egress[name]
+        egress.append((entry.ip_targets(), entry.ports, entry.protocol))
+    operators = {**facts.operators, **network.operators}
+    return NetworkRules(settings.platform_namespaces, settings.dns, [operators[k] for k in sorted(operators)], egress)
+
+
+def granted_cidrs(settings: StackSettings, tenant_egress: Sequence[str]) -> list[str]:
+    """The ipBlocks a tenant's own NetworkPolicies may name, as `cidr!except!except` (admission reads them)."""
+    blocks = [target for name in tenant_egress for target in settings.network.egress[name].ip_targets()]
+    return ["!".join([block.cidr, *block.except_]) for block in blocks]
+
+
+def _ports(ports: Sequence[int], protocol: str = "TCP") -> list[k8s.networking.v1.NetworkPolicyPortArgsDict]:
+    return [{"protocol": protocol, "port": port} for port in ports]
+
+
+def _ingress(rules: NetworkRules) -> list[k8s.networking.v1.NetworkPolicyIngressRuleArgsDict]:
+    ingress: list[k8s.networking.v1.NetworkPolicyIngressRuleArgsDict] = [{"from_": [{"pod_selector": {}}]}]
+    for platform in rules.platform_namespaces:
         rule: k8s.networking.v1.NetworkPolicyIngressRuleArgsDict = {
             "from_": [{"namespace_selector": {"match_labels": {_METADATA_NAME: platform.name}}}]
         }
         if platform.ports:
-            rule["ports"] = [{"protocol": "TCP", "port": port} for port in platform.ports]
+            rule["ports"] = _ports(platform.ports)
         ingress.append(rule)
+    for operator in rules.operators:
+        peer: k8s.networking.v1.NetworkPolicyPeerArgsDict = {
+            "namespace_selector": {"match_labels": {_METADATA_NAME: operator.namespace}},
+            "pod_selector": {"match_labels": dict(operator.pod_labels)},
+        }
+        ingress.append({"from_": [peer], "ports": _ports(operator.ports)})
+    return ingress
+
+
+def _ip_block(block: IpTarget) -> k8s.networking.v1.IPBlockArgsDict:
+    ip_block: k8s.networking.v1.IPBlockArgsDict = {"cidr": block.cidr}
+    if block.except_:
+        ip_block["except_"] = list(block.except_)
+    return ip_block
+
+
+def _egress(rules: NetworkRules) -> list[k8s.networking.v1.NetworkPolicyEgressRuleArgsDict]:
     dns_peer: k8s.networking.v1.NetworkPolicyPeerArgsDict = {
-        "namespace_selector": {"match_labels": {_METADATA_NAME: dns.namespace}},
-        "pod_selector": {"match_labels": dict(dns.pod_labels)},
+        "namespace_selector": {"match_labels": {_METADATA_NAME: rules.dns.namespace}},
+        "pod_selector": {"match_labels": dict(rules.dns.pod_labels)},
     }
     egress: list[k8s.networking.v1.NetworkPolicyEgressRuleArgsDict] = [
-        {"to": [same_namespace]},
-        {"to": [dns_peer], "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]},
+        {"to": [{"pod_selector": {}}]},
+        {"to": [dns_peer], "ports": [*_ports([53], "UDP"), *_ports([53])]},
     ]
-    return {"pod_selector": {}, "policy_types": ["Ingress", "Egress"], "ingress": ingress, "egress": egress}
+    for blocks, ports, protocol in rules.egress:
+        rule: k8s.networking.v1.NetworkPolicyEgressRuleArgsDict = {"to": [{"ip_block": _ip_block(b)} for b in blocks]}
+        if ports:
+            rule["ports"] = _ports(ports, protocol)
+        egress.append(rule)
+    return egress
+
+
+def isolation_policy_spec(rules: NetworkRules) -> k8s.networking.v1.NetworkPolicySpecArgsDict:
+    """Deny all ingress and egress, then allow: same namespace, DNS, platform namespaces and operators
+    in, and the stack's and tenant's egress entries out.
+
+    One policy instead of one per hole: NetworkPolicies are additive, so a single object with both
+    policy types and these rules is exactly equivalent and keeps one object per namespace.
+    """
+    return {
+        "pod_selector": {},
+        "policy_types": ["Ingress", "Egress"],
+        "ingress": _ingress(rules),
+        "egress": _egress(rules),
+    }
 
 
 def isolation_policy(
     resource_name: str,
     *,
     metadata: k8s.meta.v1.ObjectMetaArgsDict,
-    platform_namespaces: Sequence[PlatformNamespace],
-    dns: DnsSettings,
+    rules: NetworkRules,
     opts: pulumi.ResourceOptions,
 ) -> k8s.networking.v1.NetworkPolicy:
     """The namespace's isolation policy (`tenancy-isolation`)."""
     return k8s.networking.v1.NetworkPolicy(
-        resource_name,
-        metadata=metadata,
-        spec=isolation_policy_spec(platform_namespaces=platform_namespaces, dns=dns),
-        opts=opts,
+        resource_name, metadata=metadata, spec=isolation_policy_spec(rules), opts=opts
     )
 
 

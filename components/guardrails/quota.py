@@ -13,6 +13,7 @@ import pulumi_kubernetes as k8s
 
 from components.lifecycle import state_of
 from components.model.fields import QuotaSpec
+from components.model.quota_budget import PLATFORM_CAPS, completed, environment_share, split_hard
 from components.model.stack import LimitDefaults
 from components.model.tenant_file import TenantSpec
 
@@ -28,9 +29,30 @@ def resolve_quota(spec: TenantSpec, *, quota_tiers: Mapping[str, QuotaSpec], def
     return quota_tiers[tier]
 
 
-def quota_hard(spec: TenantSpec, quota: QuotaSpec) -> dict[str, str]:
+def environment_hard(
+    spec: TenantSpec,
+    environment: str,
+    *,
+    quota_tiers: Mapping[str, QuotaSpec],
+    default_tier: str,
+    quota_split: Mapping[str, int],
+) -> dict[str, str]:
+    """One environment's share of the tenant's budget (components/model/quota_budget.py).
+
+    The tier or custom quota is the tenant's total; missing amounts come from the default tier and
+    the platform caps first, so nothing a tenant can create is left unbounded.
+    """
+    total = completed(
+        resolve_quota(spec, quota_tiers=quota_tiers, default_tier=default_tier).hard(),
+        quota_tiers[default_tier].hard(),
+        PLATFORM_CAPS,
+    )
+    return split_hard(total, environment_share(environment, spec.environments, quota_split))
+
+
+def quota_hard(spec: TenantSpec, hard_amounts: Mapping[str, str]) -> dict[str, str]:
     """The quota's `hard` amounts, with the switches the tenant file controls."""
-    hard = quota.hard()
+    hard = dict(hard_amounts)
     if not state_of(spec.lifecycle).admits_pods:
         # Suspended: no pod may be admitted; controllers keep their objects and data stays.
         hard["pods"] = "0"
@@ -45,12 +67,12 @@ def register_quota(
     *,
     metadata: k8s.meta.v1.ObjectMetaArgsDict,
     spec: TenantSpec,
-    quota: QuotaSpec,
+    hard: Mapping[str, str],
     opts: pulumi.ResourceOptions,
 ) -> k8s.core.v1.ResourceQuota:
-    """The namespace's ResourceQuota (`tenancy-quota`)."""
+    """The namespace's ResourceQuota (`tenancy-quota`), from environment_hard's amounts."""
     return k8s.core.v1.ResourceQuota(
-        f"{prefix}-quota", metadata=metadata, spec={"hard": quota_hard(spec, quota)}, opts=opts
+        f"{prefix}-quota", metadata=metadata, spec={"hard": quota_hard(spec, hard)}, opts=opts
     )
 
 
@@ -65,9 +87,9 @@ def register_limits(
             "limits": [
                 {
                     "type": "Container",
-                    "default_request": limits.default_request.model_dump(exclude_none=True),
-                    "default": limits.default_limit.model_dump(exclude_none=True),
-                    "max": limits.max_limit.model_dump(exclude_none=True),
+                    "default_request": limits.default_request.resources(),
+                    "default": limits.default_limit.resources(),
+                    "max": limits.max_limit.resources(),
                 }
             ]
         },

@@ -1,1 +1,1 @@
-"""model"""
+"""Tenant files and stack settings as pydantic models, and their cross-checks; registers nothing."""

@@ -51,6 +51,7 @@ class RuleActions(StrictModel):
     rbac: RuleAction = "Deny"
     scheduling: RuleAction = "Deny"
     side_doors: RuleAction = "Deny"
+    network_policies: RuleAction = "Deny"
 
 
 class PlatformIdentities(StrictModel):

@@ -19,13 +19,15 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class CloudCapabilities:
-    """Database engines, versions and placements one cloud implements."""
+    """Database engines, versions and placements, and node pool kinds, one cloud implements."""
 
     # engine -> versions it runs (Cloud SQL, RDS, the in-cluster operators' images).
     engine_versions: Mapping[str, frozenset[str]]
     placements: frozenset[str]
     # Engines that may be placed on a shared instance.
     shared_engines: frozenset[str]
+    # Node pool kinds (`tenancy:nodePools.<name>.kind`) the cloud can run, in the order messages list them.
+    pool_kinds: tuple[str, ...] = ("existing",)
 
 
 class CloudRules(Protocol):

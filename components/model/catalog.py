@@ -17,12 +17,14 @@ from pydantic import ValidationError
 
 from components.model.capabilities import CloudRules
 from components.model.consistency import consistency_problems
-from components.model.data_checks import data_problems, stack_data_problems
+from components.model.data_checks import data_problems, pool_problems, stack_data_problems
 from components.model.errors import ConfigurationError, Problem
 from components.model.fields import format_location
 from components.model.labels import default_domain
+from components.model.network_checks import network_problems
 from components.model.sharding import shard_of
 from components.model.stack import StackSettings
+from components.model.stack_checks import catalog_problems
 from components.model.tenant_file import TenantFile, TenantSpec
 
 # Fields an override may not change: they define identity and placement of the tenant itself.
@@ -184,6 +186,7 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: Cl
     for entry in entries:
         spec, label = entry.spec, entry.source
         problems += [Problem(label, where, message) for where, message in data_problems(spec, settings, cloud)]
+        problems += [Problem(label, where, message) for where, message in network_problems(spec, settings)]
         if spec.node_pool is not None and spec.node_pool not in settings.node_pools:
             known = ", ".join(sorted(settings.node_pools)) or "none"
             problems.append(
@@ -217,6 +220,8 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: Cl
         problems += _domain_problems(spec, label, suffix, claimed)
         claimed += [(pattern, spec.name, label) for pattern in _domain_patterns(spec, suffix)]
     problems += stack_data_problems([entry.spec for entry in entries], settings, cloud)
+    problems += pool_problems(settings, cloud)
+    problems += catalog_problems([(entry.spec, entry.source) for entry in entries], settings)
     return problems
 
 

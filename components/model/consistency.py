@@ -58,12 +58,7 @@ def consistency_problems(spec: TenantSpec) -> list[tuple[str, str]]:
     gitops_secret = spec.gitops.secret if spec.gitops is not None else None
     if gitops_secret is not None and gitops_secret not in {s.name for s in spec.secrets}:
         problems.append(("gitops.secret", f"{gitops_secret!r} is not one of the tenant's secrets"))
-    # The groups reach the admission policies as one comma-separated Namespace annotation.
-    for role in ("admin", "operator", "viewer"):
-        for index, group in enumerate(getattr(spec.access, role)):
-            if "," in group or group != group.strip() or not group:
-                message = f"{group!r} is not a usable group name (no commas or blanks)"
-                problems.append((f"access.{role}.{index}", message))
+    # Group names (commas, blanks, `system:` groups) are checked by the field type: name_checks.py.
     problems += _app_secret_problems(spec)
     problems += _app_database_problems(spec)
     return problems

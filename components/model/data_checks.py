@@ -119,3 +119,17 @@ def _shared_instance_problems(settings: StackSettings, cloud: CloudRules) -> lis
 
 def _version_key(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
+
+
+def pool_problems(settings: StackSettings, cloud: CloudRules) -> list[Problem]:
+    """Node pools of a kind the stack's cloud cannot run, each naming its `kind` key."""
+    kinds = cloud.capabilities.pool_kinds
+    return [
+        Problem(
+            settings.source,
+            f"tenancy:nodePools.{name}.kind",
+            f"kind {pool.kind!r} cannot run on cloud {cloud.name!r} (kinds for {cloud.name}: {', '.join(kinds)})",
+        )
+        for name, pool in settings.node_pools.items()
+        if pool.kind not in kinds
+    ]

@@ -32,6 +32,10 @@ class DeliverySettings(StrictModel):
     # Install Flux (flux2 chart, multi-tenancy lockdown) as part of this stack. Off by default:
     # most managed clusters get Flux from their bootstrap; the dev stack (kind) turns it on.
     install_flux: bool = False
+    # Where installFlux is false but tenants get HelmReleases or Kustomizations, the platform team
+    # must confirm the cluster's own Flux runs with the lockdown flags (--no-cross-namespace-refs,
+    # --default-service-account, --no-remote-bases); see components/model/stack_checks.py.
+    flux_lockdown_acknowledged: bool = False
     flux_namespace: DnsLabel = "flux-system"
     flux_chart: FluxChartSettings = FluxChartSettings()
     # How often Flux re-reads chart and Git sources and re-checks releases for drift.

@@ -89,11 +89,25 @@ def quantity_value(value: str) -> Decimal:
     return Decimal(parse_quantity(value))
 
 
+# Kubernetes resource name per ComputeAmounts field (`ephemeralStorage` in files).
+COMPUTE_RESOURCES = {"cpu": "cpu", "memory": "memory", "ephemeral_storage": "ephemeral-storage"}
+
+
 class ComputeAmounts(StrictModel):
-    """CPU and memory amounts (a quota's requests or limits)."""
+    """CPU, memory and ephemeral-storage amounts (a quota's requests or limits, LimitRange defaults).
+
+    Ephemeral storage (container writable layers, logs, emptyDir) fills the node's disk; without a
+    cap one tenant's pods can get every other tenant's pods on the node evicted.
+    """
 
     cpu: Quantity | None = None
     memory: Quantity | None = None
+    ephemeral_storage: Quantity | None = None
+
+    def resources(self) -> dict[str, str]:
+        """The amounts by Kubernetes resource name (`ephemeral-storage`), unset ones left out."""
+        values = {name: getattr(self, field) for field, name in COMPUTE_RESOURCES.items()}
+        return {name: value for name, value in values.items() if value is not None}
 
 
 # Object-count keys a ResourceQuota understands; `count/<resource>.<group>` covers the rest.
@@ -130,10 +144,10 @@ class QuotaSpec(StrictModel):
 
     @model_validator(mode="after")
     def _requests_within_limits(self) -> QuotaSpec:
-        for resource in ("cpu", "memory"):
-            request = getattr(self.requests, resource)
-            limit = getattr(self.limits, resource)
-            if request is not None and limit is not None and quantity_value(request) > quantity_value(limit):
+        requests, limits = self.requests.resources(), self.limits.resources()
+        for resource, request in requests.items():
+            limit = limits.get(resource)
+            if limit is not None and quantity_value(request) > quantity_value(limit):
                 raise ValueError(f"requests.{resource} ({request}) is above limits.{resource} ({limit})")
         return self
 
@@ -141,10 +155,7 @@ class QuotaSpec(StrictModel):
         """The `spec.hard` map of a ResourceQuota."""
         hard: dict[str, str] = {}
         for prefix, amounts in (("requests", self.requests), ("limits", self.limits)):
-            for resource in ("cpu", "memory"):
-                value = getattr(amounts, resource)
-                if value is not None:
-                    hard[f"{prefix}.{resource}"] = value
+            hard.update({f"{prefix}.{resource}": value for resource, value in amounts.resources().items()})
         if self.storage is not None:
             hard["requests.storage"] = self.storage
         hard.update({key: str(count) for key, count in self.objects.items()})

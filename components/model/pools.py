@@ -257,12 +257,6 @@ NodePoolSettings = Annotated[
     WrapValidator(_without_kind_tag),
 ]
 
-# Kinds each cloud can run. `existing` works everywhere: the pool is only a label and a taint.
-KINDS_BY_CLOUD: dict[str, tuple[str, ...]] = {
-    "gcp": ("gke", "existing"),
-    "aws": ("eks", "karpenter", "existing"),
-    "local": ("existing",),
-}
 # GKE node pool names are at most 40 characters and EKS node group names 63. Pulumi names the
 # cloud resource `<pool>-gke-<7 random chars>` (`-eks-` for EKS): auto-naming lets a changed pool
 # be created before the old one is removed, so tenants' pods always have somewhere to go.
@@ -270,24 +264,10 @@ _NAME_LIMITS = {"gke": 40 - len("-gke-") - 7, "eks": 63 - len("-eks-") - 7}
 
 
 def _pools_fit_cloud(pools: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
-    """Every pool's kind must be one this stack's cloud can run; raise with the exact field."""
-    cloud = info.data.get("cloud")
-    if cloud is None:  # cloud itself is invalid and already reported
-        return pools
+    """Pool names fit their cloud's name limit; raise with the exact field. Whether the stack's cloud
+    runs a kind at all is asked of the cloud (components/model/data_checks.py `pool_problems`)."""
     details: list[InitErrorDetails] = []
     for name, pool in pools.items():
-        allowed = KINDS_BY_CLOUD[cloud]
-        if pool.kind not in allowed:
-            details.append(
-                InitErrorDetails(
-                    type=PydanticCustomError(
-                        "pool_kind_cloud",
-                        f"kind {pool.kind!r} cannot run on cloud {cloud!r} (kinds for {cloud}: {', '.join(allowed)})",
-                    ),
-                    loc=(name, "kind"),
-                    input=pool.kind,
-                )
-            )
         limit = _NAME_LIMITS.get(pool.kind)
         if limit is not None and len(name) > limit:
             details.append(

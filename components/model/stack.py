@@ -19,7 +19,10 @@ from components.model.data import DataSettings
 from components.model.delivery import DeliverySettings
 from components.model.errors import ConfigurationError, Problem
 from components.model.fields import ComputeAmounts, DnsLabel, Domain, QuotaSpec, StrictModel, format_location
+from components.model.network import NetworkSettings
 from components.model.pools import NodePools
+from components.model.quota_budget import SMALL_OBJECT_COUNTS
+from components.model.stack_checks import settings_problems
 
 CONFIG_NAMESPACE = "tenancy"
 # ValidatingAdmissionPolicy is GA from 1.30; kubernetes-validate ships schemas up to 1.37.
@@ -50,11 +53,15 @@ class DnsSettings(StrictModel):
 
 
 class LimitDefaults(StrictModel):
-    """LimitRange defaults: containers without requests/limits get these, so quotas can apply."""
+    """LimitRange defaults: containers without requests/limits get these, so quotas can apply.
 
-    default_request: ComputeAmounts = ComputeAmounts(cpu="100m", memory="128Mi")
-    default_limit: ComputeAmounts = ComputeAmounts(cpu="1", memory="512Mi")
-    max_limit: ComputeAmounts = ComputeAmounts(cpu="8", memory="32Gi")
+    Every resource the quota caps needs a default here: a quota on `requests.ephemeral-storage`
+    rejects any pod whose containers state none, unless the LimitRange fills it in.
+    """
+
+    default_request: ComputeAmounts = ComputeAmounts(cpu="100m", memory="128Mi", ephemeral_storage="256Mi")
+    default_limit: ComputeAmounts = ComputeAmounts(cpu="1", memory="512Mi", ephemeral_storage="1Gi")
+    max_limit: ComputeAmounts = ComputeAmounts(cpu="8", memory="32Gi", ephemeral_storage="8Gi")
 
 
 class ProtectionSettings(StrictModel):
@@ -65,18 +72,20 @@ class ProtectionSettings(StrictModel):
 
 
 def _default_tiers() -> dict[str, QuotaSpec]:
-    def tier(cpu: str, memory: str, limit_cpu: str, limit_memory: str, pods: int) -> QuotaSpec:
+    """Built-in tiers: a tenant's total in a stack, split over its environments (quota_budget.py)."""
+
+    def tier(cpu: str, memory: str, limit_cpu: str, limit_memory: str, scale: int) -> QuotaSpec:
         return QuotaSpec(
-            requests=ComputeAmounts(cpu=cpu, memory=memory),
-            limits=ComputeAmounts(cpu=limit_cpu, memory=limit_memory),
+            requests=ComputeAmounts(cpu=cpu, memory=memory, ephemeral_storage=f"{10 * scale}Gi"),
+            limits=ComputeAmounts(cpu=limit_cpu, memory=limit_memory, ephemeral_storage=f"{20 * scale}Gi"),
             storage="100Gi",
-            objects={"pods": pods, "services": 20, "persistentvolumeclaims": 20, "secrets": 100, "configmaps": 100},
+            objects={key: count * scale for key, count in SMALL_OBJECT_COUNTS.items()},
         )
 
     return {
-        "small": tier("2", "4Gi", "4", "8Gi", 20),
-        "medium": tier("8", "16Gi", "16", "32Gi", 60),
-        "large": tier("32", "64Gi", "64", "128Gi", 200),
+        "small": tier("2", "4Gi", "4", "8Gi", 1),
+        "medium": tier("8", "16Gi", "16", "32Gi", 3),
+        "large": tier("32", "64Gi", "64", "128Gi", 10),
     }
 
 
@@ -110,8 +119,13 @@ class StackSettings(StrictModel):
     read_only_environments: list[DnsLabel] = ["prod"]
     platform_namespaces: list[PlatformNamespace] = []
     dns: DnsSettings = DnsSettings()
+    # Holes in tenant isolation and the egress entries tenants may ask for (docs/network.md).
+    network: NetworkSettings = NetworkSettings()
     quota_tiers: dict[DnsLabel, QuotaSpec] = Field(default_factory=_default_tiers)
     default_quota_tier: str = "small"
+    # How a tenant's quota is split over its environments: a weight per environment, 1 if unset
+    # (`{dev: 1, prod: 3}` gives dev a quarter). See components/model/quota_budget.py.
+    quota_split: dict[DnsLabel, Annotated[int, Field(ge=1, le=100)]] = {}
     limit_defaults: LimitDefaults = LimitDefaults()
     protection: ProtectionSettings = ProtectionSettings()
     node_pools: NodePools = {}
@@ -150,10 +164,10 @@ class StackSettings(StrictModel):
                 raise ValueError(f"stackRole tenants needs shards.index between 0 and {self.shards.count - 1}")
             if self.platform_stack is None:
                 raise ValueError("stackRole tenants needs platformStack (the platform stack's full name)")
-        if self.cloud == "gcp" and self.gcp is None:
-            raise ValueError("cloud is gcp but the gcp section (project, region) is missing")
-        if self.cloud == "aws" and self.aws is None:
-            raise ValueError("cloud is aws but the aws section (region) is missing")
+        # A cloud with an account section of its own (`tenancy:gcp`, `tenancy:aws`) needs it filled in;
+        # the section is named after the cloud, so no cloud is named here.
+        if self.cloud in type(self).model_fields and getattr(self, self.cloud) is None:
+            raise ValueError(f"cloud is {self.cloud} but its account section tenancy:{self.cloud} is missing")
         return self
 
 
@@ -183,6 +197,10 @@ def parse_settings(raw_config: Mapping[str, Any], source: str) -> StackSettings:
         ]
         raise ConfigurationError(problems) from None
     settings._source = source
+    # Checks that need the whole settings and name a key of the file (stack_checks.py).
+    problems = settings_problems(settings)
+    if problems:
+        raise ConfigurationError(problems)
     return settings
 
 

@@ -22,6 +22,7 @@ from components.model.fields import (
     unique,
     unique_names,
 )
+from components.model.name_checks import AccessGroup, TenantNameCheck
 from components.model.tenant_apps import AppSpec, GitOpsSpec
 from components.model.tenant_data import DatabaseSpec, SecretSpec
 
@@ -29,11 +30,15 @@ Lifecycle = Literal["active", "suspended", "decommissioned"]
 
 
 class AccessSpec(StrictModel):
-    """Identity-provider groups per role. Each role maps to one shared ClusterRole."""
+    """Identity-provider groups per role. Each role maps to one shared ClusterRole.
 
-    admin: list[str] = []
-    operator: list[str] = []
-    viewer: list[str] = []
+    Kubernetes' own `system:` groups are refused (name_checks.py): binding one would hand the role
+    to every identity of the cluster.
+    """
+
+    admin: list[AccessGroup] = []
+    operator: list[AccessGroup] = []
+    viewer: list[AccessGroup] = []
 
 
 class QuotaChoice(StrictModel):
@@ -52,7 +57,8 @@ class QuotaChoice(StrictModel):
 class TenantSpec(StrictModel):
     """One tenant: a team, a customer or an app, and everything the platform runs for it."""
 
-    name: DnsLabel
+    # Reserved names (platform, kube-*, system*, tenancy*) are refused: see name_checks.py.
+    name: Annotated[DnsLabel, TenantNameCheck]
     display_name: Annotated[str, Field(min_length=1, max_length=200)]
     organization: str | None = None
     contact: EmailStr
@@ -67,6 +73,8 @@ class TenantSpec(StrictModel):
     # Hostnames beyond the default `<name>.<suffix>`; `*.example.org` covers its subdomains.
     domains: Annotated[list[Domain], AfterValidator(unique)] = []
     allow_load_balancer: bool = False
+    # Names of the stack's egress entries (`tenancy:network.egress`) this tenant's pods may reach.
+    egress: Annotated[list[DnsLabel], AfterValidator(unique)] = []
     databases: Annotated[list[DatabaseSpec], AfterValidator(unique_names)] = []
     secrets: Annotated[list[SecretSpec], AfterValidator(unique_names)] = []
     # Names of shared platform secrets (stack config) copied into this tenant's namespaces.

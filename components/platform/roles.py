@@ -44,7 +44,8 @@ _WORKLOADS: list[tuple[str, list[str]]] = [
     ("batch", ["jobs", "cronjobs"]),
     ("autoscaling", ["horizontalpodautoscalers"]),
     ("policy", ["poddisruptionbudgets"]),
-    ("networking.k8s.io", ["ingresses"]),
+    # Tenant policies can only open paths admission allows (components/admission/rules/network_policies.py).
+    ("networking.k8s.io", ["ingresses", "networkpolicies"]),
     ("gateway.networking.k8s.io", ["httproutes", "grpcroutes", "tlsroutes", "listenersets"]),
     ("cert-manager.io", ["certificates"]),
     ("external-secrets.io", ["externalsecrets"]),
@@ -57,7 +58,6 @@ _READ_ONLY: list[tuple[str, list[str]]] = [
     ("events.k8s.io", ["events"]),
     ("discovery.k8s.io", ["endpointslices"]),
     ("cert-manager.io", ["certificaterequests"]),
-    ("networking.k8s.io", ["networkpolicies"]),
     ("rbac.authorization.k8s.io", ["roles", "rolebindings"]),
     ("source.toolkit.fluxcd.io", ["gitrepositories"]),
     ("kustomize.toolkit.fluxcd.io", ["kustomizations"]),

@@ -1,1 +1,1 @@
-"""The cloud side of each node pool kind; `components.node_pool.NodePool` picks one by `kind`."""
+"""Node pools: the NodePool component (component.py) and the cloud side of each pool kind, one module per kind."""

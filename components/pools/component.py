@@ -71,7 +71,7 @@ class NodePool(pulumi.ComponentResource):
             self.resources.extend(eks_node_group(self, name, pool=pool, cluster_name=cluster_name))
         elif isinstance(pool, KarpenterPool):
             self.resources.extend(karpenter_pool(self, name, pool=pool, cluster_name=cluster_name))
-        # `existing`: nothing to create; an operator labels and taints the nodes (see README).
+        # `existing`: nothing to create; an operator labels and taints the nodes (see docs/node-pools.md).
         taint = pool_taint(name)
         self.node_labels = pool_node_labels(name, pool.cost_code)
         self.taint = f"{taint['key']}={taint['value']}:{taint['effect']}"

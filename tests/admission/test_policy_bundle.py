@@ -41,6 +41,7 @@ VALIDATING = {
     "tenancy-scheduling-cronjobs",
     "tenancy-service-account-token-secrets",
     "tenancy-volume-claims",
+    "tenancy-network-policies",
 }
 
 
@@ -147,8 +148,12 @@ def test_adding_a_tenant_changes_data_never_a_policy(tmp_path: Path, dev_plan: P
     assert "zeta.example.org" in zeta[0]["metadata"]["annotations"][AUTHORIZED_DOMAINS_KEY]
 
 
+PROD_IDENTITY = {"platformIdentities": {"users": ["tenancy-ci@tenancy-prod.iam.gserviceaccount.com"]}}
+
+
 def test_rollout_switch_turns_a_rule_into_warnings() -> None:
-    run = plan("prod", policy=json.dumps({"actions": {"hostnames": "Warn", "services": "Audit"}}))
+    # A config override replaces all of tenancy:policy, so it repeats the stack's platform identity.
+    run = plan("prod", policy=json.dumps({"actions": {"hostnames": "Warn", "services": "Audit"}, **PROD_IDENTITY}))
     actions = {
         b["metadata"]["name"]: b["spec"]["validationActions"]
         for b in objects_of_kind(run, "ValidatingAdmissionPolicyBinding")
@@ -236,4 +241,6 @@ def test_group_names_must_survive_the_namespace_annotation(tmp_path: Path) -> No
         plan("dev", tenants_dir=tenants)
     [problem] = error.value.problems
     assert problem.field == "access.admin.0"
-    assert problem.message == "'ops,admins' is not a usable group name (no commas or blanks)"
+    assert (
+        problem.message == "Value error, 'ops,admins' contains ',', which would split it into two groups in admission"
+    )

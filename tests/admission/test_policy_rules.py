@@ -391,7 +391,11 @@ def test_registry_allow_list() -> None:
 
     from tests.support import plan
 
-    run = plan("prod", policy=json.dumps({"allowedRegistries": ["registry.acme-corp.example", "ghcr.io/example"]}))
+    # A config override replaces all of tenancy:policy, so it repeats the stack's platform identity.
+    identity = {"platformIdentities": {"users": ["tenancy-ci@tenancy-prod.iam.gserviceaccount.com"]}}
+    run = plan(
+        "prod", policy=json.dumps({"allowedRegistries": ["registry.acme-corp.example", "ghcr.io/example"], **identity})
+    )
     chain = AdmissionChain(kubernetes_objects(run))
     ns = namespace(run, "tenant-acme-prod")
     assert create(chain, "/v1/pods", "Pod", pod(**own_pool()), ns).allowed

@@ -14,14 +14,15 @@ from components.model.stack import StackSettings, parse_settings
 from tools.harness import PROJECT_ROOT
 
 COMPONENTS = PROJECT_ROOT / "components"
+# The settings model reads its own `cloud` field to require the account section named after it
+# (`tenancy:gcp` when cloud is gcp); it names no cloud and decides nothing for one.
+_ALLOWED = {COMPONENTS / "model" / "stack.py"}
 # Each cloud with the smallest settings that select it.
 _SECTIONS = {
     "local": {},
     "gcp": {"tenancy:gcp": '{"project": "acme-platform", "region": "europe-west1"}'},
     "aws": {"tenancy:aws": '{"region": "eu-west-1"}'},
 }
-# The settings model may name clouds where it checks its own sections (cloud gcp needs tenancy:gcp).
-_ALLOWED = {COMPONENTS / "model" / "stack.py"}
 
 
 def _settings(cloud: str) -> StackSettings:

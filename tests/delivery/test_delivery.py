@@ -180,7 +180,11 @@ def test_the_platform_can_install_a_locked_down_flux(tmp_path: Path) -> None:
     assert release.inputs["version"] and release.inputs["chart"] == "flux2"
     flux_objects = [r for r in run.resources if r.type.startswith("kubernetes:helm.toolkit.fluxcd.io")]
     assert flux_objects and all(release.urn in r.dependencies for r in flux_objects)
-    assert plan("dev", write_tenants(tmp_path, tenant)).of_type("kubernetes:helm.sh/v3:Release") == []
+    acknowledged = '{"installFlux": false, "fluxLockdownAcknowledged": true}'
+    assert (
+        plan("dev", write_tenants(tmp_path, tenant), delivery=acknowledged).of_type("kubernetes:helm.sh/v3:Release")
+        == []
+    )
 
 
 def _refused(tmp_path: Path, **fields: Any) -> list[str]:

@@ -23,7 +23,6 @@ ACME_DEV, ACME_PROD, GENOMICS_DEV = "tenant-acme-dev", "tenant-acme-prod", "tena
 PLATFORM_OWNED = [
     ("", "resourcequotas"),
     ("", "limitranges"),
-    ("networking.k8s.io", "networkpolicies"),
     ("rbac.authorization.k8s.io", "rolebindings"),
     ("rbac.authorization.k8s.io", "roles"),
 ]

@@ -68,8 +68,8 @@ def test_missing_domain_suffix() -> None:
         ("environments", '["dev", "dev"]', "tenancy:environments", "duplicate entries: dev"),
         ("readOnlyEnvironments", '["staging"]', "tenancy", "readOnlyEnvironments names environments not in"),
         ("defaultQuotaTier", "huge", "tenancy", "defaultQuotaTier 'huge' is not one of quotaTiers"),
-        ("cloud", "gcp", "tenancy", "the gcp section (project, region) is missing"),
-        ("cloud", "aws", "tenancy", "the aws section (region) is missing"),
+        ("cloud", "gcp", "tenancy", "cloud is gcp but its account section tenancy:gcp is missing"),
+        ("cloud", "aws", "tenancy", "cloud is aws but its account section tenancy:aws is missing"),
         (
             "quotaTiers",
             '{"tiny": {"requests": {"cpu": "four"}}}',

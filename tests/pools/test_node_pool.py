@@ -473,7 +473,10 @@ _EKS_REQUIRED = {"nodeRoleArn": "arn:aws:iam::111122223333:role/nodes", "subnetI
 )
 def test_bad_pool_config_is_reported_and_registers_nothing(stack: str, pools: dict[str, Any], expected: str) -> None:
     found, registered = problems(stack, nodePools=json.dumps(pools))
-    assert found == [expected]
+    # A kind the cloud cannot run is a cross-check (the cloud answers), so it is reported together
+    # with the example tenants' pools that the replaced `nodePools` no longer defines.
+    assert expected in found
+    assert all(p == expected or "is not a node pool of this stack" in p for p in found)
     assert registered == 0
 
 

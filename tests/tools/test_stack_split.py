@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from components.model.stack_checks import OPERATOR_IDENTITY
 from tests.k8s_schema import CRDS_DIR, has_crd, validate_custom
 from tools.harness import PROJECT_ROOT, ProgramRun, run_stack
 from tools.shards import generated_files, layout
@@ -82,7 +83,16 @@ def test_generated_stack_files_carry_the_role(split: tuple[str, Path, dict[Path,
     shard = yaml.safe_load((root / f"Pulumi.{stack}-shard-1.yaml").read_text())["config"]
     assert shard["tenancy:stackRole"] == "tenants"
     assert shard["tenancy:shards"] == {"count": COUNT, "index": 1}
-    assert {k: v for k, v in shard.items() if k in base} == base
+    # The base config carries over unchanged, except that the operator's identity joins the platform
+    # identities (components/model/stack_checks.py refuses a split stack without it).
+    policy = shard["tenancy:policy"]
+    assert OPERATOR_IDENTITY in policy["platformIdentities"]["users"]
+    base_policy = base.get("tenancy:policy", {})
+    base_users = base_policy.get("platformIdentities", {}).get("users", [])
+    assert policy["platformIdentities"]["users"] == [*base_users, OPERATOR_IDENTITY]
+    assert {k: v for k, v in shard.items() if k in base and k != "tenancy:policy"} == {
+        k: v for k, v in base.items() if k != "tenancy:policy"
+    }
     matrix = json.loads((root / "deploy" / "shards" / f"{stack}.json").read_text())
     assert matrix == {"platform": f"{stack}-platform", "shards": [f"{stack}-shard-0", f"{stack}-shard-1"]}
 

@@ -7,6 +7,7 @@ from components.admission.rules import (
     certificates,
     hostnames,
     ingress_annotations,
+    network_policies,
     node_pool,
     platform_owned,
     rbac,
@@ -32,6 +33,7 @@ def validating_policies(settings: PolicySettings, tenant_roles: list[str]) -> li
         *rbac.policies(tenant_roles),
         *scheduling.policies(settings.allowed_priority_classes),
         *side_doors.policies(),
+        *network_policies.policies(),
     ]
 
 

@@ -1,1 +1,1 @@
-"""aws"""
+"""AWS: EKS identity, RDS, Secrets Manager and KMS."""

@@ -13,6 +13,7 @@ from typing import Any
 import pulumi
 
 from components.clouds.aws import checks
+from components.clouds.aws.network import NETWORK
 from components.clouds.base import DataBackend, Guard, PlatformValues
 from components.clouds.eso import cluster_secret_store
 from components.model.capabilities import CloudCapabilities
@@ -20,6 +21,7 @@ from components.model.clouds import AwsSettings
 from components.model.data import DataSettings
 from components.model.errors import Problem
 from components.model.labels import MANAGED_BY_VALUE
+from components.model.network import CloudNetworkFacts
 from components.model.stack import StackSettings
 from components.model.tenant_file import TenantSpec
 
@@ -30,6 +32,7 @@ CAPABILITIES = CloudCapabilities(
     },
     placements=frozenset({"dedicated", "shared"}),
     shared_engines=frozenset({"postgres", "mysql"}),
+    pool_kinds=("eks", "karpenter", "existing"),
 )
 
 
@@ -42,6 +45,8 @@ class AwsCloud:
     data: DataSettings
     name: str = "aws"
     capabilities: CloudCapabilities = CAPABILITIES
+    # Identity endpoints and data operators the network model opens (network.py beside this file).
+    network: CloudNetworkFacts = NETWORK
 
     def provider(self) -> pulumi.ProviderResource | None:
         import pulumi_aws

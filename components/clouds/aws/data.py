@@ -1,5 +1,5 @@
 """Tenant data on AWS: a KMS key per tenant (rotation, alias), RDS encrypted with it (or a database
-on a shared instance, `aws_shared.py`), Secrets Manager under it, and an IAM role the tenant's
+on a shared instance, `shared.py`), Secrets Manager under it, and an IAM role the tenant's
 workload ServiceAccounts assume (EKS Pod Identity, or IRSA by config).
 
 The role's policy names the tenant's secret path (`tenancy/<tenant>/*`, the `/` ends the tenant

@@ -5,7 +5,7 @@ RDS has no API for databases or users inside an instance (Cloud SQL has), so Pul
 the instance through the engines' own providers, `pulumi_postgresql` and `pulumi_mysql`: one
 provider per shared instance and stack, never one per tenant (each provider is a plugin process).
 The runner of `pulumi up` (and of refreshes) must therefore reach shared instances over the
-network (README, "Shared instances on AWS").
+network (docs/data-and-secrets.md, "Shared instances on AWS").
 
 The admin password is a `pulumi_random` password (a Pulumi secret from the provider onwards), set
 as the instance's master password and kept as JSON in Secrets Manager under the platform key: for

@@ -1,1 +1,1 @@
-"""gcp"""
+"""GCP: GKE workload identity, Cloud SQL, Secret Manager and Cloud KMS."""

@@ -14,11 +14,13 @@ import pulumi
 
 from components.clouds.base import DataBackend, Guard
 from components.clouds.eso import cluster_secret_store
+from components.clouds.gcp.network import NETWORK
 from components.model.capabilities import CloudCapabilities
 from components.model.clouds import GcpSettings
 from components.model.data import DataSettings
 from components.model.errors import Problem
 from components.model.labels import MANAGED_BY_VALUE
+from components.model.network import CloudNetworkFacts
 from components.model.stack import StackSettings
 from components.model.tenant_file import TenantSpec
 
@@ -29,6 +31,7 @@ CAPABILITIES = CloudCapabilities(
     },
     placements=frozenset({"dedicated", "shared"}),
     shared_engines=frozenset({"postgres", "mysql"}),
+    pool_kinds=("gke", "existing"),
 )
 
 
@@ -41,6 +44,8 @@ class GcpCloud:
     data: DataSettings
     name: str = "gcp"
     capabilities: CloudCapabilities = CAPABILITIES
+    # Identity endpoints and data operators the network model opens (network.py beside this file).
+    network: CloudNetworkFacts = NETWORK
 
     def provider(self) -> pulumi.ProviderResource | None:
         import pulumi_gcp

@@ -12,9 +12,11 @@ from components.clouds.base import DataBackend, Guard
 from components.clouds.local import shared
 from components.clouds.local.data import LocalData
 from components.clouds.local.delivery import LocalDelivery, shared_sources
+from components.clouds.local.network import NETWORK
 from components.model.capabilities import CloudCapabilities
 from components.model.data import DataSettings
 from components.model.errors import Problem
+from components.model.network import CloudNetworkFacts
 from components.model.stack import StackSettings
 from components.model.tenant_file import TenantSpec
 
@@ -25,6 +27,8 @@ CAPABILITIES = CloudCapabilities(
     engine_versions={"postgres": frozenset({"13", "14", "15", "16", "17"}), "mysql": frozenset({"8.0"})},
     placements=frozenset({"dedicated", "shared"}),
     shared_engines=frozenset({"mysql"}),
+    # `existing` works everywhere: the pool is only a label and a taint on nodes already there.
+    pool_kinds=("existing",),
 )
 
 
@@ -35,6 +39,8 @@ class LocalCloud:
     data: DataSettings
     name: str = "local"
     capabilities: CloudCapabilities = CAPABILITIES
+    # Identity endpoints and data operators the network model opens (network.py beside this file).
+    network: CloudNetworkFacts = NETWORK
 
     def provider(self) -> pulumi.ProviderResource | None:
         return None

@@ -1,0 +1,132 @@
+"""Stack settings for the network model (`tenancy:network`): what tenant namespaces may reach, and who reaches them.
+
+Every tenant namespace is closed by default (components/guardrails/network.py). This model lists the
+holes a stack opens for all of its tenants, and the named egress entries a tenant file may ask for
+(`egress: [name]`). Safe defaults: no operator, no API server, no egress entry; the cloud's identity
+endpoints are open because the platform itself hands tenants a workload identity that needs them.
+Ingress from platform namespaces stays where it always was (`tenancy:platformNamespaces`).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field, model_validator
+
+from components.model.fields import DnsLabel, StrictModel
+
+Port = Annotated[int, Field(ge=1, le=65535)]
+Protocol = Literal["TCP", "UDP", "SCTP"]
+
+# Never reachable through "internet": private, shared, link-local (metadata servers), loopback and
+# multicast ranges, IPv4 and IPv6. Cluster, node and database networks live inside these.
+NON_INTERNET_CIDRS = (
+    "10.0.0.0/8",
+    "100.64.0.0/10",
+    "127.0.0.0/8",
+    "169.254.0.0/16",
+    "172.16.0.0/12",
+    "192.168.0.0/16",
+    "224.0.0.0/4",
+)
+NON_INTERNET_CIDRS_V6 = ("fc00::/7", "fe80::/10", "::1/128", "ff00::/8")
+
+
+def _cidr(value: str) -> str:
+    """A CIDR in canonical form; host bits set (10.0.0.1/8) are refused, they usually hide a typo."""
+    try:
+        return str(ipaddress.ip_network(value, strict=True))
+    except ValueError as error:
+        raise ValueError(f"{value!r} is not a CIDR: {error}") from None
+
+
+Cidr = Annotated[str, AfterValidator(_cidr)]
+
+
+class IpTarget(StrictModel):
+    """Addresses with ports; `except` carves ranges out of `cidr` (NetworkPolicy ipBlock semantics)."""
+
+    cidr: Cidr
+    except_: Annotated[list[Cidr], Field(alias="except")] = []
+
+    @model_validator(mode="after")
+    def _inside(self) -> IpTarget:
+        outer = ipaddress.ip_network(self.cidr)
+        for carved in self.except_:
+            inner = ipaddress.ip_network(carved)
+            if inner.version != outer.version or not inner.subnet_of(outer):  # type: ignore[arg-type]
+                raise ValueError(f"except {carved} is not inside {self.cidr}")
+        return self
+
+
+class EgressTarget(StrictModel):
+    """Destinations by address and the ports open to them (empty ports = every port)."""
+
+    cidrs: Annotated[list[Cidr], Field(min_length=1)]
+    ports: list[Port] = []
+    protocol: Protocol = "TCP"
+
+
+class EgressEntry(StrictModel):
+    """A named egress a tenant file may ask for: listed CIDRs, or the internet without private ranges."""
+
+    cidrs: list[Cidr] = []
+    # The whole internet except NON_INTERNET_CIDRS: never the cluster, nodes, databases or metadata.
+    internet: bool = False
+    ports: list[Port] = []
+    protocol: Protocol = "TCP"
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> EgressEntry:
+        if bool(self.cidrs) == self.internet:
+            raise ValueError("set exactly one of cidrs (a list of CIDRs) or internet: true")
+        return self
+
+    def ip_targets(self) -> list[IpTarget]:
+        """The ipBlocks this entry opens."""
+        if not self.internet:
+            return [IpTarget(cidr=cidr) for cidr in self.cidrs]
+        return [
+            IpTarget.model_validate({"cidr": "0.0.0.0/0", "except": list(NON_INTERNET_CIDRS)}),
+            IpTarget.model_validate({"cidr": "::/0", "except": list(NON_INTERNET_CIDRS_V6)}),
+        ]
+
+
+class OperatorAccess(StrictModel):
+    """A platform operator whose pods reach tenant pods (CloudNativePG: 8000 status, 5432 Postgres)."""
+
+    namespace: DnsLabel
+    pod_labels: dict[str, str] = {}
+    ports: Annotated[list[Port], Field(min_length=1)]
+
+
+class NetworkSettings(StrictModel):
+    """`tenancy:network`: the platform's holes in tenant isolation, the same for every tenant of a stack."""
+
+    # networkPolicy: one namespaced isolation policy per tenant namespace (works on every CNI).
+    # clusterNetworkPolicy: not rendered yet (see docs/network.md); refused rather than ignored.
+    mode: Literal["networkPolicy"] = "networkPolicy"
+    # Operators beyond those the cloud's data backend brings (components/clouds/<cloud>/network.py).
+    operators: dict[DnsLabel, OperatorAccess] = {}
+    # Tenant pods reach the API server here (CloudNativePG instances watch their Cluster object).
+    # The API server's endpoint addresses, not the `kubernetes` Service IP: CNIs judge egress after
+    # the Service address is translated.
+    api_server: EgressTarget | None = None
+    # Open the cloud's workload identity endpoints (GKE metadata server, EKS Pod Identity agent).
+    identity_endpoints: bool = True
+    # Named egress entries tenant files may ask for (`egress: [name]`).
+    egress: dict[DnsLabel, EgressEntry] = {}
+
+
+class CloudNetworkFacts(StrictModel):
+    """What a cloud brings to the network model: facts of the platform it runs, not stack choices.
+
+    Each cloud module (components/clouds/<cloud>/network.py) provides one; shared code only reads it.
+    """
+
+    # Where pods get their cloud identity (metadata server, Pod Identity agent); opened when
+    # `identityEndpoints` is true. Node credentials (IMDS on AWS) are never among them.
+    identity_endpoints: list[EgressTarget] = []
+    # Operators the cloud's data backend installs and that must reach tenant database pods.
+    operators: dict[DnsLabel, OperatorAccess] = {}

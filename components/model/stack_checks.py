@@ -1,0 +1,188 @@
+"""Stack-level refusals for issue 13: platform lock-out (hole 9), Flux lockdown (hole 10) and names
+shared between tenants and the platform (hole 8).
+
+Every problem names the settings file and key (`Pulumi.prod-aws.yaml:
+tenancy:policy.platformIdentities`) or the tenant file and field, and is raised before anything
+is registered, like every other problem in the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from components.model.errors import Problem
+from components.model.labels import namespace_name
+
+if TYPE_CHECKING:
+    from components.model.stack import StackSettings
+    from components.model.tenant_file import TenantSpec
+
+# The groups PlatformIdentities lists by default: kind/kubeadm put the admin kubeconfig in them.
+KUBEADM_ADMIN_GROUPS = frozenset({"system:masters", "kubeadm:cluster-admins"})
+# Groups that would exempt far more than the platform from the platform-owned rule.
+_TOO_BROAD_GROUPS = frozenset({"system:authenticated", "system:unauthenticated", "system:serviceaccounts"})
+_POLICY_KEY = "tenancy:policy.platformIdentities"
+# Split stacks (tools/shards.py) are reconciled by Pulumi Kubernetes Operator Stack objects whose
+# workspace pod runs as this service account; in-cluster, that is who the Kubernetes provider is.
+OPERATOR_NAMESPACE = "pulumi-kubernetes-operator"
+OPERATOR_SERVICE_ACCOUNT = "tenancy-deployer"
+OPERATOR_IDENTITY = f"system:serviceaccount:{OPERATOR_NAMESPACE}:{OPERATOR_SERVICE_ACCOUNT}"
+_FLUX_ACK_KEY = "tenancy:delivery.fluxLockdownAcknowledged"
+# Why a managed cluster needs its own platform identity (the kubeadm groups never apply there).
+_WHO_RUNS_UP = {
+    "gcp": "GKE authenticates `pulumi up` as a Google account (users: [ci@<project>.iam.gserviceaccount.com]) "
+    "and never puts it in system:masters",
+    "aws": "EKS authenticates `pulumi up` through an access entry of an IAM role; give that entry a "
+    "Kubernetes group (groups: [tenancy-platform]) or a fixed username, since EKS puts no access-entry "
+    "identity in system:masters",
+}
+
+
+def platform_identity_problems(settings: StackSettings) -> list[Problem]:
+    """A managed-cluster stack must name the identity its own `up` runs as (hole 9).
+
+    The platform-owned rule (components/admission/rules/platform_owned.py) denies every change to
+    quotas, limit ranges, bindings and tenant Namespaces except by platform identities. On kind the
+    admin kubeconfig is in `kubeadm:cluster-admins`/`system:masters`, which are listed by default; on
+    GKE and EKS it is not, so without an explicit identity the stack's second `up` is denied by the
+    policy its first `up` installed.
+    """
+    identities = settings.policy.platform_identities
+    problems = _too_broad(settings)
+    enforced = settings.policy.enabled and settings.policy.actions.platform_owned == "Deny"
+    own = [*identities.users, *(set(identities.groups) - KUBEADM_ADMIN_GROUPS)]
+    if enforced and settings.cloud in _WHO_RUNS_UP and not own:
+        problems.append(
+            Problem(
+                settings.source,
+                _POLICY_KEY,
+                f"cloud {settings.cloud} needs the identity that runs `pulumi up` listed here, or the stack's "
+                f"platform-owned admission rule denies its own updates: {_WHO_RUNS_UP[settings.cloud]}",
+            )
+        )
+    operator_run = settings.base_stack is not None and settings.stack_role != "all"
+    if enforced and operator_run and OPERATOR_IDENTITY not in identities.users:
+        problems.append(
+            Problem(
+                settings.source,
+                f"{_POLICY_KEY}.users",
+                f"this split stack is reconciled by the Pulumi Kubernetes Operator as {OPERATOR_IDENTITY!r}; "
+                "list it, or its resyncs are denied by the platform-owned rule (`python -m tools.shards write` "
+                "adds it)",
+            )
+        )
+    return problems
+
+
+def _too_broad(settings: StackSettings) -> list[Problem]:
+    """Platform identities that would exempt tenants too: built-in groups and tenant service accounts."""
+    identities = settings.policy.platform_identities
+    problems: list[Problem] = []
+    for index, group in enumerate(identities.groups):
+        if group in _TOO_BROAD_GROUPS or group.startswith("system:serviceaccounts:tenant-"):
+            problems.append(
+                Problem(
+                    settings.source,
+                    f"{_POLICY_KEY}.groups.{index}",
+                    f"{group!r} includes tenant identities; it would exempt them from the platform-owned rule",
+                )
+            )
+    for index, user in enumerate(identities.users):
+        if user == "system:anonymous" or user.startswith("system:serviceaccount:tenant-"):
+            problems.append(
+                Problem(
+                    settings.source,
+                    f"{_POLICY_KEY}.users.{index}",
+                    f"{user!r} is a tenant or anonymous identity; it may not be a platform identity",
+                )
+            )
+    return problems
+
+
+def settings_problems(settings: StackSettings) -> list[Problem]:
+    """Every check here that needs only the settings (called from stack.parse_settings)."""
+    problems = platform_identity_problems(settings)
+    for environment in settings.quota_split:
+        if environment not in settings.environments:
+            problems.append(
+                Problem(
+                    settings.source,
+                    f"tenancy:quotaSplit.{environment}",
+                    f"not an environment of this stack (environments: {', '.join(settings.environments)})",
+                )
+            )
+    return problems
+
+
+def renders_flux_objects(spec: TenantSpec) -> bool:
+    """Whether the tenant gets Flux objects (a HelmRelease per chart app, a Kustomization for GitOps)."""
+    return spec.gitops is not None or any(app.chart is not None for app in spec.apps)
+
+
+def flux_problems(tenants: Sequence[tuple[TenantSpec, str]], settings: StackSettings) -> list[Problem]:
+    """Tenant Flux objects need a Flux in lockdown: installed here or acknowledged (hole 10).
+
+    A HelmRelease without `serviceAccountName` runs as helm-controller itself, which is cluster-admin
+    on a default Flux installation; only `--default-service-account`, `--no-cross-namespace-refs` and
+    `--no-remote-bases` make one Flux safe to share (components/delivery/flux.py).
+    """
+    delivery = settings.delivery
+    if delivery.install_flux or delivery.flux_lockdown_acknowledged:
+        return []
+    users = sorted(label for spec, label in tenants if renders_flux_objects(spec))
+    if not users:
+        return []
+    named = ", ".join(users[:3]) + (f" and {len(users) - 3} more" if len(users) > 3 else "")
+    return [
+        Problem(
+            settings.source,
+            _FLUX_ACK_KEY,
+            f"tenants render Flux HelmReleases or Kustomizations ({named}) but this stack does not install Flux "
+            "(tenancy:delivery.installFlux is false); a Flux without the multi-tenancy lockdown runs a tenant's "
+            "HelmRelease as cluster-admin. Set installFlux: true, or set fluxLockdownAcknowledged: true to confirm "
+            "the cluster's Flux runs with --no-cross-namespace-refs=true, --default-service-account=default and "
+            "--no-remote-bases=true",
+        )
+    ]
+
+
+def shared_name_problems(tenants: Sequence[tuple[TenantSpec, str]], settings: StackSettings) -> list[Problem]:
+    """Tenant namespaces that are platform namespaces, and tenant groups that are platform identities (hole 8).
+
+    A platform namespace is admitted by every tenant's NetworkPolicy, and a platform identity group
+    skips the platform-owned rule: a tenant must not be able to stand in either place.
+    """
+    platform_namespaces = {ns.name for ns in settings.platform_namespaces} | {
+        settings.delivery.flux_namespace,
+        settings.data.shared_instances_namespace,
+        settings.data.shared_secrets_namespace,
+        settings.data.secrets_operator_namespace,
+        settings.dns.namespace,
+    }
+    platform_groups = set(settings.policy.platform_identities.groups)
+    problems: list[Problem] = []
+    for spec, label in tenants:
+        for environment in spec.environments:
+            namespace = namespace_name(spec.name, environment)
+            if namespace in platform_namespaces:
+                problems.append(
+                    Problem(label, "name", f"namespace {namespace!r} is a platform namespace of this stack")
+                )
+        for role in ("admin", "operator", "viewer"):
+            for index, group in enumerate(getattr(spec.access, role)):
+                if group in platform_groups:
+                    problems.append(
+                        Problem(
+                            label,
+                            f"access.{role}.{index}",
+                            f"{group!r} is a platform identity group ({_POLICY_KEY}.groups); "
+                            "its members would bypass the platform-owned rule",
+                        )
+                    )
+    return problems
+
+
+def catalog_problems(tenants: Sequence[tuple[TenantSpec, str]], settings: StackSettings) -> list[Problem]:
+    """Every check here that needs the tenants (called once from catalog.py)."""
+    return flux_problems(tenants, settings) + shared_name_problems(tenants, settings)

@@ -1,0 +1,169 @@
+"""Connectivity of a rendered plan, judged by network-config-analyzer (`nca`), a real NetworkPolicy engine.
+
+The plan's Namespaces and NetworkPolicies are written out as they would be applied, with the
+`kubernetes.io/metadata.name` label the API server adds to every namespace, plus sample pods: one
+app and one worker pod per tenant namespace, one instance pod per in-namespace database, and the platform's pods
+(ingress controller, monitoring, cluster DNS, data operators, and an unlabelled pod beside each
+operator). `nca --connectivity ... -o txt_no_fw_rules` prints one line per allowed connection,
+`src => dst : connections`, which `Connectivity` parses; nothing here decides what a policy means.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.support import kubernetes_objects
+from tools.harness import ProgramRun
+
+METADATA_NAME = "kubernetes.io/metadata.name"
+# Platform pods: (namespace, pod name, labels). Their namespaces are created if the plan has none.
+PLATFORM_PODS = [
+    ("ingress-nginx", "ingress-controller", {"app.kubernetes.io/name": "ingress-nginx"}),
+    ("monitoring", "prometheus", {"app.kubernetes.io/name": "prometheus"}),
+    ("kube-system", "coredns", {"k8s-app": "kube-dns"}),
+    ("kube-system", "kube-proxy", {"k8s-app": "kube-proxy"}),
+    ("cnpg-system", "cnpg-operator", {"app.kubernetes.io/name": "cloudnative-pg"}),
+    ("cnpg-system", "cnpg-intruder", {"app.kubernetes.io/name": "something-else"}),
+    ("mariadb-operator", "mariadb-operator", {"app.kubernetes.io/name": "mariadb-operator"}),
+]
+_LINE = re.compile(r"^(?P<src>\S+) => (?P<dst>\S+) : (?P<conn>.+)$")
+# nca prints `{protocols:TCP, UDP,dst_ports:53}`; several such groups may follow each other.
+_CONN = re.compile(r"\{protocols:(?P<protocols>[A-Z, ]+?)(?:,dst_ports:(?P<ports>[0-9,-]+))?\}")
+
+
+def nca_command() -> str | None:
+    """The `nca` executable beside the running interpreter (the project's virtualenv), else on PATH."""
+    beside = Path(sys.executable).parent / "nca"
+    return str(beside) if beside.exists() else shutil.which("nca")
+
+
+def _pod(namespace: str, name: str, labels: dict[str, str], ip: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {"containers": [{"name": "main", "image": "example"}]},
+        "status": {"hostIP": "192.168.0.10", "podIP": ip},
+    }
+
+
+def sample_pods(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One app and one worker pod per tenant namespace, an instance pod per in-namespace database, the platform pods."""
+    pods: list[dict[str, Any]] = []
+    tenant_namespaces = [o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"]
+    for namespace in tenant_namespaces:
+        pods.append(_pod(namespace, "app", {"app.kubernetes.io/name": "app"}, ""))
+        pods.append(_pod(namespace, "worker", {"app.kubernetes.io/name": "worker"}, ""))
+    for obj in objects:
+        if obj["kind"] in ("Cluster", "MariaDB") and obj["metadata"].get("namespace") in tenant_namespaces:
+            name = f"db-{obj['metadata']['name']}"
+            pods.append(_pod(obj["metadata"]["namespace"], name, {"tenancy.io/sample": "database"}, ""))
+    pods += [_pod(namespace, name, labels, "") for namespace, name, labels in PLATFORM_PODS]
+    for index, pod in enumerate(pods):
+        pod["status"]["podIP"] = f"10.244.{index // 250}.{index % 250 + 1}"
+    return pods
+
+
+def _namespaces(objects: list[dict[str, Any]], pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    labels = {o["metadata"]["name"]: dict(o["metadata"].get("labels", {})) for o in objects if o["kind"] == "Namespace"}
+    for pod in pods:
+        labels.setdefault(pod["metadata"]["namespace"], {})
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {**found, METADATA_NAME: name}}}
+        for name, found in sorted(labels.items())
+    ]
+
+
+@dataclass(frozen=True)
+class Connectivity:
+    """nca's connectivity map: allowed connections as (source, destination) -> nca's connection text."""
+
+    edges: dict[tuple[str, str], str]
+    output: str
+
+    def connection(self, source: str, destination: str) -> str | None:
+        """What `source` may open to `destination` (`ns/pod` or an IP address), None when nothing."""
+        if "/" in destination:
+            return self.edges.get((source, destination))
+        address = ipaddress.ip_address(destination)
+        for (src, dst), conn in self.edges.items():
+            if src == source and "/" not in dst and _in_range(address, dst):
+                return conn
+        return None
+
+    def allows(self, source: str, destination: str, port: int, protocol: str = "TCP") -> bool:
+        conn = self.connection(source, destination)
+        if conn is None:
+            return False
+        if conn == "All connections":
+            return True
+        for match in _CONN.finditer(conn):
+            if protocol in [p.strip() for p in match["protocols"].split(",")] and (
+                match["ports"] is None or _in_ports(port, match["ports"])
+            ):
+                return True
+        return False
+
+    def reaches(self, source: str, destination: str) -> bool:
+        return self.connection(source, destination) is not None
+
+
+def _in_range(address: ipaddress.IPv4Address | ipaddress.IPv6Address, text: str) -> bool:
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        first = ipaddress.ip_address(low)
+        last = ipaddress.ip_address(high) if high else first
+        if first.version == address.version and first <= address <= last:  # type: ignore[operator]
+            return True
+    return False
+
+
+def _in_ports(port: int, text: str) -> bool:
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        if int(low) <= port <= int(high or low):
+            return True
+    return False
+
+
+def _endpoint(text: str) -> str:
+    return text.removesuffix("[Pod]")
+
+
+def analyze(run: ProgramRun) -> Connectivity:
+    """Run nca on the plan's namespaces and policies with the sample pods, and parse its map."""
+    command = nca_command()
+    if command is None:
+        raise RuntimeError("nca (network-config-analyzer) is not installed in this environment")
+    objects = kubernetes_objects(run)
+    pods = sample_pods(objects)
+    policies = [o for o in objects if o["kind"] == "NetworkPolicy"]
+    with tempfile.TemporaryDirectory() as directory:
+        root = Path(directory)
+        (root / "policies").mkdir()
+        (root / "policies" / "policies.yaml").write_text(yaml.safe_dump_all(policies))
+        (root / "namespaces.yaml").write_text(
+            yaml.safe_dump({"apiVersion": "v1", "kind": "NamespaceList", "items": _namespaces(objects, pods)})
+        )
+        (root / "pods.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "PodList", "items": pods}))
+        args = [command, "--connectivity", str(root / "policies"), "--ns_list", str(root / "namespaces.yaml")]
+        args += ["--pod_list", str(root / "pods.yaml"), "-o", "txt_no_fw_rules", "--print_ipv6"]
+        result = subprocess.run(args, capture_output=True, text=True, timeout=300, check=False)
+    if result.returncode != 0 or "=>" not in result.stdout:
+        raise RuntimeError(f"nca failed ({result.returncode}): {result.stdout[-2000:]}{result.stderr[-2000:]}")
+    edges: dict[tuple[str, str], str] = {}
+    for line in result.stdout.splitlines():
+        match = _LINE.match(line.strip())
+        if match:
+            edges[(_endpoint(match["src"]), _endpoint(match["dst"]))] = match["conn"]
+    return Connectivity(edges, result.stdout)

@@ -1,0 +1,68 @@
+"""Bad network input is refused with file and field: stack settings (`tenancy:network`) and the tenant
+file's `egress`, before anything is registered."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from components.model.errors import ConfigurationError
+from components.model.stack import parse_settings
+from tests.support import plan, tenant_document, write_tenants
+
+BASE = {"tenancy:domainSuffix": "tenants.example.com"}
+
+
+def problems(network: object) -> list[str]:
+    with pytest.raises(ConfigurationError) as raised:
+        parse_settings({**BASE, "tenancy:network": json.dumps(network)}, "Pulumi.test.yaml")
+    return [str(p) for p in raised.value.problems]
+
+
+def test_safe_defaults() -> None:
+    network = parse_settings(BASE, "Pulumi.test.yaml").network
+    assert network.mode == "networkPolicy"
+    assert network.egress == {} and network.operators == {} and network.api_server is None
+    assert network.identity_endpoints is True
+
+
+@pytest.mark.parametrize(
+    ("network", "where", "message"),
+    [
+        ({"egress": {"api": {"cidrs": ["10.0.0.300/32"]}}}, "tenancy:network.egress.api.cidrs.0", "is not a CIDR"),
+        ({"egress": {"api": {"cidrs": ["10.0.0.1/8"]}}}, "tenancy:network.egress.api.cidrs.0", "host bits set"),
+        (
+            {"egress": {"api": {"cidrs": ["203.0.113.0/24"], "ports": [70000]}}},
+            "tenancy:network.egress.api.ports.0",
+            "65535",
+        ),
+        ({"egress": {"api": {"ports": [443]}}}, "tenancy:network.egress.api", "exactly one of cidrs"),
+        (
+            {"egress": {"api": {"cidrs": ["1.2.3.0/24"], "internet": True}}},
+            "tenancy:network.egress.api",
+            "exactly one of cidrs",
+        ),
+        ({"apiServer": {"cidrs": ["nope"], "ports": [6443]}}, "tenancy:network.apiServer.cidrs.0", "is not a CIDR"),
+        (
+            {"operators": {"x": {"namespace": "ops", "ports": [0]}}},
+            "tenancy:network.operators.x.ports.0",
+            "greater than",
+        ),
+        ({"mode": "clusterNetworkPolicy"}, "tenancy:network.mode", "networkPolicy"),
+    ],
+)
+def test_bad_network_settings_name_the_key(network: object, where: str, message: str) -> None:
+    found = problems(network)
+    assert any(p.startswith(f"Pulumi.test.yaml: {where}:") and message in p for p in found), found
+
+
+def test_egress_the_stack_does_not_allow_is_refused_with_file_and_field(tmp_path: Path) -> None:
+    tenants = write_tenants(tmp_path, tenant_document("payer", egress=["payments-api", "anywhere"]))
+    with pytest.raises(ConfigurationError) as raised:
+        plan("dev", tenants)
+    assert [str(p) for p in raised.value.problems] == [
+        f"{tenants}/payer.yaml: egress.1: 'anywhere' is not an egress entry of this stack "
+        "(tenancy:network.egress: internet-https, payments-api)"
+    ]
