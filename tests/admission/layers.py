@@ -12,13 +12,15 @@ Built-in mutating plugins that matter to a rule are named in the test that relie
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from components.model.admission import PolicySettings
 from tests.cel_admission import AdmissionChain, Decision, Request
 from tests.rbac import Authorizer, Subject, UserInfo, user_info
 from tests.support import kubernetes_objects, objects_of_kind
-from tools.harness import ProgramRun
+from tools.harness import ProgramRun, stack_config
 
 ACME_DEV, ACME_PROD = "tenant-acme-dev", "tenant-acme-prod"
 ACME_ADMIN = Subject("Group", "acme-admins")
@@ -92,9 +94,55 @@ class Cluster:
         return Outcome(None if decision.allowed else "admission", decision)
 
 
+def stack_policy(stack: str, **changes: Any) -> str:
+    """The stack's own `tenancy:policy` (JSON) with `changes` on top, for `plan(stack, policy=...)`.
+
+    Replacing the whole setting would drop the stack's platform identities, which GKE and EKS
+    stacks must keep (the program refuses them otherwise).
+    """
+    config, _ = stack_config(stack)
+    return json.dumps({**json.loads(config.get("tenancy:policy", "{}")), **changes})
+
+
+def platform_identity(stack: str) -> UserInfo:
+    """Who runs `pulumi up` on this stack, as its `tenancy:policy.platformIdentities` names it."""
+    identities = PolicySettings.model_validate(json.loads(stack_policy(stack))).platform_identities
+    if identities.users:
+        return UserInfo(identities.users[0], ("system:authenticated",))
+    return UserInfo("tenancy-ci", (identities.groups[0], "system:authenticated"))
+
+
+def platform_grant(stack: str) -> list[dict[str, Any]]:
+    """What the cloud gives the platform identity outside the rendered objects: cluster-admin.
+
+    GKE grants it through IAM (roles/container.admin), EKS through the access entry's
+    AmazonEKSClusterAdminPolicy, kind through the admin kubeconfig; modelled as the upstream
+    `cluster-admin` ClusterRole bound to the identity.
+    """
+    identity = platform_identity(stack)
+    subject = (
+        {"kind": "Group", "name": identity.groups[0]}
+        if identity.name == "tenancy-ci"
+        else {"kind": "User", "name": identity.name}
+    )
+    return [
+        {
+            "kind": "ClusterRole",
+            "metadata": {"name": "cluster-admin"},
+            "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}],
+        },
+        {
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "platform-cluster-admin"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+            "subjects": [subject],
+        },
+    ]
+
+
 def cluster(run: ProgramRun, extra: list[dict[str, Any]] | None = None) -> Cluster:
     """The stack's cluster; `extra` plants objects (a stray grant) beside the rendered ones."""
-    objects = kubernetes_objects(run) + list(extra or [])
+    objects = kubernetes_objects(run) + platform_grant(run.stack) + list(extra or [])
     return Cluster(run.stack, run, Authorizer(objects), AdmissionChain(objects))
 
 

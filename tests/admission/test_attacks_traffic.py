@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.admission.layers import ACME_ADMIN, ACME_DEV, WRITERS, Cluster, cluster
-from tests.rbac import Subject, UserInfo
+from tests.admission.layers import ACME_ADMIN, ACME_DEV, WRITERS, Cluster, cluster, platform_identity, stack_policy
+from tests.rbac import Subject
 from tests.support import kubernetes_objects
 from tools.harness import ProgramRun
 
@@ -131,12 +131,10 @@ def test_injection_through_an_allowed_annotation_is_denied(stack: Cluster, value
 
 
 def test_the_annotation_allow_list_is_the_stacks() -> None:
-    import json
-
     from tests.support import plan
 
-    policy = {"ingressAnnotations": {"controllers": {"traefik.ingress.kubernetes.io": ["router.entrypoints"]}}}
-    custom = cluster(plan("prod", policy=json.dumps(policy)))
+    controllers = {"traefik.ingress.kubernetes.io": ["router.entrypoints"]}
+    custom = cluster(plan("prod", policy=stack_policy("prod", ingressAnnotations={"controllers": controllers})))
     allowed = ingress({"traefik.ingress.kubernetes.io/router.entrypoints": "websecure"})
     assert custom.attempt(ACME_ADMIN, "CREATE", INGRESS, allowed, ACME_DEV).stopped_by is None
     denied = ingress({"traefik.ingress.kubernetes.io/router.middlewares": "kube-system-strip@kubernetescrd"})
@@ -245,7 +243,7 @@ PLURALS = {"Deployment": "apps/v1/deployments", "Secret": "/v1/secrets", "Servic
 
 def test_rendered_tenant_objects_pass_the_new_rules(stack: Cluster) -> None:
     """Deployments (templates policy), Secrets (token rule) and Services (ExternalName) the program writes."""
-    platform = UserInfo("tenancy-ci", ("system:masters", "system:authenticated"))
+    platform = platform_identity(stack.stack)
     checked = 0
     for obj in kubernetes_objects(stack.run):
         namespace = obj["metadata"].get("namespace", "")

@@ -9,20 +9,27 @@ UPDATE removes the tenant label. Each attack has its legitimate twin, admitted.
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any
 
 import pytest
 
 from components.model.labels import NODE_POOL_KEY, TENANT_KEY
-from tests.admission.layers import ACME_ADMIN, ACME_DEV, ACME_OPERATOR, WRITERS, Cluster, cluster
+from tests.admission.layers import (
+    ACME_ADMIN,
+    ACME_DEV,
+    ACME_OPERATOR,
+    WRITERS,
+    Cluster,
+    cluster,
+    platform_identity,
+    stack_policy,
+)
 from tests.cel_admission import AdmissionChain, Request
 from tests.rbac import Subject, UserInfo
 from tests.support import plan
 from tools.harness import ProgramRun
 
 PODS = "/v1/pods"
-PLATFORM = UserInfo("tenancy-ci", ("system:masters", "system:authenticated"))
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +122,7 @@ def test_no_priority_class_is_allowed_by_default(stack: Cluster, who: Subject, n
 
 @pytest.fixture(scope="module")
 def with_classes() -> Cluster:
-    return cluster(plan("prod", policy=json.dumps({"allowedPriorityClasses": ["tenant-batch", "tenant-default"]})))
+    return cluster(plan("prod", policy=stack_policy("prod", allowedPriorityClasses=["tenant-batch", "tenant-default"])))
 
 
 def test_listed_priority_classes_are_admitted(with_classes: Cluster) -> None:
@@ -249,7 +256,8 @@ def test_removing_the_tenant_label_does_not_unlock_the_namespace(any_stack_plan:
     deleted = stack.attempt(OPS_BOT, "DELETE", "/v1/namespaces", None, "", old=old)
     assert deleted.denied_by("tenancy-platform-owned-namespaces", "ops-bot may not delete it")
     # The platform offboards a tenant; other namespaces are not the bundle's business.
-    assert stack.attempt(PLATFORM, "UPDATE", "/v1/namespaces", unlabelled, "", old=old).stopped_by is None
+    platform = platform_identity(stack.stack)
+    assert stack.attempt(platform, "UPDATE", "/v1/namespaces", unlabelled, "", old=old).stopped_by is None
     other: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Namespace",
