@@ -28,6 +28,9 @@ class CloudCapabilities:
     shared_engines: frozenset[str]
     # Node pool kinds (`tenancy:nodePools.<name>.kind`) the cloud can run, in the order messages list them.
     pool_kinds: tuple[str, ...] = ("existing",)
+    # How this cloud's clusters authenticate `pulumi up`, when that identity is not a built-in admin
+    # group the admission rules already exempt; the stack must then list it in platformIdentities.
+    up_identity_hint: str | None = None
 
 
 class CloudRules(Protocol):

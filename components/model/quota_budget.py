@@ -41,6 +41,7 @@ SMALL_OBJECT_COUNTS: dict[str, int] = {
     "count/horizontalpodautoscalers.autoscaling": 20,
     "count/poddisruptionbudgets.policy": 20,
     "count/ingresses.networking.k8s.io": 20,
+    "count/networkpolicies.networking.k8s.io": 20,
     "count/httproutes.gateway.networking.k8s.io": 20,
     "count/grpcroutes.gateway.networking.k8s.io": 20,
     "count/tlsroutes.gateway.networking.k8s.io": 20,

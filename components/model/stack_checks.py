@@ -15,6 +15,7 @@ from components.model.errors import Problem
 from components.model.labels import namespace_name
 
 if TYPE_CHECKING:
+    from components.model.capabilities import CloudRules
     from components.model.stack import StackSettings
     from components.model.tenant_file import TenantSpec
 
@@ -30,13 +31,6 @@ OPERATOR_SERVICE_ACCOUNT = "tenancy-deployer"
 OPERATOR_IDENTITY = f"system:serviceaccount:{OPERATOR_NAMESPACE}:{OPERATOR_SERVICE_ACCOUNT}"
 _FLUX_ACK_KEY = "tenancy:delivery.fluxLockdownAcknowledged"
 # Why a managed cluster needs its own platform identity (the kubeadm groups never apply there).
-_WHO_RUNS_UP = {
-    "gcp": "GKE authenticates `pulumi up` as a Google account (users: [ci@<project>.iam.gserviceaccount.com]) "
-    "and never puts it in system:masters",
-    "aws": "EKS authenticates `pulumi up` through an access entry of an IAM role; give that entry a "
-    "Kubernetes group (groups: [tenancy-platform]) or a fixed username, since EKS puts no access-entry "
-    "identity in system:masters",
-}
 
 
 def platform_identity_problems(settings: StackSettings) -> list[Problem]:
@@ -51,16 +45,6 @@ def platform_identity_problems(settings: StackSettings) -> list[Problem]:
     identities = settings.policy.platform_identities
     problems = _too_broad(settings)
     enforced = settings.policy.enabled and settings.policy.actions.platform_owned == "Deny"
-    own = [*identities.users, *(set(identities.groups) - KUBEADM_ADMIN_GROUPS)]
-    if enforced and settings.cloud in _WHO_RUNS_UP and not own:
-        problems.append(
-            Problem(
-                settings.source,
-                _POLICY_KEY,
-                f"cloud {settings.cloud} needs the identity that runs `pulumi up` listed here, or the stack's "
-                f"platform-owned admission rule denies its own updates: {_WHO_RUNS_UP[settings.cloud]}",
-            )
-        )
     operator_run = settings.base_stack is not None and settings.stack_role != "all"
     if enforced and operator_run and OPERATOR_IDENTITY not in identities.users:
         problems.append(
@@ -73,6 +57,26 @@ def platform_identity_problems(settings: StackSettings) -> list[Problem]:
             )
         )
     return problems
+
+
+def up_identity_problems(settings: StackSettings, cloud: CloudRules) -> list[Problem]:
+    """A managed-cluster stack must name the identity its own `up` runs as (hole 9); the cloud says
+    how its clusters authenticate `pulumi up` (`CloudCapabilities.up_identity_hint`), None where
+    that identity is a built-in admin group the rules already exempt (kind's kubeadm admin)."""
+    identities = settings.policy.platform_identities
+    enforced = settings.policy.enabled and settings.policy.actions.platform_owned == "Deny"
+    own = [*identities.users, *(set(identities.groups) - KUBEADM_ADMIN_GROUPS)]
+    hint = cloud.capabilities.up_identity_hint
+    if not enforced or hint is None or own:
+        return []
+    return [
+        Problem(
+            settings.source,
+            _POLICY_KEY,
+            f"cloud {cloud.name} needs the identity that runs `pulumi up` listed here, or the stack's "
+            f"platform-owned admission rule denies its own updates: {hint}",
+        )
+    ]
 
 
 def _too_broad(settings: StackSettings) -> list[Problem]:
@@ -183,6 +187,12 @@ def shared_name_problems(tenants: Sequence[tuple[TenantSpec, str]], settings: St
     return problems
 
 
-def catalog_problems(tenants: Sequence[tuple[TenantSpec, str]], settings: StackSettings) -> list[Problem]:
-    """Every check here that needs the tenants (called once from catalog.py)."""
-    return flux_problems(tenants, settings) + shared_name_problems(tenants, settings)
+def catalog_problems(
+    tenants: Sequence[tuple[TenantSpec, str]], settings: StackSettings, cloud: CloudRules
+) -> list[Problem]:
+    """Every check here that needs the tenants or the stack's cloud (called once from catalog.py)."""
+    return (
+        up_identity_problems(settings, cloud)
+        + flux_problems(tenants, settings)
+        + shared_name_problems(tenants, settings)
+    )

@@ -20,8 +20,14 @@ _ALLOWED = {COMPONENTS / "model" / "stack.py"}
 # Each cloud with the smallest settings that select it.
 _SECTIONS = {
     "local": {},
-    "gcp": {"tenancy:gcp": '{"project": "acme-platform", "region": "europe-west1"}'},
-    "aws": {"tenancy:aws": '{"region": "eu-west-1"}'},
+    "gcp": {
+        "tenancy:gcp": '{"project": "acme-platform", "region": "europe-west1"}',
+        "tenancy:policy": '{"platformIdentities": {"users": ["ci@acme-platform.iam.gserviceaccount.com"]}}',
+    },
+    "aws": {
+        "tenancy:aws": '{"region": "eu-west-1"}',
+        "tenancy:policy": '{"platformIdentities": {"groups": ["tenancy-platform"]}}',
+    },
 }
 
 

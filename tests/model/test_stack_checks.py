@@ -125,16 +125,29 @@ def test_a_tenant_namespace_may_not_be_a_platform_namespace(tmp_path: Path) -> N
 # --- hole 9: platform lock-out ------------------------------------------------------------------
 
 
+def identity_problems(tmp_path: Path, config: dict[str, str]) -> list[str]:
+    """The up-identity problems of a stack: a cross-check the cloud answers, run by the catalog."""
+    settings = parse_settings({**BASE, **config}, "Pulumi.test.yaml")
+    directory = write_tenants(tmp_path / "tenants", tenant_document("acme"))
+    try:
+        load_catalog(directory, settings, "dev", cloud=cloud_for(settings), root=directory.parent)
+    except ConfigurationError as error:
+        return [str(p) for p in error.problems if "platformIdentities" in str(p)]
+    return []
+
+
 @pytest.mark.parametrize(("cloud", "config"), [("aws", AWS), ("gcp", GCP)])
-def test_a_managed_cluster_stack_needs_its_platform_identity(cloud: str, config: dict[str, str]) -> None:
-    (found,) = settings_problems(config)
+def test_a_managed_cluster_stack_needs_its_platform_identity(
+    tmp_path: Path, cloud: str, config: dict[str, str]
+) -> None:
+    (found,) = identity_problems(tmp_path, config)
     assert found.startswith(
         f"Pulumi.test.yaml: tenancy:policy.platformIdentities: cloud {cloud} needs the identity that runs "
         "`pulumi up` listed here, or the stack's platform-owned admission rule denies its own updates"
     )
     # Listing only the kubeadm groups is no better: neither GKE nor EKS puts anyone in them.
     policy = '{"platformIdentities": {"groups": ["system:masters"]}}'
-    assert len(settings_problems({**config, "tenancy:policy": policy})) == 1
+    assert len(identity_problems(tmp_path, {**config, "tenancy:policy": policy})) == 1
 
 
 @pytest.mark.parametrize(
@@ -146,8 +159,12 @@ def test_a_managed_cluster_stack_needs_its_platform_identity(cloud: str, config:
         '{"enabled": false}',
     ],
 )
-def test_aws_stack_with_an_identity_or_no_enforcement_is_accepted(policy: str) -> None:
-    assert parse_settings({**BASE, **AWS, "tenancy:policy": policy}, "Pulumi.test.yaml").cloud == "aws"
+def test_aws_stack_with_an_identity_or_no_enforcement_is_accepted(tmp_path: Path, policy: str) -> None:
+    assert identity_problems(tmp_path, {**AWS, "tenancy:policy": policy}) == []
+
+
+def test_a_local_stack_needs_no_extra_identity(tmp_path: Path) -> None:
+    assert identity_problems(tmp_path, {}) == []
 
 
 def test_local_stack_relies_on_the_kubeadm_admin_groups() -> None:

@@ -33,6 +33,11 @@ CAPABILITIES = CloudCapabilities(
     placements=frozenset({"dedicated", "shared"}),
     shared_engines=frozenset({"postgres", "mysql"}),
     pool_kinds=("eks", "karpenter", "existing"),
+    up_identity_hint=(
+        "EKS authenticates `pulumi up` through an access entry of an IAM role; give that entry a "
+        "Kubernetes group (groups: [tenancy-platform]) or a fixed username, since EKS puts no access-entry "
+        "identity in system:masters"
+    ),
 )
 
 

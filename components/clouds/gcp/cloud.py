@@ -32,6 +32,10 @@ CAPABILITIES = CloudCapabilities(
     placements=frozenset({"dedicated", "shared"}),
     shared_engines=frozenset({"postgres", "mysql"}),
     pool_kinds=("gke", "existing"),
+    up_identity_hint=(
+        "GKE authenticates `pulumi up` as a Google account (users: [ci@<project>.iam.gserviceaccount.com]) "
+        "and never puts it in system:masters"
+    ),
 )
 
 
