@@ -5,8 +5,10 @@ server does (k8s.io/apiserver/pkg/admission/plugin/policy/validating):
 
 1. match: the policy's matchConstraints (resourceRules with operations, resources and
    `resource/subresource` forms, excludeResourceRules, namespaceSelector, objectSelector), then the
-   binding's matchResources when it has them. The namespaceSelector of a Namespace request is
-   matched against the Namespace's own labels; cluster-scoped objects ignore it.
+   binding's matchResources when it has them. The namespaceSelector of a Namespace CREATE/UPDATE
+   is matched against the new Namespace's own labels (DELETE: the stored one, i.e. the old
+   object); cluster-scoped objects ignore it (predicates/namespace/matcher.go). The objectSelector
+   matches when the new or the old object matches (predicates/object/matcher.go).
 2. params: paramKind + the binding's paramRef (by name or selector), parameterNotFoundAction.
 3. matchConditions: all must be true to apply the policy; an error follows failurePolicy.
 4. variables in order, each seeing the ones before; like the API server's lazy variables, one
@@ -214,8 +216,20 @@ def _matches(match: dict[str, Any] | None, request: Request) -> bool:
         namespace_labels = None  # cluster-scoped: the namespaceSelector does not apply
     if namespace_labels is not None and not _selector_matches(match.get("namespaceSelector"), namespace_labels):
         return False
-    object_labels = _labels(request.object) if request.object is not None else _labels(request.old_object)
-    return _selector_matches(match.get("objectSelector"), object_labels)
+    return _object_selector_matches(match.get("objectSelector"), request)
+
+
+def _object_selector_matches(selector: dict[str, Any] | None, request: Request) -> bool:
+    """objectSelector matches when the new *or* the old object matches; an absent object never does.
+
+    k8s.io/apiserver/pkg/admission/plugin/webhook/predicates/object/matcher.go (MatchObjectSelector):
+    an empty selector matches everything, else `matchObject(attr.GetObject()) ||
+    matchObject(attr.GetOldObject())`, where a nil object does not match.
+    """
+    if not selector or not (selector.get("matchLabels") or selector.get("matchExpressions")):
+        return True
+    candidates = [o for o in (request.object, request.old_object) if o is not None]
+    return any(_selector_matches(selector, _labels(o)) for o in candidates)
 
 
 class AdmissionChain:

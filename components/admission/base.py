@@ -22,6 +22,7 @@ ResourceRule = k8s.admissionregistration.v1.NamedRuleWithOperationsArgsDict
 Validation = k8s.admissionregistration.v1.ValidationArgsDict
 Variable = k8s.admissionregistration.v1.VariableArgsDict
 MatchCondition = k8s.admissionregistration.v1.MatchConditionArgsDict
+LabelSelector = k8s.meta.v1.LabelSelectorArgsDict
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,13 @@ class PolicyDefinition:
 
     `rule` is the key of the rollout switch (`tenancy:policy.actions.<rule>`) that decides the
     binding's validationActions.
+
+    By default a policy matches objects in tenant namespaces (namespaceSelector on the tenant
+    label). `object_selector` replaces that with a selector on the object itself, which the API
+    server matches against the new *or* the old object (k8s.io/apiserver
+    pkg/admission/plugin/webhook/predicates/object/matcher.go); the namespaceSelector of a
+    Namespace request sees only the new object's labels, so an UPDATE that drops the tenant label
+    would slip past it.
     """
 
     name: str
@@ -38,6 +46,7 @@ class PolicyDefinition:
     validations: list[Validation]
     variables: list[Variable] = field(default_factory=list)
     match_conditions: list[MatchCondition] = field(default_factory=list)
+    object_selector: LabelSelector | None = None
 
 
 def resource_rule(group: str, resources: list[str], operations: list[str]) -> ResourceRule:

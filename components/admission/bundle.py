@@ -44,6 +44,15 @@ def tenant_namespace_selector() -> k8s.meta.v1.LabelSelectorArgsDict:
     return {"match_expressions": [{"key": TENANT_KEY, "operator": "Exists"}]}
 
 
+def _match_constraints(
+    definition: PolicyDefinition,
+) -> k8s.admissionregistration.v1.MatchResourcesArgsDict:
+    """Tenant namespaces by their label, or (for the Namespace lock) the object's own labels."""
+    if definition.object_selector is not None:
+        return {"resource_rules": definition.resource_rules, "object_selector": definition.object_selector}
+    return {"resource_rules": definition.resource_rules, "namespace_selector": tenant_namespace_selector()}
+
+
 @dataclass
 class PolicyBundleArgs:
     """The stack's policy settings and the cluster's Kubernetes minor version (`1.36`)."""
@@ -85,10 +94,7 @@ class PolicyBundle(pulumi.ComponentResource):
             spec={
                 # Fail closed: an expression error denies rather than silently admitting.
                 "failure_policy": "Fail",
-                "match_constraints": {
-                    "resource_rules": definition.resource_rules,
-                    "namespace_selector": tenant_namespace_selector(),
-                },
+                "match_constraints": _match_constraints(definition),
                 **({"match_conditions": definition.match_conditions} if definition.match_conditions else {}),
                 "variables": definition.variables,
                 "validations": definition.validations,

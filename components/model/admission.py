@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field
 
 from components.model.fields import StrictModel
+from components.model.ingress_annotations import IngressAnnotationPolicy
 
 # One action per rule, mapped to the binding's validationActions (Deny and Warn may not be
 # combined there): Deny -> [Deny], Warn -> [Warn, Audit], Audit -> [Audit].
@@ -35,6 +36,8 @@ def _registry(value: str) -> str:
 
 Registry = Annotated[str, AfterValidator(_registry)]
 Identity = Annotated[str, Field(min_length=1, pattern=r"^[^\s',]+$")]
+# A PriorityClass name: a DNS subdomain (written without `](` so the generated reference renders).
+PriorityClassName = Annotated[str, Field(pattern=r"^[a-z0-9]+([.-]+[a-z0-9]+)*$", max_length=253)]
 
 
 class RuleActions(StrictModel):
@@ -46,6 +49,8 @@ class RuleActions(StrictModel):
     workloads: RuleAction = "Deny"
     platform_owned: RuleAction = "Deny"
     rbac: RuleAction = "Deny"
+    scheduling: RuleAction = "Deny"
+    side_doors: RuleAction = "Deny"
     network_policies: RuleAction = "Deny"
 
 
@@ -71,5 +76,12 @@ class PolicySettings(StrictModel):
     # Image prefixes pods may pull from; empty allows any registry.
     allowed_registries: list[Registry] = []
     platform_identities: PlatformIdentities = PlatformIdentities()
+    # PriorityClasses tenant pods may name. Empty (the default): none, so every tenant pod runs at
+    # the cluster default and none can preempt another tenant's pods on a shared pool. A class the
+    # cluster marks globalDefault must be listed, because the Priority admission plugin writes its
+    # name into pods that name none (before validating policies run).
+    allowed_priority_classes: list[PriorityClassName] = []
+    # Which ingress-controller annotations tenants may set (components/model/ingress_annotations.py).
+    ingress_annotations: IngressAnnotationPolicy = IngressAnnotationPolicy()
     # Where the cluster has MutatingAdmissionPolicy v1 (1.36+), inject each pod's node pool.
     inject_node_pool: bool = True

@@ -45,6 +45,7 @@ SMALL_OBJECT_COUNTS: dict[str, int] = {
     "count/httproutes.gateway.networking.k8s.io": 20,
     "count/grpcroutes.gateway.networking.k8s.io": 20,
     "count/tlsroutes.gateway.networking.k8s.io": 20,
+    "count/listenersets.gateway.networking.k8s.io": 10,
     "count/certificates.cert-manager.io": 20,
     "count/externalsecrets.external-secrets.io": 50,
     "count/helmreleases.helm.toolkit.fluxcd.io": 20,

@@ -8,6 +8,14 @@ review what each role may do.
 Roles never grant write access to the objects the platform owns in a tenant namespace
 (ResourceQuota, LimitRange, NetworkPolicy, Role, RoleBinding): RBAC is additive, so leaving them out
 is the whole mechanism; the admission policy bundle adds a second lock.
+
+Nor do they grant writes to core Endpoints or EndpointSlices: a hand-written endpoint list behind
+a selector-less Service points the shared ingress controller (whose namespace every tenant's
+NetworkPolicy admits) at any pod IP, another tenant's included (CVE-2021-25740; upstream removed
+Endpoints write from the aggregated `edit`/`admin` roles in 1.22 for the same reason). Services with
+selectors get their endpoints from the control plane. Nor CertificateRequests: their request is a
+PEM CSR that no admission policy can read, so tenants ask for certificates through Certificates,
+whose names the hostname rule checks, and cert-manager writes the CertificateRequest.
 """
 
 from __future__ import annotations
@@ -31,14 +39,14 @@ ROLE_NAMES = {
 
 # What a tenant builds with: readable by everyone with access, writable by admin and deployer.
 _WORKLOADS: list[tuple[str, list[str]]] = [
-    ("", ["pods", "services", "endpoints", "configmaps", "persistentvolumeclaims", "serviceaccounts"]),
+    ("", ["pods", "services", "configmaps", "persistentvolumeclaims", "serviceaccounts"]),
     ("apps", ["deployments", "statefulsets", "replicasets", "deployments/scale", "statefulsets/scale"]),
     ("batch", ["jobs", "cronjobs"]),
     ("autoscaling", ["horizontalpodautoscalers"]),
     ("policy", ["poddisruptionbudgets"]),
     # Tenant policies can only open paths admission allows (components/admission/rules/network_policies.py).
     ("networking.k8s.io", ["ingresses", "networkpolicies"]),
-    ("gateway.networking.k8s.io", ["httproutes", "grpcroutes", "tlsroutes"]),
+    ("gateway.networking.k8s.io", ["httproutes", "grpcroutes", "tlsroutes", "listenersets"]),
     ("cert-manager.io", ["certificates"]),
     ("external-secrets.io", ["externalsecrets"]),
     ("helm.toolkit.fluxcd.io", ["helmreleases"]),
@@ -46,9 +54,10 @@ _WORKLOADS: list[tuple[str, list[str]]] = [
 ]
 # Platform-owned or observational: readable, never writable by a tenant role.
 _READ_ONLY: list[tuple[str, list[str]]] = [
-    ("", ["resourcequotas", "limitranges", "events", "pods/log", "namespaces"]),
+    ("", ["resourcequotas", "limitranges", "events", "pods/log", "namespaces", "endpoints"]),
     ("events.k8s.io", ["events"]),
     ("discovery.k8s.io", ["endpointslices"]),
+    ("cert-manager.io", ["certificaterequests"]),
     ("rbac.authorization.k8s.io", ["roles", "rolebindings"]),
     ("source.toolkit.fluxcd.io", ["gitrepositories"]),
     ("kustomize.toolkit.fluxcd.io", ["kustomizations"]),
@@ -77,16 +86,19 @@ def role_rules() -> dict[str, list[k8s.rbac.v1.PolicyRuleArgsDict]]:
     )
     operator: list[k8s.rbac.v1.PolicyRuleArgsDict] = [
         *read_all,
-        # Day-to-day: restart and scale workloads, clean up pods, rerun jobs, read logs, port-forward.
+        # Day-to-day: restart (delete pods; their controller recreates them), scale, clean up jobs,
+        # read logs, port-forward. Nothing that writes a pod spec: creating a Job or Pod, or patching
+        # a Deployment's template, would let an operator (who may not read Secrets) mount any
+        # Secret or run as the namespace's cloud identity, and so read what its role withholds.
+        # The scale subresource carries only a replica count.
         {"api_groups": [""], "resources": ["pods"], "verbs": ["delete"]},
         {"api_groups": [""], "resources": ["pods/portforward"], "verbs": ["get", "create"]},
-        {"api_groups": ["apps"], "resources": ["deployments", "statefulsets"], "verbs": ["patch"]},
         {
             "api_groups": ["apps"],
             "resources": ["deployments/scale", "statefulsets/scale"],
             "verbs": ["update", "patch"],
         },
-        {"api_groups": ["batch"], "resources": ["jobs"], "verbs": ["create", "delete"]},
+        {"api_groups": ["batch"], "resources": ["jobs"], "verbs": ["delete"]},
     ]
     # The deployer is what GitOps and CI impersonate: everything admin may write, no interactive access.
     deployer = (

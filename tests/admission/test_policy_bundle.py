@@ -28,11 +28,19 @@ VALIDATING = {
     "tenancy-hostnames-ingress",
     "tenancy-hostnames-routes",
     "tenancy-hostnames-certificates",
+    "tenancy-hostnames-listenersets",
+    "tenancy-ingress-annotations",
     "tenancy-services",
     "tenancy-node-pool",
     "tenancy-workloads",
     "tenancy-platform-owned",
+    "tenancy-platform-owned-namespaces",
     "tenancy-rbac",
+    "tenancy-scheduling-pods",
+    "tenancy-scheduling-templates",
+    "tenancy-scheduling-cronjobs",
+    "tenancy-service-account-token-secrets",
+    "tenancy-volume-claims",
     "tenancy-network-policies",
 }
 
@@ -78,7 +86,11 @@ def test_policies_select_tenant_namespaces_and_fail_closed(example_plan: Program
         for policy in objects_of_kind(example_plan, kind):
             spec = policy["spec"]
             assert spec["failurePolicy"] == "Fail"
-            expressions = spec["matchConstraints"]["namespaceSelector"]["matchExpressions"]
+            # The Namespace lock selects the Namespace object itself (old or new, see
+            # rules/platform_owned.py); every other policy selects objects in tenant namespaces.
+            selector = "objectSelector" if policy["metadata"]["name"].endswith("-namespaces") else "namespaceSelector"
+            assert set(spec["matchConstraints"]) == {"resourceRules", selector}
+            expressions = spec["matchConstraints"][selector]["matchExpressions"]
             assert {"key": TENANT_KEY, "operator": "Exists"} in expressions
 
 
@@ -200,6 +212,17 @@ def test_registry_allow_list_reaches_the_workload_policy() -> None:
             "tenancy:policy.platformIdentities.users.0",
             "String should match pattern",
         ),
+        (
+            {"allowedPriorityClasses": ["High_Priority"]},
+            "tenancy:policy.allowedPriorityClasses.0",
+            "String should match pattern",
+        ),
+        (
+            {"ingressAnnotations": {"controllers": {"nginx.ingress.kubernetes.io": ["server snippet"]}}},
+            "tenancy:policy.ingressAnnotations.controllers.nginx.ingress.kubernetes.io.0",
+            "String should match pattern",
+        ),
+        ({"ingressAnnotations": {"nginx": []}}, "tenancy:policy.ingressAnnotations.nginx", "Extra inputs"),
     ],
 )
 def test_policy_settings_reject_bad_values(policy: dict[str, Any], field: str, message: str) -> None:

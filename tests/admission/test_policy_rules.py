@@ -511,7 +511,9 @@ def test_tenant_namespace_labels_are_platform_owned(dev: AdmissionChain, acme_de
         "UPDATE", "/v1/namespaces", "Namespace", object=relabelled, old_object=acme_dev, username="mallory"
     )
     assert denied_with(
-        dev.admit(request), "tenancy-platform-owned", "Namespace tenant-acme-dev is managed by the tenancy platform"
+        dev.admit(request),
+        "tenancy-platform-owned-namespaces",
+        "Namespace tenant-acme-dev is managed by the tenancy platform",
     )
     # The namespace controller must still be able to empty a namespace being deleted.
     quota = {

@@ -1,11 +1,18 @@
-"""RBAC isolation proven from the rendered Roles, ClusterRoles and bindings with tests/rbac.py."""
+"""RBAC isolation proven from the rendered Roles, ClusterRoles and bindings with tests/rbac.py.
+
+The evaluator gives every identity the groups the API server adds (system:authenticated and the
+service-account groups), so a binding to such a group is seen for what it is: a grant to everyone.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from tests.rbac import Authorizer, Subject
-from tests.support import kubernetes_objects
+from components.model.labels import GROUPS_KEY, TENANT_KEY
+from tests.rbac import Authorizer, Subject, UserInfo
+from tests.support import kubernetes_objects, objects_of_kind
 from tools.harness import ProgramRun
 
 ACME_ADMIN = Subject("Group", "acme-admins")
@@ -83,23 +90,178 @@ def test_nothing_is_bound_cluster_wide_to_tenants(dev_plan: ProgramRun) -> None:
         assert binding["roleRef"]["name"].startswith("tenancy-tenant-"), binding["metadata"]
 
 
-def test_the_evaluator_grants_what_a_binding_grants() -> None:
-    """Guard the helper itself: it must see a grant and respect namespaces and subjects."""
-    objects = [
-        {
-            "kind": "ClusterRole",
-            "metadata": {"name": "r"},
-            "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}],
-        },
-        {
-            "kind": "RoleBinding",
-            "metadata": {"name": "b", "namespace": "n1"},
-            "roleRef": {"kind": "ClusterRole", "name": "r"},
-            "subjects": [{"kind": "Group", "name": "g"}],
-        },
+# --- Outsiders: nobody outside a tenant reaches its namespaces, on every stack ----------------
+
+PROBES = [
+    ("get", "secrets", ""),
+    ("list", "secrets", ""),
+    ("get", "configmaps", ""),
+    ("list", "pods", ""),
+    ("create", "pods", ""),
+    ("create", "pods/exec", ""),
+    ("patch", "deployments", "apps"),
+    ("create", "rolebindings", "rbac.authorization.k8s.io"),
+]
+
+
+def _outsiders(objects: list[dict[str, Any]]) -> list[tuple[str | None, UserInfo]]:
+    """(owning tenant or None, identity): strangers, anonymous, other namespaces' service accounts."""
+    found: list[tuple[str | None, UserInfo]] = [
+        (None, UserInfo("mallory", ("system:authenticated",))),
+        (None, UserInfo("system:anonymous", ("system:unauthenticated",))),
+        (
+            None,
+            UserInfo(
+                "system:serviceaccount:default:default",
+                ("system:serviceaccounts", "system:serviceaccounts:default", "system:authenticated"),
+            ),
+        ),
     ]
+    for ns in (o for o in objects if o["kind"] == "Namespace"):
+        tenant = ns["metadata"].get("labels", {}).get(TENANT_KEY)
+        if tenant is None:
+            continue
+        name = ns["metadata"]["name"]
+        sa_groups = ("system:serviceaccounts", f"system:serviceaccounts:{name}", "system:authenticated")
+        found.append((tenant, UserInfo(f"system:serviceaccount:{name}:deployer", sa_groups)))
+        for group in filter(None, ns["metadata"].get("annotations", {}).get(GROUPS_KEY, "").split(",")):
+            found.append((tenant, UserInfo(f"a-member-of:{group}", (group, "system:authenticated"))))
+    return found
+
+
+def isolation_violations(objects: list[dict[str, Any]]) -> list[str]:
+    """Every probe an identity outside a tenant may perform in one of the tenant's namespaces."""
     authz = Authorizer(objects)
-    assert authz.allowed(Subject("Group", "g"), "get", "pods", "n1")
-    assert not authz.allowed(Subject("Group", "g"), "get", "pods", "n2")
-    assert not authz.allowed(Subject("Group", "h"), "get", "pods", "n1")
-    assert not authz.allowed(Subject("Group", "g"), "delete", "pods", "n1")
+    outsiders = _outsiders(objects)
+    violations = []
+    for ns in (o for o in objects if o["kind"] == "Namespace"):
+        tenant = ns["metadata"].get("labels", {}).get(TENANT_KEY)
+        if tenant is None:
+            continue
+        for owner, user in outsiders:
+            if owner == tenant:
+                continue
+            for verb, resource, group in PROBES:
+                if authz.allowed(user, verb, resource, ns["metadata"]["name"], group=group):
+                    violations.append(f"{user.name} {user.groups} may {verb} {resource} in {ns['metadata']['name']}")
+    return violations
+
+
+def test_no_outsider_reaches_a_tenant_namespace(any_stack_plan: ProgramRun) -> None:
+    objects = kubernetes_objects(any_stack_plan)
+    assert len(_outsiders(objects)) > 6
+    assert isolation_violations(objects) == []
+
+
+@pytest.mark.parametrize(
+    "group",
+    ["system:authenticated", "system:serviceaccounts", "system:unauthenticated", "system:serviceaccounts:default"],
+)
+@pytest.mark.parametrize("kind", ["RoleBinding", "ClusterRoleBinding"])
+def test_a_planted_binding_to_an_implicit_group_is_caught(dev_plan: ProgramRun, group: str, kind: str) -> None:
+    """The isolation check must fail when any rendered object binds a group everyone carries."""
+    planted = {
+        "kind": kind,
+        "metadata": {"name": "oops", **({"namespace": ACME_DEV} if kind == "RoleBinding" else {})},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "tenancy-tenant-viewer"},
+        "subjects": [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": group}],
+    }
+    violations = isolation_violations([*kubernetes_objects(dev_plan), planted])
+    assert any(f"may list pods in {ACME_DEV}" in v for v in violations), violations
+
+
+# --- Hole 3: no tenant writes endpoints (traffic smuggling through the shared ingress) ----------
+
+TENANT_SUBJECTS = [ACME_ADMIN, ACME_OPERATOR, ACME_VIEWER]
+
+
+def _deployers(namespace: str) -> Subject:
+    return Subject("ServiceAccount", "deployer", namespace)
+
+
+def test_no_tenant_identity_writes_endpoints_or_endpoint_slices(any_stack_plan: ProgramRun) -> None:
+    authz = Authorizer(kubernetes_objects(any_stack_plan))
+    for namespace in (ACME_DEV, ACME_PROD):
+        for subject in [*TENANT_SUBJECTS, _deployers(namespace)]:
+            for group, resource in [("", "endpoints"), ("discovery.k8s.io", "endpointslices")]:
+                for verb in WRITES:
+                    assert not authz.allowed(subject, verb, resource, namespace, group=group), (subject, verb, resource)
+    # Reading them stays possible (debugging a Service), and Services are still written.
+    assert authz.allowed(ACME_ADMIN, "list", "endpointslices", ACME_DEV, group="discovery.k8s.io")
+    assert authz.allowed(ACME_ADMIN, "create", "services", ACME_DEV)
+    assert authz.allowed(_deployers(ACME_PROD), "create", "services", ACME_PROD)
+
+
+# --- Hole 4: tenants write what the hostname rules govern, never CertificateRequests -----------
+
+
+def test_tenants_write_certificates_and_listener_sets_but_not_certificate_requests(any_stack_plan: ProgramRun) -> None:
+    authz = Authorizer(kubernetes_objects(any_stack_plan))
+    for subject, namespace in [(ACME_ADMIN, ACME_DEV), (_deployers(ACME_PROD), ACME_PROD)]:
+        assert authz.allowed(subject, "create", "certificates", namespace, group="cert-manager.io")
+        assert authz.allowed(subject, "create", "listenersets", namespace, group="gateway.networking.k8s.io")
+        assert authz.allowed(subject, "create", "ingresses", namespace, group="networking.k8s.io")
+        assert authz.allowed(subject, "get", "certificaterequests", namespace, group="cert-manager.io")
+        for verb in WRITES:
+            assert not authz.allowed(subject, verb, "certificaterequests", namespace, group="cert-manager.io")
+
+
+# --- Hole 6: the operator writes no pod spec; nobody mints service-account tokens ---------------
+
+POD_SPEC_WRITERS = [
+    ("", "pods", ["create", "update", "patch"]),
+    ("", "pods/ephemeralcontainers", ["update", "patch"]),
+    ("", "pods/exec", ["create", "get"]),
+    ("", "pods/attach", ["create", "get"]),
+    ("apps", "deployments", ["create", "update", "patch"]),
+    ("apps", "statefulsets", ["create", "update", "patch"]),
+    ("apps", "daemonsets", ["create", "update", "patch"]),
+    ("apps", "replicasets", ["create", "update", "patch"]),
+    ("batch", "jobs", ["create", "update", "patch"]),
+    ("batch", "cronjobs", ["create", "update", "patch"]),
+    ("", "replicationcontrollers", ["create", "update", "patch"]),
+]
+
+
+def test_operator_cannot_reach_secrets_through_a_pod_spec(any_stack_plan: ProgramRun) -> None:
+    """An operator may not read Secrets, so it may not write anything that mounts one or runs as an identity."""
+    authz = Authorizer(kubernetes_objects(any_stack_plan))
+    for group, resource, verbs in POD_SPEC_WRITERS:
+        for verb in verbs:
+            assert not authz.allowed(ACME_OPERATOR, verb, resource, ACME_DEV, group=group), (verb, resource)
+    assert not authz.allowed(ACME_OPERATOR, "get", "secrets", ACME_DEV)
+    # What the role is for still works: restart (delete pods), scale, clean up jobs, port-forward, logs.
+    assert authz.allowed(ACME_OPERATOR, "delete", "pods", ACME_DEV)
+    assert authz.allowed(ACME_OPERATOR, "patch", "deployments/scale", ACME_DEV, group="apps")
+    assert authz.allowed(ACME_OPERATOR, "update", "statefulsets/scale", ACME_DEV, group="apps")
+    assert authz.allowed(ACME_OPERATOR, "delete", "jobs", ACME_DEV, group="batch")
+    assert authz.allowed(ACME_OPERATOR, "create", "pods/portforward", ACME_DEV)
+    assert authz.allowed(ACME_OPERATOR, "get", "pods/log", ACME_DEV)
+
+
+def test_no_tenant_identity_requests_service_account_tokens(any_stack_plan: ProgramRun) -> None:
+    authz = Authorizer(kubernetes_objects(any_stack_plan))
+    for namespace in (ACME_DEV, ACME_PROD):
+        for subject in [*TENANT_SUBJECTS, _deployers(namespace)]:
+            assert not authz.allowed(subject, "create", "serviceaccounts/token", namespace), subject
+
+
+def test_tenant_identities_cannot_bind_or_write_roles(any_stack_plan: ProgramRun) -> None:
+    """The API server's bind/escalate checks never come into play: no tenant role writes RBAC at all."""
+    authz = Authorizer(kubernetes_objects(any_stack_plan))
+    for binding in objects_of_kind(any_stack_plan, "RoleBinding", ACME_DEV):
+        for subject in [*TENANT_SUBJECTS, _deployers(ACME_DEV)]:
+            assert not authz.may_create_binding(subject, binding), (subject, binding["metadata"]["name"])
+    role = {"kind": "Role", "metadata": {"name": "mine", "namespace": ACME_DEV}, "rules": []}
+    assert not authz.may_write_role(ACME_ADMIN, role)
+    platform = UserInfo("tenancy-ci", ("system:masters", "system:authenticated"))
+    assert all(authz.may_create_binding(platform, b) for b in objects_of_kind(any_stack_plan, "RoleBinding"))
+
+
+def test_no_tenant_identity_binds_pods_to_nodes(any_stack_plan: ProgramRun) -> None:
+    """Hole 5's other door: `pods/binding` is how the scheduler sets nodeName; only it may."""
+    authz = Authorizer(kubernetes_objects(any_stack_plan))
+    for namespace in (ACME_DEV, ACME_PROD):
+        for subject in [*TENANT_SUBJECTS, _deployers(namespace)]:
+            assert not authz.allowed(subject, "create", "pods/binding", namespace), subject
+    assert authz.allowed(ACME_ADMIN, "create", "pods", ACME_DEV)

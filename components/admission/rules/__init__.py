@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from components.admission.base import PolicyDefinition
 from components.admission.rules import (
+    certificates,
     hostnames,
+    ingress_annotations,
     network_policies,
     node_pool,
     platform_owned,
     rbac,
+    scheduling,
     services,
+    side_doors,
     workloads,
 )
 from components.model.admission import PolicySettings
@@ -20,11 +24,15 @@ def validating_policies(settings: PolicySettings, tenant_roles: list[str]) -> li
     identities = settings.platform_identities
     return [
         *hostnames.policies(),
+        *certificates.policies(),
+        *ingress_annotations.policies(settings.ingress_annotations),
         *services.policies(),
         *node_pool.policies(),
         *workloads.policies(settings.allowed_registries),
         *platform_owned.policies(identities.users, identities.groups),
         *rbac.policies(tenant_roles),
+        *scheduling.policies(settings.allowed_priority_classes),
+        *side_doors.policies(),
         *network_policies.policies(),
     ]
 

@@ -5,7 +5,7 @@ tenant's own `<tenant>.<suffix>` and `*.<tenant>.<suffix>` plus the extra domain
 A pattern `*.x` covers every name below `x` (and wildcards below it); anything else must be equal.
 Matching on a whole label boundary (`.x`) is what denies `evilacme.<suffix>` against
 `acme.<suffix>`. An object without a hostname would claim every hostname of the ingress
-controller or gateway listener, so it is denied too.
+controller or gateway listener, so it is denied too (an Ingress `defaultBackend` as well).
 
 One policy per API shape (Ingress, Gateway routes, Certificate) so every expression type-checks
 against the kinds its policy matches.
@@ -31,10 +31,10 @@ def authorized(host: str) -> str:
     return f"variables.authorized.exists(p, p == {host} || (p.startsWith('*.') && {host}.endsWith(p.substring(1))))"
 
 
-_AUTHORIZED: Variable = {"name": "authorized", "expression": namespace_annotation_list(AUTHORIZED_DOMAINS_KEY)}
+AUTHORIZED: Variable = {"name": "authorized", "expression": namespace_annotation_list(AUTHORIZED_DOMAINS_KEY)}
 
 
-def _outside(kind_label: str, variable: str) -> Validation:
+def outside(kind_label: str, variable: str) -> Validation:
     return {
         "expression": f"size(variables.{variable}) == 0",
         "message_expression": (
@@ -53,7 +53,7 @@ def ingress_policy() -> PolicyDefinition:
         resource_rules=[resource_rule("networking.k8s.io", ["ingresses"], _WRITE)],
         variables=[
             TENANT_VARIABLE,
-            _AUTHORIZED,
+            AUTHORIZED,
             {"name": "rules", "expression": "has(object.spec.rules) ? object.spec.rules : []"},
             {
                 "name": "deniedHosts",
@@ -70,11 +70,19 @@ def ingress_policy() -> PolicyDefinition:
         ],
         validations=[
             {
+                # ingress-nginx (and most controllers) make an Ingress defaultBackend the backend of
+                # every request no other rule matches: every unclaimed hostname of the controller.
+                "expression": "!has(object.spec.defaultBackend)",
+                "message": "Ingress spec.defaultBackend is not allowed in tenant namespaces: it becomes the shared "
+                "controller's catch-all for every hostname; use rules with a host",
+                "reason": "Forbidden",
+            },
+            {
                 "expression": "variables.rules.all(r, has(r.host) && r.host != '')",
                 "message": "every Ingress rule needs a host: a rule without one claims every hostname",
                 "reason": "Forbidden",
             },
-            _outside("Ingress host", "deniedHosts"),
+            outside("Ingress host", "deniedHosts"),
             {
                 "expression": "size(variables.deniedTlsHosts) == 0",
                 "message_expression": (
@@ -95,7 +103,7 @@ def routes_policy() -> PolicyDefinition:
         resource_rules=[resource_rule("gateway.networking.k8s.io", ["httproutes", "grpcroutes", "tlsroutes"], _WRITE)],
         variables=[
             TENANT_VARIABLE,
-            _AUTHORIZED,
+            AUTHORIZED,
             {
                 "name": "deniedHosts",
                 "expression": (
@@ -111,32 +119,39 @@ def routes_policy() -> PolicyDefinition:
                 ),
                 "reason": "Forbidden",
             },
-            _outside("route hostname", "deniedHosts"),
+            outside("route hostname", "deniedHosts"),
         ],
     )
 
 
-def certificates_policy() -> PolicyDefinition:
-    """cert-manager Certificate `spec.dnsNames` and `spec.commonName`."""
+def listenersets_policy() -> PolicyDefinition:
+    """Gateway API ListenerSet `spec.listeners[].hostname`: a listener without one takes every name."""
     return PolicyDefinition(
-        name="tenancy-hostnames-certificates",
+        name="tenancy-hostnames-listenersets",
         rule="hostnames",
-        resource_rules=[resource_rule("cert-manager.io", ["certificates"], _WRITE)],
+        resource_rules=[resource_rule("gateway.networking.k8s.io", ["listenersets"], _WRITE)],
         variables=[
             TENANT_VARIABLE,
-            _AUTHORIZED,
+            AUTHORIZED,
+            {"name": "listeners", "expression": "has(object.spec.listeners) ? object.spec.listeners : []"},
             {
-                "name": "names",
-                "expression": (
-                    "(has(object.spec.dnsNames) ? object.spec.dnsNames : [])"
-                    " + (has(object.spec.commonName) ? [object.spec.commonName] : [])"
-                ),
+                "name": "deniedHosts",
+                "expression": f"variables.listeners.filter(l, has(l.hostname) && !{authorized('l.hostname')})"
+                ".map(l, l.hostname)",
             },
-            {"name": "deniedHosts", "expression": f"variables.names.filter(h, !{authorized('h')})"},
         ],
-        validations=[_outside("certificate name", "deniedHosts")],
+        validations=[
+            {
+                "expression": "variables.listeners.all(l, has(l.hostname) && l.hostname != '')",
+                "message": "every ListenerSet listener needs a hostname: a listener without one claims every "
+                "hostname on its port",
+                "reason": "Forbidden",
+            },
+            outside("listener hostname", "deniedHosts"),
+        ],
     )
 
 
 def policies() -> list[PolicyDefinition]:
-    return [ingress_policy(), routes_policy(), certificates_policy()]
+    """Hostnames of Ingress, Gateway routes and ListenerSets (Certificates: rules/certificates.py)."""
+    return [ingress_policy(), routes_policy(), listenersets_policy()]

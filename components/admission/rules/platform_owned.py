@@ -13,8 +13,12 @@ namespace being deleted and collect garbage (they must delete everything in it).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from components.admission.base import PolicyDefinition, literal, literal_list, resource_rule
-from components.model.labels import PLATFORM_OWNED_KEY
+from components.model.labels import PLATFORM_OWNED_KEY, TENANT_KEY
+
+_ALL = ["CREATE", "UPDATE", "DELETE"]
 
 # kube-controller-manager's namespace and garbage collectors, with and without
 # --use-service-account-credentials.
@@ -30,42 +34,53 @@ def _labelled(var: str) -> str:
     return f"({var} != null && has({var}.metadata.labels) && {key} in {var}.metadata.labels)"
 
 
-def policies(users: list[str], groups: list[str]) -> list[PolicyDefinition]:
+def _lock(name: str, users: list[str], groups: list[str]) -> PolicyDefinition:
+    """A policy that only platform identities pass; resources and matching are set by the caller."""
     allowed_users = literal_list([*users, *KUBERNETES_CONTROLLERS])
     allowed_groups = literal_list(groups)
-    return [
-        PolicyDefinition(
-            name="tenancy-platform-owned",
-            rule="platform_owned",
-            resource_rules=[
-                resource_rule("", ["namespaces", "resourcequotas", "limitranges"], ["CREATE", "UPDATE", "DELETE"]),
-                resource_rule("networking.k8s.io", ["networkpolicies"], ["CREATE", "UPDATE", "DELETE"]),
-                resource_rule("rbac.authorization.k8s.io", ["rolebindings"], ["CREATE", "UPDATE", "DELETE"]),
-            ],
-            match_conditions=[
-                {
-                    "name": "platform-owned",
-                    "expression": f"request.kind.kind == 'Namespace' || {_labelled('object')}"
-                    f" || {_labelled('oldObject')}",
-                }
-            ],
-            variables=[
-                {
-                    "name": "platform",
-                    "expression": f"request.userInfo.username in {allowed_users} || (has(request.userInfo.groups)"
-                    f" && request.userInfo.groups.exists(g, g in {allowed_groups}))",
-                }
-            ],
-            validations=[
-                {
-                    "expression": "variables.platform",
-                    "message_expression": (
-                        "request.kind.kind + ' ' + request.name + ' is managed by the tenancy platform; "
-                        "change the tenant file instead (' + request.userInfo.username + ' may not ' "
-                        "+ request.operation.lowerAscii() + ' it)'"
-                    ),
-                    "reason": "Forbidden",
-                }
-            ],
-        )
-    ]
+    return PolicyDefinition(
+        name=name,
+        rule="platform_owned",
+        resource_rules=[],
+        variables=[
+            {
+                "name": "platform",
+                "expression": f"request.userInfo.username in {allowed_users} || (has(request.userInfo.groups)"
+                f" && request.userInfo.groups.exists(g, g in {allowed_groups}))",
+            }
+        ],
+        validations=[
+            {
+                "expression": "variables.platform",
+                "message_expression": (
+                    "request.kind.kind + ' ' + request.name + ' is managed by the tenancy platform; "
+                    "change the tenant file instead (' + request.userInfo.username + ' may not ' "
+                    "+ request.operation.lowerAscii() + ' it)'"
+                ),
+                "reason": "Forbidden",
+            }
+        ],
+    )
+
+
+def policies(users: list[str], groups: list[str]) -> list[PolicyDefinition]:
+    objects = replace(
+        _lock("tenancy-platform-owned", users, groups),
+        resource_rules=[
+            resource_rule("", ["resourcequotas", "limitranges"], _ALL),
+            resource_rule("networking.k8s.io", ["networkpolicies"], _ALL),
+            resource_rule("rbac.authorization.k8s.io", ["rolebindings"], _ALL),
+        ],
+        match_conditions=[
+            {"name": "platform-owned", "expression": f"{_labelled('object')} || {_labelled('oldObject')}"}
+        ],
+    )
+    # Tenant Namespaces are matched by their own tenant label through objectSelector, which the
+    # API server applies to the old object as well: an UPDATE removing the label still matches.
+    # (A namespaceSelector would not: for Namespace CREATE/UPDATE it reads the new object only.)
+    namespaces = replace(
+        _lock("tenancy-platform-owned-namespaces", users, groups),
+        resource_rules=[resource_rule("", ["namespaces"], _ALL)],
+        object_selector={"match_expressions": [{"key": TENANT_KEY, "operator": "Exists"}]},
+    )
+    return [objects, namespaces]

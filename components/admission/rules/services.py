@@ -1,10 +1,13 @@
-"""Rule 2, services: no NodePort, no externalIPs, and LoadBalancer only where the tenant may.
+"""Rule 2, services: no NodePort, no ExternalName, no externalIPs, LoadBalancer only where allowed.
 
 A NodePort opens a port on every node (other tenants' nodes included); externalIPs let a Service
 capture traffic to any address (CVE-2020-8554). The ResourceQuota already caps NodePorts and load
 balancers at zero; this rule states the reason at admission and also covers externalIPs, which no
-quota can. The LoadBalancer switch is the tenant file's `allowLoadBalancer`, read from the
-Namespace annotation `tenancy.io/allow-load-balancer`.
+quota can. An ExternalName Service is a DNS alias the shared ingress controller follows: behind a
+tenant's Ingress it proxies to any name, another tenant's Service (`web.tenant-b-prod.svc`) or an
+internal platform endpoint, from the controller's namespace that every NetworkPolicy admits (the
+CVE-2021-25740 pattern without Endpoints). The LoadBalancer switch is the tenant file's
+`allowLoadBalancer`, read from the Namespace annotation `tenancy.io/allow-load-balancer`.
 """
 
 from __future__ import annotations
@@ -34,6 +37,12 @@ def policies() -> list[PolicyDefinition]:
                     "expression": "variables.type != 'NodePort'",
                     "message": "Services of type NodePort are not allowed in tenant namespaces (they open a port "
                     "on every node); use ClusterIP behind the platform's ingress",
+                    "reason": "Forbidden",
+                },
+                {
+                    "expression": "variables.type != 'ExternalName'",
+                    "message": "Services of type ExternalName are not allowed in tenant namespaces (the shared "
+                    "ingress controller would proxy to whatever name it points at); use a Service with a selector",
                     "reason": "Forbidden",
                 },
                 {

@@ -1,0 +1,73 @@
+"""Rule 1c, Ingress annotations: only the allow-listed annotations of each governed controller.
+
+Controller annotations can claim or rewrite other hosts (ingress-nginx `server-alias`), write raw
+proxy configuration (`*-snippet`), send the tenant's requests and its users' credentials anywhere
+(`auth-url`, `mirror-target`), or publish DNS for any name (external-dns `hostname`). The stack's
+`tenancy:policy.ingressAnnotations` (components/model/ingress_annotations.py) lists, per governed
+prefix, the annotation names tenants may set; anything else under a governed prefix is refused.
+Values of allowed annotations are held to a plain character set as well: configuration injection
+through annotation values (CVE-2023-5044, CVE-2025-1097 and kin) needs quotes, braces, semicolons,
+`#` or newlines, which no harmless annotation value contains.
+"""
+
+from __future__ import annotations
+
+from components.admission.base import TENANT_VARIABLE, PolicyDefinition, literal, literal_list, resource_rule
+from components.model.ingress_annotations import IngressAnnotationPolicy
+
+# Enough for paths with capture groups (`/$1`), CIDR lists, origins, sizes, durations and booleans.
+SAFE_VALUE = r"^[A-Za-z0-9 $._:/,=*+-]*$"
+
+
+def _governed_map(policy: IngressAnnotationPolicy) -> str:
+    entries = ", ".join(
+        f"{literal(prefix)}: {literal_list(names)}" for prefix, names in sorted(policy.controllers.items())
+    )
+    return "{" + entries + "}"
+
+
+def policies(policy: IngressAnnotationPolicy) -> list[PolicyDefinition]:
+    governed = "k.contains('/') && k.split('/')[0] in variables.governed"
+    return [
+        PolicyDefinition(
+            name="tenancy-ingress-annotations",
+            rule="hostnames",
+            resource_rules=[resource_rule("networking.k8s.io", ["ingresses"], ["CREATE", "UPDATE"])],
+            variables=[
+                TENANT_VARIABLE,
+                {"name": "governed", "expression": _governed_map(policy)},
+                {
+                    "name": "annotations",
+                    "expression": "has(object.metadata.annotations) ? object.metadata.annotations : {}",
+                },
+                {
+                    "name": "denied",
+                    "expression": f"variables.annotations.filter(k, {governed}"
+                    " && !(k.split('/')[1] in variables.governed[k.split('/')[0]]))",
+                },
+                {
+                    "name": "unsafe",
+                    "expression": f"variables.annotations.filter(k, {governed}"
+                    f" && !variables.annotations[k].matches({literal(SAFE_VALUE)}))",
+                },
+            ],
+            validations=[
+                {
+                    "expression": "size(variables.denied) == 0",
+                    "message_expression": (
+                        "'Ingress annotation ' + variables.denied[0] + ' is not allowed for tenant ' + variables.tenant"
+                        " + ': it is not on the allow-list of its controller (tenancy:policy.ingressAnnotations)'"
+                    ),
+                    "reason": "Forbidden",
+                },
+                {
+                    "expression": "size(variables.unsafe) == 0",
+                    "message_expression": (
+                        "'Ingress annotation ' + variables.unsafe[0] + ' has a value with characters outside "
+                        "letters, digits, spaces and $._:/,=*+- (configuration injection)'"
+                    ),
+                    "reason": "Forbidden",
+                },
+            ],
+        )
+    ]

@@ -1,0 +1,76 @@
+"""Rule 8, side doors to credentials and data: token Secrets and pre-bound PersistentVolumes.
+
+A Secret of type `kubernetes.io/service-account-token` makes the token controller write a token
+that never expires for the named ServiceAccount (the deployer's, say) into a Secret the tenant
+can read: a credential that outlives every rotation and removal. Workloads get short-lived
+projected tokens without it, so tenants may not create such Secrets.
+
+A PersistentVolumeClaim with `spec.volumeName` binds a PersistentVolume chosen by name, possibly
+one released by another tenant (reclaim policy Retain) still holding its data; the PV controller
+binds claims to volumes, so tenants may not set it (MTB "block use of existing PVs"). Unbound
+claims may have `volumeName` set by UPDATE, so a newly set name is refused unless the PV binder
+sets it. `dataSourceRef.namespace` (cross-namespace volume sources) would clone another
+namespace's volume and is refused as well.
+"""
+
+from __future__ import annotations
+
+from components.admission.base import TENANT_VARIABLE, PolicyDefinition, literal_list, resource_rule
+
+_WRITE = ["CREATE", "UPDATE"]
+# kube-controller-manager's PV binder, with and without --use-service-account-credentials.
+VOLUME_BINDERS = ["system:serviceaccount:kube-system:persistent-volume-binder", "system:kube-controller-manager"]
+
+
+def token_secrets_policy() -> PolicyDefinition:
+    return PolicyDefinition(
+        name="tenancy-service-account-token-secrets",
+        rule="side_doors",
+        resource_rules=[resource_rule("", ["secrets"], _WRITE)],
+        variables=[TENANT_VARIABLE],
+        validations=[
+            {
+                "expression": "!has(object.type) || object.type != 'kubernetes.io/service-account-token'",
+                "message_expression": (
+                    "'Secret ' + object.metadata.name + ' is of type kubernetes.io/service-account-token, a token "
+                    "that never expires; tenant ' + variables.tenant + ' uses projected (short-lived) tokens instead'"
+                ),
+                "reason": "Forbidden",
+            }
+        ],
+    )
+
+
+def volume_claims_policy() -> PolicyDefinition:
+    old_name = "(oldObject != null && has(oldObject.spec.volumeName) ? oldObject.spec.volumeName : '')"
+    return PolicyDefinition(
+        name="tenancy-volume-claims",
+        rule="side_doors",
+        resource_rules=[resource_rule("", ["persistentvolumeclaims"], _WRITE)],
+        variables=[
+            TENANT_VARIABLE,
+            {"name": "volumeName", "expression": "has(object.spec.volumeName) ? object.spec.volumeName : ''"},
+        ],
+        validations=[
+            {
+                "expression": f"variables.volumeName == '' || variables.volumeName == {old_name}"
+                f" || request.userInfo.username in {literal_list(VOLUME_BINDERS)}",
+                "message_expression": (
+                    "'PersistentVolumeClaim ' + object.metadata.name + ' may not set spec.volumeName ('"
+                    " + variables.volumeName + '): tenants get volumes through a StorageClass, never an existing "
+                    "PersistentVolume'"
+                ),
+                "reason": "Forbidden",
+            },
+            {
+                "expression": "!has(object.spec.dataSourceRef) || !has(object.spec.dataSourceRef.namespace)"
+                " || object.spec.dataSourceRef.namespace == object.metadata.namespace",
+                "message": "PersistentVolumeClaim spec.dataSourceRef may not name another namespace",
+                "reason": "Forbidden",
+            },
+        ],
+    )
+
+
+def policies() -> list[PolicyDefinition]:
+    return [token_secrets_policy(), volume_claims_policy()]

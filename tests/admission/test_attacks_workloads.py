@@ -1,0 +1,301 @@
+"""Issue 13 holes 5, 6 and 7 played through RBAC and admission on dev, prod and prod-aws.
+
+Hole 5, scheduling: `spec.nodeName` and unlisted priority classes, in pods and pod templates.
+Hole 6, secrets by the side door: the operator's pod-spec writes (RBAC), service-account token
+Secrets and PVCs binding an existing volume (admission). Hole 7: the Namespace lock holds when an
+UPDATE removes the tenant label. Each attack has its legitimate twin, admitted.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from components.model.labels import NODE_POOL_KEY, TENANT_KEY
+from tests.admission.layers import (
+    ACME_ADMIN,
+    ACME_DEV,
+    ACME_OPERATOR,
+    WRITERS,
+    Cluster,
+    cluster,
+    platform_identity,
+    stack_policy,
+)
+from tests.cel_admission import AdmissionChain, Request
+from tests.rbac import Subject, UserInfo
+from tests.support import plan
+from tools.harness import ProgramRun
+
+PODS = "/v1/pods"
+
+
+@pytest.fixture(scope="module")
+def stack(any_stack_plan: ProgramRun) -> Cluster:
+    return cluster(any_stack_plan)
+
+
+def pod_spec(**extra: Any) -> dict[str, Any]:
+    """A pod spec every rule admits: hardened, limited, on acme's pool (required where nothing injects it)."""
+    container = {
+        "name": "app",
+        "image": "registry.acme-corp.example/acme/app:1.0.0",
+        "resources": {"limits": {"memory": "256Mi"}},
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "runAsNonRoot": True,
+            "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+    }
+    toleration = {"key": NODE_POOL_KEY, "operator": "Equal", "value": "customers", "effect": "NoSchedule"}
+    return {
+        "containers": [container],
+        "nodeSelector": {NODE_POOL_KEY: "customers"},
+        "tolerations": [toleration],
+        **extra,
+    }
+
+
+def pod(**extra: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": pod_spec(**extra)}
+
+
+def deployment(**extra: Any) -> dict[str, Any]:
+    template = {"metadata": {"labels": {"app": "web"}}, "spec": pod_spec(**extra)}
+    spec = {"selector": {"matchLabels": {"app": "web"}}, "template": template}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}, "spec": spec}
+
+
+def cron_job(**extra: Any) -> dict[str, Any]:
+    job = {"template": {"spec": {**pod_spec(**extra), "restartPolicy": "Never"}}}
+    spec = {"schedule": "0 * * * *", "jobTemplate": {"spec": job}}
+    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly"}, "spec": spec}
+
+
+# --- Hole 5: nodeName --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("who", "namespace"), WRITERS)
+def test_node_name_is_denied_in_pods_and_templates(stack: Cluster, who: Subject, namespace: str) -> None:
+    node = "gke-research-pool-1"
+    for resource, obj, policy in [
+        (PODS, pod(nodeName=node), "tenancy-scheduling-pods"),
+        ("apps/v1/deployments", deployment(nodeName=node), "tenancy-scheduling-templates"),
+        ("batch/v1/cronjobs", cron_job(nodeName=node), "tenancy-scheduling-cronjobs"),
+    ]:
+        outcome = stack.attempt(who, "CREATE", resource, obj, namespace)
+        assert outcome.denied_by(policy, f"spec.nodeName {node} is not allowed for tenant acme"), outcome
+    for resource, obj in [(PODS, pod()), ("apps/v1/deployments", deployment()), ("batch/v1/cronjobs", cron_job())]:
+        outcome = stack.attempt(who, "CREATE", resource, obj, namespace)
+        assert outcome.stopped_by is None, (resource, outcome.decision.denials)
+
+
+def test_a_scheduled_pod_keeps_its_node_through_an_update(stack: Cluster) -> None:
+    """The scheduler sets nodeName through pods/binding; a later label edit leaves it unchanged."""
+    bound = pod(nodeName="gke-customers-pool-1")
+    relabelled = copy.deepcopy(bound)
+    relabelled["metadata"]["labels"] = {"release": "canary"}
+    assert stack.attempt(ACME_ADMIN, "UPDATE", PODS, relabelled, ACME_DEV, old=bound).stopped_by is None
+    moved = copy.deepcopy(bound)
+    moved["spec"]["nodeName"] = "gke-research-pool-1"
+    assert stack.attempt(ACME_ADMIN, "UPDATE", PODS, moved, ACME_DEV, old=bound).denied_by("tenancy-scheduling-pods")
+
+
+# --- Hole 5: priority classes ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("who", "namespace"), WRITERS)
+def test_no_priority_class_is_allowed_by_default(stack: Cluster, who: Subject, namespace: str) -> None:
+    for name in ("system-cluster-critical", "high-priority"):
+        outcome = stack.attempt(who, "CREATE", PODS, pod(priorityClassName=name), namespace)
+        assert outcome.denied_by(
+            "tenancy-scheduling-pods",
+            f"priorityClassName {name} is not allowed for tenant acme (allowed: none; "
+            "see tenancy:policy.allowedPriorityClasses)",
+        ), outcome
+    templated = stack.attempt(who, "CREATE", "apps/v1/deployments", deployment(priorityClassName="high"), namespace)
+    assert templated.denied_by("tenancy-scheduling-templates", "priorityClassName high is not allowed")
+
+
+@pytest.fixture(scope="module")
+def with_classes() -> Cluster:
+    return cluster(plan("prod", policy=stack_policy("prod", allowedPriorityClasses=["tenant-batch", "tenant-default"])))
+
+
+def test_listed_priority_classes_are_admitted(with_classes: Cluster) -> None:
+    for who, namespace in WRITERS:
+        outcome = with_classes.attempt(who, "CREATE", PODS, pod(priorityClassName="tenant-batch"), namespace)
+        assert outcome.stopped_by is None, outcome.decision.denials
+        denied = with_classes.attempt(who, "CREATE", PODS, pod(priorityClassName="system-node-critical"), namespace)
+        assert denied.denied_by("tenancy-scheduling-pods", "(allowed: tenant-batch, tenant-default;")
+
+
+# --- Hole 6: the operator's side door ----------------------------------------------------------
+
+
+def test_operator_cannot_run_a_pod_that_mounts_a_secret(stack: Cluster) -> None:
+    mounting = pod(
+        serviceAccountName="workload",
+        volumes=[{"name": "db", "secret": {"secretName": "acme-db"}}],
+    )
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "dump"},
+        "spec": {"template": {"spec": {**mounting["spec"], "restartPolicy": "Never"}}},
+    }
+    assert stack.attempt(ACME_OPERATOR, "CREATE", "batch/v1/jobs", job, ACME_DEV).stopped_by == "rbac"
+    assert stack.attempt(ACME_OPERATOR, "CREATE", PODS, mounting, ACME_DEV).stopped_by == "rbac"
+    patched = deployment(volumes=mounting["spec"]["volumes"])
+    assert stack.attempt(
+        ACME_OPERATOR, "UPDATE", "apps/v1/deployments", patched, ACME_DEV, old=deployment()
+    ).stopped_by == ("rbac")
+    # The admin, who may read Secrets anyway, runs the same pod.
+    assert stack.attempt(ACME_ADMIN, "CREATE", PODS, mounting, ACME_DEV).stopped_by is None
+
+
+# --- Hole 6: service-account token Secrets -----------------------------------------------------
+
+
+def secret(type_: str, **extra: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", **extra}, "type": type_}
+
+
+@pytest.mark.parametrize(("who", "namespace"), WRITERS)
+def test_token_secrets_are_denied_and_ordinary_secrets_admitted(stack: Cluster, who: Subject, namespace: str) -> None:
+    token = secret(
+        "kubernetes.io/service-account-token", annotations={"kubernetes.io/service-account.name": "deployer"}
+    )
+    outcome = stack.attempt(who, "CREATE", "/v1/secrets", token, namespace)
+    assert outcome.denied_by("tenancy-service-account-token-secrets", "a token that never expires"), outcome
+    for type_ in ("Opaque", "kubernetes.io/tls", "kubernetes.io/dockerconfigjson"):
+        assert stack.attempt(who, "CREATE", "/v1/secrets", secret(type_), namespace).stopped_by is None
+
+
+# --- Hole 6: PersistentVolumeClaims ------------------------------------------------------------
+
+PVCS = "/v1/persistentvolumeclaims"
+
+
+def claim(**spec: Any) -> dict[str, Any]:
+    body = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}, **spec}
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"}, "spec": body}
+
+
+@pytest.mark.parametrize(("who", "namespace"), WRITERS)
+def test_claims_may_not_pick_a_volume(stack: Cluster, who: Subject, namespace: str) -> None:
+    assert stack.attempt(who, "CREATE", PVCS, claim(storageClassName="standard"), namespace).stopped_by is None
+    named = stack.attempt(who, "CREATE", PVCS, claim(volumeName="pvc-genomics-lab-data"), namespace)
+    assert named.denied_by("tenancy-volume-claims", "may not set spec.volumeName (pvc-genomics-lab-data)"), named
+    later = stack.attempt(who, "UPDATE", PVCS, claim(volumeName="pvc-x"), namespace, old=claim())
+    assert later.denied_by("tenancy-volume-claims", "may not set spec.volumeName")
+    source = {"apiGroup": "", "kind": "PersistentVolumeClaim", "name": "db", "namespace": "tenant-genomics-lab-prod"}
+    cloned = stack.attempt(who, "CREATE", PVCS, claim(dataSourceRef=source), namespace)
+    assert cloned.denied_by("tenancy-volume-claims", "dataSourceRef may not name another namespace")
+
+
+def test_the_volume_binder_binds_and_tenants_resize_bound_claims(stack: Cluster) -> None:
+    binder = UserInfo(
+        "system:serviceaccount:kube-system:persistent-volume-binder",
+        ("system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"),
+    )
+    bound = claim(volumeName="pvc-1234")
+    decision = stack.chain.admit(
+        Request(
+            "UPDATE",
+            PVCS,
+            "PersistentVolumeClaim",
+            object={**bound, "metadata": {"name": "data", "namespace": ACME_DEV}},
+            old_object={**claim(), "metadata": {"name": "data", "namespace": ACME_DEV}},
+            namespace_object=stack.namespace(ACME_DEV),
+            username=binder.name,
+            groups=list(binder.groups),
+        )
+    )
+    assert decision.allowed, decision.denials
+    resized = copy.deepcopy(bound)
+    resized["spec"]["resources"]["requests"]["storage"] = "5Gi"
+    assert stack.attempt(ACME_ADMIN, "UPDATE", PVCS, resized, ACME_DEV, old=bound).stopped_by is None
+
+
+# --- Hole 7: the Namespace lock ----------------------------------------------------------------
+
+# A cluster-wide identity that was granted more than it should: namespace writes, not platform.
+STRAY_GRANT = [
+    {
+        "kind": "ClusterRole",
+        "metadata": {"name": "namespace-editor"},
+        "rules": [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["update", "patch", "delete"]}],
+    },
+    {
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": "ops-namespaces"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "namespace-editor"},
+        "subjects": [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "ops"}],
+    },
+]
+OPS_BOT = UserInfo("ops-bot", ("ops", "system:authenticated"))
+
+
+def test_removing_the_tenant_label_does_not_unlock_the_namespace(any_stack_plan: ProgramRun) -> None:
+    stack = cluster(any_stack_plan, STRAY_GRANT)
+    old = stack.namespace(ACME_DEV)
+    unlabelled = copy.deepcopy(old)
+    del unlabelled["metadata"]["labels"][TENANT_KEY]
+    unlabelled["metadata"]["labels"][NODE_POOL_KEY] = "research"
+    # First layer: tenant identities hold no namespace writes at all.
+    assert stack.attempt(ACME_ADMIN, "UPDATE", "/v1/namespaces", unlabelled, "", old=old).stopped_by == "rbac"
+    # Second lock: the over-granted identity passes RBAC and is stopped by admission.
+    outcome = stack.attempt(OPS_BOT, "UPDATE", "/v1/namespaces", unlabelled, "", old=old)
+    assert outcome.denied_by(
+        "tenancy-platform-owned-namespaces", "Namespace tenant-acme-dev is managed by the tenancy platform"
+    ), outcome
+    deleted = stack.attempt(OPS_BOT, "DELETE", "/v1/namespaces", None, "", old=old)
+    assert deleted.denied_by("tenancy-platform-owned-namespaces", "ops-bot may not delete it")
+    # The platform offboards a tenant; other namespaces are not the bundle's business.
+    platform = platform_identity(stack.stack)
+    assert stack.attempt(platform, "UPDATE", "/v1/namespaces", unlabelled, "", old=old).stopped_by is None
+    other: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "tools", "labels": {"team": "ops"}},
+    }
+    relabelled = copy.deepcopy(other)
+    relabelled["metadata"]["labels"]["team"] = "sre"
+    assert stack.attempt(OPS_BOT, "UPDATE", "/v1/namespaces", relabelled, "", old=other).stopped_by is None
+
+
+def test_a_namespace_selector_alone_would_miss_the_label_removal(dev_plan: ProgramRun) -> None:
+    """Why the lock uses objectSelector: the API server's namespaceSelector sees only the new labels."""
+    namespace = cluster(dev_plan).namespace(ACME_DEV)
+    unlabelled = copy.deepcopy(namespace)
+    del unlabelled["metadata"]["labels"][TENANT_KEY]
+    selector = {"matchExpressions": [{"key": TENANT_KEY, "operator": "Exists"}]}
+    results = {}
+    for key in ("namespaceSelector", "objectSelector"):
+        policy = {
+            "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": key},
+            "spec": {
+                "failurePolicy": "Fail",
+                "matchConstraints": {
+                    "resourceRules": [
+                        {"apiGroups": [""], "apiVersions": ["*"], "operations": ["UPDATE"], "resources": ["namespaces"]}
+                    ],
+                    key: selector,
+                },
+                "validations": [{"expression": "false", "message": "locked"}],
+            },
+        }
+        binding = {
+            "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": key},
+            "spec": {"policyName": key, "validationActions": ["Deny"]},
+        }
+        chain = AdmissionChain([policy, binding])
+        request = Request("UPDATE", "/v1/namespaces", "Namespace", object=unlabelled, old_object=namespace)
+        results[key] = chain.admit(request).allowed
+    assert results == {"namespaceSelector": True, "objectSelector": False}
