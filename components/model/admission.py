@@ -47,6 +47,7 @@ class RuleActions(StrictModel):
     platform_owned: RuleAction = "Deny"
     rbac: RuleAction = "Deny"
     network_policies: RuleAction = "Deny"
+    secret_stores: RuleAction = "Deny"
 
 
 class PlatformIdentities(StrictModel):

@@ -34,6 +34,7 @@ VALIDATING = {
     "tenancy-platform-owned",
     "tenancy-rbac",
     "tenancy-network-policies",
+    "tenancy-secret-stores",
 }
 
 

@@ -9,6 +9,7 @@ from components.admission.rules import (
     node_pool,
     platform_owned,
     rbac,
+    secret_stores,
     services,
     workloads,
 )
@@ -26,6 +27,7 @@ def validating_policies(settings: PolicySettings, tenant_roles: list[str]) -> li
         *platform_owned.policies(identities.users, identities.groups),
         *rbac.policies(tenant_roles),
         *network_policies.policies(),
+        *secret_stores.policies(identities.users, identities.groups),
     ]
 
 
