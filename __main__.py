@@ -57,9 +57,13 @@ if settings.stack_role in ("all", "platform"):
     }
     pulumi.export("nodePools", {name: pool.summary() for name, pool in pools.items()})
     platform_values = {"roles": roles.role_names}
-    # Key ring, shared database instances, the ClusterSecretStore for shared secrets.
+    # Key ring, shared database instances, the ClusterSecretStore for shared secrets (admitting
+    # the entitled namespaces of every tenant of the stack, not one shard's).
     platform_values["data"] = build_platform_data(
-        cloud=cloud, protect=settings.protection.protect_data, opts=cluster.options()
+        cloud=cloud,
+        protect=settings.protection.protect_data,
+        opts=cluster.options(),
+        tenants=[e.spec for e in catalog.tenants],
     )
     pulumi.export(PLATFORM_OUTPUT, platform_values)
     platform = local_platform(platform_values)

@@ -2,12 +2,15 @@
 
 Per tenant namespace: the `workload` ServiceAccount carrying the tenant's cloud identity, a
 SecretStore that authenticates as it, and one ExternalSecret per database and secret. Shared
-platform secrets come through one ClusterSecretStore that only tenant namespaces may use.
+platform secrets come through one ClusterSecretStore that only the namespaces of tenants entitled
+to a shared secret (tenant file `sharedSecrets`) may use, and only through the platform-owned
+ExternalSecrets registered here: tenants may not reference a ClusterSecretStore at all
+(components/admission/rules/secret_stores.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,16 +19,32 @@ import pulumi_kubernetes as k8s
 
 from components.clouds.base import WORKLOAD_ACCOUNT, DeliveryTarget, Guard, TenantIdentity
 from components.model.data import SharedSecret
-from components.model.labels import TENANT_KEY, platform_labels
+from components.model.labels import PLATFORM_OWNED_KEY, TENANT_KEY, platform_labels
 
 SECRET_STORE = "tenancy-secrets"
 SHARED_STORE = "tenancy-shared"
 ESO_VERSION = "external-secrets.io/v1"
 
 
-def cluster_secret_store(provider: dict[str, Any], guard: Guard) -> None:
-    """The store shared secrets are read through. Only namespaces of tenants may use it; which
-    secret each gets is its ExternalSecret's."""
+# ESO admits a namespace when any condition matches it, and every namespace when there is no
+# condition; a selector that no namespace can satisfy keeps the store closed.
+_NO_NAMESPACE = {
+    "namespaceSelector": {
+        "matchExpressions": [{"key": TENANT_KEY, "operator": "Exists"}, {"key": TENANT_KEY, "operator": "DoesNotExist"}]
+    }
+}
+
+
+def store_conditions(namespaces: Sequence[str]) -> list[dict[str, Any]]:
+    """`spec.conditions` admitting exactly `namespaces` (none when empty)."""
+    if not namespaces:
+        return [_NO_NAMESPACE]
+    return [{"namespaces": sorted(set(namespaces))}]
+
+
+def cluster_secret_store(provider: dict[str, Any], guard: Guard, namespaces: Sequence[str]) -> None:
+    """The store shared secrets are read through. Only `namespaces` (those of tenants entitled to a
+    shared secret) may use it; which secret each gets is its platform-owned ExternalSecret's."""
     k8s.apiextensions.CustomResource(
         "shared-secret-store",
         api_version=ESO_VERSION,
@@ -33,7 +52,7 @@ def cluster_secret_store(provider: dict[str, Any], guard: Guard) -> None:
         metadata={"name": SHARED_STORE, "labels": platform_labels()},
         spec={
             "provider": provider,
-            "conditions": [{"namespaceSelector": {"matchExpressions": [{"key": TENANT_KEY, "operator": "Exists"}]}}],
+            "conditions": store_conditions(namespaces),
         },
         opts=guard.plain(),
     )
@@ -91,6 +110,8 @@ class EsoDelivery:
             {"data": [{"secretKey": shared.key, "remoteRef": {"key": shared.remote_key}}]},
             store=(SHARED_STORE, "ClusterSecretStore"),
             secret_type=shared.type,
+            # Tenants may write ExternalSecrets; this one only the platform (rule platform_owned).
+            labels={**target.labels, PLATFORM_OWNED_KEY: "true"},
         )
 
     def _external_secret(
@@ -101,6 +122,7 @@ class EsoDelivery:
         source: dict[str, Any],
         store: tuple[str, str] = (SECRET_STORE, "SecretStore"),
         secret_type: str | None = None,
+        labels: dict[str, str] | None = None,
     ) -> None:
         spec: dict[str, Any] = {
             "refreshInterval": self.refresh_interval,
@@ -114,7 +136,7 @@ class EsoDelivery:
             resource_name,
             api_version=ESO_VERSION,
             kind="ExternalSecret",
-            metadata={"name": secret_name, "namespace": target.namespace, "labels": target.labels},
+            metadata={"name": secret_name, "namespace": target.namespace, "labels": labels or target.labels},
             spec=spec,
             opts=target.opts,
         )

@@ -39,9 +39,12 @@ class Cloud(Protocol):
         """The cloud account's provider, shared by every tenant; None where there is no account."""
         ...
 
-    def platform_data(self, *, guard: Guard, labels: dict[str, str]) -> dict[str, Any]:
+    def platform_data(
+        self, *, guard: Guard, labels: dict[str, str], shared_namespaces: Sequence[str]
+    ) -> dict[str, Any]:
         """Register the cluster-wide data parts (key ring, shared instances, the shared-secrets
-        store) and return what tenants need from them, for the platform output (never a secret)."""
+        store, open only to `shared_namespaces`) and return what tenants need from them, for the
+        platform output (never a secret)."""
         ...
 
     def data_backend(self, *, values: pulumi.Output[Any], opts: pulumi.ResourceOptions) -> DataBackend:

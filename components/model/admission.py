@@ -52,6 +52,7 @@ class RuleActions(StrictModel):
     scheduling: RuleAction = "Deny"
     side_doors: RuleAction = "Deny"
     network_policies: RuleAction = "Deny"
+    secret_stores: RuleAction = "Deny"
 
 
 class PlatformIdentities(StrictModel):

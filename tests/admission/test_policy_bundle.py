@@ -42,6 +42,7 @@ VALIDATING = {
     "tenancy-service-account-token-secrets",
     "tenancy-volume-claims",
     "tenancy-network-policies",
+    "tenancy-secret-stores",
 }
 
 

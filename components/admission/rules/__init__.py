@@ -12,6 +12,7 @@ from components.admission.rules import (
     platform_owned,
     rbac,
     scheduling,
+    secret_stores,
     services,
     side_doors,
     workloads,
@@ -34,6 +35,7 @@ def validating_policies(settings: PolicySettings, tenant_roles: list[str]) -> li
         *scheduling.policies(settings.allowed_priority_classes),
         *side_doors.policies(),
         *network_policies.policies(),
+        *secret_stores.policies(identities.users, identities.groups),
     ]
 
 

@@ -1,7 +1,7 @@
 """Rule 5, platform-owned objects: only the platform changes what it manages in tenant namespaces.
 
-The quota, limit range, network policies and role bindings the platform creates carry
-`tenancy.io/platform-owned: "true"`; the tenant Namespace itself (whose labels and annotations
+The quota, limit range, network policies, role bindings and shared-secret ExternalSecrets the
+platform creates carry `tenancy.io/platform-owned: "true"`; the tenant Namespace itself (whose labels and annotations
 feed every other policy) is covered too. RBAC already keeps tenant roles away from them; this is
 the second lock, against any identity that was granted more than it should (a cluster-wide
 operator, a future role). Creating an object with the label is guarded as well, so nobody can
@@ -70,6 +70,8 @@ def policies(users: list[str], groups: list[str]) -> list[PolicyDefinition]:
             resource_rule("", ["resourcequotas", "limitranges"], _ALL),
             resource_rule("networking.k8s.io", ["networkpolicies"], _ALL),
             resource_rule("rbac.authorization.k8s.io", ["rolebindings"], _ALL),
+            # The shared-secret ExternalSecrets (tenants may write their own ExternalSecrets).
+            resource_rule("external-secrets.io", ["externalsecrets"], _ALL),
         ],
         match_conditions=[
             {"name": "platform-owned", "expression": f"{_labelled('object')} || {_labelled('oldObject')}"}

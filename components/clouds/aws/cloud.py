@@ -63,13 +63,15 @@ class AwsCloud:
             default_tags={"tags": {"managed-by": MANAGED_BY_VALUE}},
         )
 
-    def platform_data(self, *, guard: Guard, labels: dict[str, str]) -> dict[str, Any]:
+    def platform_data(
+        self, *, guard: Guard, labels: dict[str, str], shared_namespaces: Sequence[str]
+    ) -> dict[str, Any]:
         from components.clouds.aws import data, shared
 
         values = shared.platform(self.aws, self.data, labels, guard)
         if self.data.shared_secrets:
             provider = data.shared_store_provider(self.aws, self.cluster_name, self.data, labels, guard)
-            cluster_secret_store(provider, guard)
+            cluster_secret_store(provider, guard, shared_namespaces)
         return values
 
     def data_backend(self, *, values: pulumi.Output[Any], opts: pulumi.ResourceOptions) -> DataBackend:

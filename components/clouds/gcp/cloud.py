@@ -62,12 +62,16 @@ class GcpCloud:
             default_labels={"managed-by": MANAGED_BY_VALUE},
         )
 
-    def platform_data(self, *, guard: Guard, labels: dict[str, str]) -> dict[str, Any]:
+    def platform_data(
+        self, *, guard: Guard, labels: dict[str, str], shared_namespaces: Sequence[str]
+    ) -> dict[str, Any]:
         from components.clouds.gcp import platform
 
         values = platform.platform(self.gcp, self.data, labels, guard)
         if self.data.shared_secrets:
-            cluster_secret_store(platform.shared_store_provider(self.gcp, self.cluster_name, self.data, guard), guard)
+            cluster_secret_store(
+                platform.shared_store_provider(self.gcp, self.cluster_name, self.data, guard), guard, shared_namespaces
+            )
         return values
 
     def data_backend(self, *, values: pulumi.Output[Any], opts: pulumi.ResourceOptions) -> DataBackend:

@@ -45,7 +45,9 @@ class LocalCloud:
     def provider(self) -> pulumi.ProviderResource | None:
         return None
 
-    def platform_data(self, *, guard: Guard, labels: dict[str, str]) -> dict[str, Any]:
+    def platform_data(
+        self, *, guard: Guard, labels: dict[str, str], shared_namespaces: Sequence[str]
+    ) -> dict[str, Any]:
         # Shared MariaDB instances; tenants find them by name, so nothing goes back.
         shared.platform(self.data, guard)
         return {}
