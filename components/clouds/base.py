@@ -63,7 +63,11 @@ class Guard:
 
 @dataclass(frozen=True)
 class TenantIdentity:
-    """The tenant's workload identity and key, as the rest of its data refers to them."""
+    """One tenant environment's workload identity and key, as the rest of its data refers to them.
+
+    One per environment, never per tenant: an identity shared by dev and prod would let anything
+    running in dev (where admins write ExternalSecrets) read prod's secrets and use prod's key.
+    """
 
     # GSA email (gcp), role ARN (aws); None on local.
     principal: pulumi.Output[str] | None
@@ -217,7 +221,12 @@ class DataBackend(Protocol):
         """How the stored secrets reach the tenant's namespaces."""
         ...
 
-    def identity(self, tenant: str, namespaces: list[str], labels: dict[str, str], guard: Guard) -> TenantIdentity: ...
+    def identity(
+        self, tenant: str, environment: str, namespace: str | None, labels: dict[str, str], guard: Guard
+    ) -> TenantIdentity:
+        """The environment's own key and identity, bound only to `namespace`'s workload account
+        (None: the namespace is gone and only released data is registered, so no identity)."""
+        ...
 
     def database(self, request: DatabaseRequest, identity: TenantIdentity, guard: Guard) -> DatabaseEndpoint: ...
 

@@ -1,10 +1,11 @@
-"""Tenant data on AWS: a KMS key per tenant (rotation, alias), RDS encrypted with it (or a database
-on a shared instance, `shared.py`), Secrets Manager under it, and an IAM role the tenant's
-workload ServiceAccounts assume (EKS Pod Identity, or IRSA by config).
+"""Tenant data on AWS: per tenant environment a KMS key (rotation, alias) and an IAM role that only
+that environment's `workload` ServiceAccount assumes (EKS Pod Identity, or IRSA by config); RDS
+encrypted with the environment's key (or a database on a shared instance, `shared.py`), Secrets
+Manager under it.
 
-The role's policy names the tenant's secret path (`tenancy/<tenant>/*`, the `/` ends the tenant
-name so `acme` never matches `acme-eu`) and its own key, so one policy per tenant covers every
-secret it will ever have, without a grant per secret.
+The role's policy names the environment's secret path (`tenancy/<tenant>/<environment>/*`) and its
+own key, so one policy per environment covers every secret it will ever have, without a grant
+per secret.
 """
 
 from __future__ import annotations
@@ -87,6 +88,20 @@ def _trust(settings_aws: AwsSettings, cluster_name: str, namespaces: list[str], 
     return _policy({"Version": "2012-10-17", "Statement": statements})
 
 
+def role_policy(region: str, tenant: str, environment: str, key_arn: str) -> dict[str, Any]:
+    """What one tenant environment's role may do: read its environment's secrets (the path
+    `tenancy/<tenant>/<environment>/*`; each `/` ends a name, so `acme` never matches `acme-eu` nor
+    `dev` `dev-eu`) and decrypt with its environment's key, nothing else."""
+    secrets_arn = f"arn:aws:secretsmanager:{region}:*:secret:tenancy/{tenant}/{environment}/*"
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Effect": "Allow", "Action": _SECRET_READ, "Resource": secrets_arn},
+            {"Effect": "Allow", "Action": ["kms:Decrypt", "kms:DescribeKey"], "Resource": key_arn},
+        ],
+    }
+
+
 class AwsData:
     """RDS, Secrets Manager, KMS and IAM roles for one stack on AWS."""
 
@@ -121,61 +136,55 @@ class AwsData:
             namespaces=endpoint_egress(endpoints).namespaces,
         )
 
-    def identity(self, tenant: str, namespaces: list[str], labels: dict[str, str], guard: Guard) -> TenantIdentity:
-        # The tenant's key; a deleted key stays recoverable for 30 days (the longest AWS allows).
+    def identity(
+        self, tenant: str, environment: str, namespace: str | None, labels: dict[str, str], guard: Guard
+    ) -> TenantIdentity:
+        prefix = f"{tenant}-{environment}"
+        # The environment's key; a deleted key stays recoverable for 30 days (the longest AWS allows).
         key = aws.kms.Key(
-            f"{tenant}-key",
-            description=f"tenancy tenant {tenant}",
+            f"{prefix}-key",
+            description=f"tenancy tenant {tenant} environment {environment}",
             enable_key_rotation=True,
             deletion_window_in_days=30,
             tags=labels,
             opts=guard.data(),
         )
-        if guard.release:
+        if guard.release or namespace is None:
             return TenantIdentity(principal=None, key=key.arn)
         # A readable name for the key in the console and in policies.
         aws.kms.Alias(
-            f"{tenant}-key-alias", name=f"alias/tenancy/{tenant}", target_key_id=key.key_id, opts=guard.plain()
+            f"{prefix}-key-alias",
+            name=f"alias/tenancy/{tenant}/{environment}",
+            target_key_id=key.key_id,
+            opts=guard.plain(),
         )
         role = aws.iam.Role(
-            f"{tenant}-identity",
-            description=f"tenancy tenant {tenant}: its own secrets and key, nothing else",
-            assume_role_policy=_trust(self._aws, self._cluster, namespaces, WORKLOAD_ACCOUNT),
+            f"{prefix}-identity",
+            description=f"tenancy tenant {tenant} environment {environment}: its secrets and key, nothing else",
+            assume_role_policy=_trust(self._aws, self._cluster, [namespace], WORKLOAD_ACCOUNT),
             tags=labels,
             opts=guard.plain(),
         )
-        secrets_arn = f"arn:aws:secretsmanager:{self._aws.region}:*:secret:tenancy/{tenant}/*"
         aws.iam.RolePolicy(
-            f"{tenant}-identity-policy",
+            f"{prefix}-identity-policy",
             role=role.id,
-            policy=key.arn.apply(
-                lambda key_arn: _policy(
-                    {
-                        "Version": "2012-10-17",
-                        "Statement": [
-                            {"Effect": "Allow", "Action": _SECRET_READ, "Resource": secrets_arn},
-                            {"Effect": "Allow", "Action": ["kms:Decrypt", "kms:DescribeKey"], "Resource": key_arn},
-                        ],
-                    }
-                )
-            ),
+            policy=key.arn.apply(lambda key_arn: _policy(role_policy(self._aws.region, tenant, environment, key_arn))),
             opts=guard.plain(),
         )
         annotations: pulumi.Output[dict[str, str]] | dict[str, str] = {}
         if self._aws.identity_mode == "irsa":
             annotations = role.arn.apply(lambda arn: {"eks.amazonaws.com/role-arn": arn})
         else:
-            # Pod Identity: one association per namespace binds its `workload` account to the role.
-            for namespace in namespaces:
-                aws.eks.PodIdentityAssociation(
-                    f"{tenant}-{namespace}-pod-identity",
-                    cluster_name=self._cluster,
-                    namespace=namespace,
-                    service_account=WORKLOAD_ACCOUNT,
-                    role_arn=role.arn,
-                    tags=labels,
-                    opts=guard.plain(),
-                )
+            # Pod Identity: the namespace's `workload` account, bound to the environment's role.
+            aws.eks.PodIdentityAssociation(
+                f"{prefix}-pod-identity",
+                cluster_name=self._cluster,
+                namespace=namespace,
+                service_account=WORKLOAD_ACCOUNT,
+                role_arn=role.arn,
+                tags=labels,
+                opts=guard.plain(),
+            )
         return TenantIdentity(principal=role.arn, key=key.arn, account_annotations=annotations)
 
     def database(self, request: DatabaseRequest, identity: TenantIdentity, guard: Guard) -> DatabaseEndpoint:

@@ -1,5 +1,6 @@
-"""Tenant data on GCP: a CryptoKey per tenant in the platform key ring, Cloud SQL, Secret Manager
-under that key, and a Google service account bound to the tenant's Kubernetes service accounts.
+"""Tenant data on GCP: per tenant environment a CryptoKey in the platform key ring and a Google
+service account bound to that environment's `workload` Kubernetes service account only; Cloud SQL
+and Secret Manager under the environment's key, each secret readable by its environment's account.
 
 The cluster-wide parts (key ring, shared instances, the shared-secrets identity) are in
 `platform.py`; both use this module's Cloud SQL settings and roles.
@@ -45,10 +46,16 @@ def database_version(engine: str, version: str) -> str:
     return f"{'POSTGRES' if engine == 'postgres' else 'MYSQL'}_{version.replace('.', '_')}"
 
 
-def service_account_id(tenant: str) -> str:
-    """A GSA id (6-30 characters) that stays unique for long tenant names: prefix plus a hash."""
-    digest = hashlib.sha256(tenant.encode()).hexdigest()[:8]
-    return f"t-{tenant[:19].rstrip('-')}-{digest}"
+def service_account_id(tenant: str, environment: str) -> str:
+    """A GSA id (6-30 characters) per tenant environment that stays unique for long names: a
+    readable prefix of both plus a hash of the pair (`-` may occur in either, so the hash decides)."""
+    digest = hashlib.sha256(f"{tenant}/{environment}".encode()).hexdigest()[:8]
+    return f"t-{tenant[:12].rstrip('-')}-{environment[:6].rstrip('-')}-{digest}"
+
+
+def key_name(tenant: str, environment: str) -> str:
+    """The environment's CryptoKey in the platform ring; `_` is in no tenant or environment name."""
+    return f"tenancy_{tenant}_{environment}"
 
 
 def workload_member(project: str, namespace: str) -> str:
@@ -135,38 +142,40 @@ class GcpData:
         # Cloud SQL private IPs are known addresses: open exactly those.
         return endpoint_egress(endpoints)
 
-    def identity(self, tenant: str, namespaces: list[str], labels: dict[str, str], guard: Guard) -> TenantIdentity:
-        # The tenant's key: everything it stores is encrypted with it; rotated automatically.
+    def identity(
+        self, tenant: str, environment: str, namespace: str | None, labels: dict[str, str], guard: Guard
+    ) -> TenantIdentity:
+        prefix = f"{tenant}-{environment}"
+        # The environment's key: everything it stores is encrypted with it; rotated automatically.
         key = gcp.kms.CryptoKey(
-            f"{tenant}-key",
-            name=f"tenant-{tenant}",
+            f"{prefix}-key",
+            name=key_name(tenant, environment),
             key_ring=self._platform.key_ring(),
             rotation_period=f"{self._gcp.key_rotation_days * _DAY}s",
             labels=labels,
             opts=guard.data(),
         )
-        if guard.release:
+        if guard.release or namespace is None:
             # Offboarding: the key is kept, nobody needs to use it any more.
             return TenantIdentity(principal=None, key=key.id)
         account = gcp.serviceaccount.Account(
-            f"{tenant}-identity",
-            account_id=service_account_id(tenant),
-            display_name=f"tenancy tenant {tenant}",
+            f"{prefix}-identity",
+            account_id=service_account_id(tenant, environment),
+            display_name=f"tenancy tenant {tenant} environment {environment}",
             opts=guard.plain(),
         )
         member = account.email.apply(lambda email: f"serviceAccount:{email}")
-        # One authoritative binding lists every namespace's `workload` account: nobody else may
-        # impersonate the tenant's identity.
+        # Authoritative: only this namespace's `workload` account may impersonate it.
         gcp.serviceaccount.IAMBinding(
-            f"{tenant}-workload-identity",
+            f"{prefix}-workload-identity",
             service_account_id=account.name,
             role="roles/iam.workloadIdentityUser",
-            members=[workload_member(self._gcp.project, namespace) for namespace in namespaces],
+            members=[workload_member(self._gcp.project, namespace)],
             opts=guard.plain(),
         )
-        # Its own key only.
+        # Its own environment's key only.
         gcp.kms.CryptoKeyIAMMember(
-            f"{tenant}-key-user", crypto_key_id=key.id, role=KEY_USER, member=member, opts=guard.plain()
+            f"{prefix}-key-user", crypto_key_id=key.id, role=KEY_USER, member=member, opts=guard.plain()
         )
         return TenantIdentity(
             principal=account.email,

@@ -73,8 +73,11 @@ class LocalData:
         self._data = data
         self.delivery = delivery
 
-    def identity(self, tenant: str, namespaces: list[str], labels: dict[str, str], guard: Guard) -> TenantIdentity:
-        # Pods reach their own in-namespace databases and Secrets; there is no cloud principal.
+    def identity(
+        self, tenant: str, environment: str, namespace: str | None, labels: dict[str, str], guard: Guard
+    ) -> TenantIdentity:
+        # No cloud principal: each environment's Secrets and databases live in its own namespace,
+        # so its pods' identity is that namespace's ServiceAccounts (per environment already).
         return TenantIdentity(principal=None, key=None)
 
     def _in_namespace(
