@@ -116,6 +116,8 @@ class DatabaseEndpoint:
     instance: pulumi.Output[str] | str
     # Namespaces of in-cluster shared instances the tenant's pods may reach (local).
     egress_namespaces: list[str] = field(default_factory=list)
+    # Security groups the environment's pods must join to reach it (aws, docs/adr/0009).
+    security_groups: list[pulumi.Output[str] | str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,7 @@ class DatabaseLogin:
     database: str
     instance: pulumi.Output[str] | str
     egress_cidrs: list[pulumi.Output[str] | str] = field(default_factory=list)
+    security_groups: list[pulumi.Output[str] | str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -242,6 +245,11 @@ class DataBackend(Protocol):
         """What the environment's database egress policy opens (nothing: no policy)."""
         ...
 
+    def database_access(self, target: DeliveryTarget, endpoints: Sequence[DatabaseEndpoint]) -> None:
+        """What else the namespace needs for its pods to reach its databases, where the network
+        policy cannot tell environments apart (aws: a SecurityGroupPolicy); nothing elsewhere."""
+        ...
+
 
 def shared_names(tenant: str, environment: str, database: str) -> tuple[str, str]:
     """(database, user) names of a tenant's database on a shared instance.
@@ -314,4 +322,5 @@ def deliver_credentials(
         credentials=remote,
         egress_cidrs=login.egress_cidrs,
         instance=login.instance,
+        security_groups=login.security_groups,
     )

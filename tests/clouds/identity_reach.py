@@ -102,7 +102,9 @@ def gcp_identities(run: ProgramRun) -> dict[str, Identity]:
 
 def _gcp_reach(run: ProgramRun, identities: dict[str, Identity]) -> None:
     secrets = {
-        f"projects/{MOCK_PROJECT}/secrets/{s.inputs['secretId']}": _asset("secret", s.inputs["secretId"], s.inputs.get("labels"))
+        f"projects/{MOCK_PROJECT}/secrets/{s.inputs['secretId']}": _asset(
+            "secret", s.inputs["secretId"], s.inputs.get("labels")
+        )
         for s in run.of_type("gcp:secretmanager/secret:Secret")
     }
     keys = {
@@ -179,7 +181,10 @@ def _irsa_users(run: ProgramRun, trusts: dict[str, dict[str, Any]]) -> dict[str,
             issuer = provider.split("oidc-provider/", 1)[1]
             for namespace in namespaces:
                 for account in ("workload", "default", "deployer", "attacker"):
-                    context = {f"{issuer}:sub": f"system:serviceaccount:{namespace}:{account}", f"{issuer}:aud": "sts.amazonaws.com"}
+                    context = {
+                        f"{issuer}:sub": f"system:serviceaccount:{namespace}:{account}",
+                        f"{issuer}:aud": "sts.amazonaws.com",
+                    }
                     if _trusted(trust, arn, ("Federated", provider), context):
                         users[arn].add(namespace)
     return users
@@ -232,8 +237,10 @@ def _aws_reach(run: ProgramRun, identities: dict[str, Identity], policies: dict[
             name = secret.inputs["name"]
             secret_arn = region.format("secretsmanager", f"secret:{name}-AbCdEf")
             # Secrets Manager decrypts with the caller's own kms:Decrypt on the secret's key.
-            key = secret.inputs.get("kmsKeyId")
-            readable = may("secretsmanager:GetSecretValue", secret_arn) and (key is None or may("kms:Decrypt", key, key))
+            secret_key = secret.inputs.get("kmsKeyId")
+            readable = may("secretsmanager:GetSecretValue", secret_arn) and (
+                secret_key is None or may("kms:Decrypt", secret_key, secret_key)
+            )
             if readable:
                 asset = _asset("secret", name, secret.inputs.get("tags"))
                 database = _credential_database(asset, "/db/")
@@ -251,6 +258,8 @@ def aws_store_identity(run: ProgramRun, namespace: str, controller: str | None) 
         identity = identities[provider["role"]]
     else:
         account_name = provider["auth"]["jwt"]["serviceAccountRef"]["name"]
-        [account] = [a for a in objects_of_kind(run, "ServiceAccount", namespace) if a["metadata"]["name"] == account_name]
+        [account] = [
+            a for a in objects_of_kind(run, "ServiceAccount", namespace) if a["metadata"]["name"] == account_name
+        ]
         identity = identities[account["metadata"]["annotations"]["eks.amazonaws.com/role-arn"]]
     return identity if namespace in identity.namespaces else None

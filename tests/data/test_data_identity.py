@@ -24,6 +24,8 @@ BASE_AWS: dict[str, Any] = {
     "dbSubnetGroup": "tenancy-prod-databases",
     "dbSecurityGroupIds": ["sg-0a1b2c3d4e5f60718"],
     "databaseCidrs": ["10.20.96.0/22"],
+    "vpcId": "vpc-0a1b2c3d4e5f60718",
+    "podSecurityGroupIds": ["sg-0c1d2e3f405162738"],
 }
 POD_IDENTITY = {**BASE_AWS, "identityMode": "podIdentity", "secretsControllerRoleArn": CONTROLLER}
 IRSA = {**BASE_AWS, "identityMode": "irsa", "oidcProviderArn": PROVIDER_ARN, "oidcIssuer": ISSUER}

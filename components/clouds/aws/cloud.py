@@ -80,9 +80,7 @@ class AwsCloud:
         return data.AwsData(self.aws, self.cluster_name, self.data, PlatformValues(values), opts)
 
     def database_problems(self) -> list[str]:
-        if self.aws.db_subnet_group is None:
-            return ["RDS needs tenancy:aws.dbSubnetGroup (and dbSecurityGroupIds)"]
-        return []
+        return checks.database_problems(self.aws)
 
     def stack_problems(self, specs: Sequence[TenantSpec], settings: StackSettings) -> list[Problem]:
         return checks.stack_problems(self.aws, specs, settings)

@@ -18,6 +18,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.clouds.aws.rds import rds_instance
+from components.clouds.aws.security_groups import EnvironmentGroups, security_group_policy
 from components.clouds.aws.shared import SharedLogins
 from components.clouds.base import (
     WORKLOAD_ACCOUNT,
@@ -25,6 +26,7 @@ from components.clouds.base import (
     DatabaseEndpoint,
     DatabaseLogin,
     DatabaseRequest,
+    DeliveryTarget,
     Guard,
     PlatformValues,
     SecretRequest,
@@ -119,6 +121,7 @@ class AwsData:
         self._cluster = cluster_name
         self._data = data
         self._shared = SharedLogins(data, platform, opts)
+        self._groups = EnvironmentGroups(settings_aws)
         self.delivery = EsoDelivery(data.refresh_interval, data.shared_secrets, self.secret_store_provider)
 
     def remote_secret_name(self, tenant: str, environment: str, secret: str) -> str:
@@ -126,8 +129,8 @@ class AwsData:
         return f"tenancy/{tenant}/{environment}/{secret}"
 
     def database_egress(self, endpoints: Sequence[DatabaseEndpoint]) -> DatabaseEgress:
-        # RDS endpoints are DNS names a NetworkPolicy cannot name: open the DB subnets on every
-        # database port instead (security groups do the rest).
+        # RDS endpoints are DNS names a NetworkPolicy cannot name: open the DB subnets on the
+        # database ports; the environment's security groups admit only its own databases.
         if not endpoints:
             return endpoint_egress(endpoints)
         return DatabaseEgress(
@@ -135,6 +138,13 @@ class AwsData:
             ports=sorted({endpoint.port for endpoint in endpoints}),
             namespaces=endpoint_egress(endpoints).namespaces,
         )
+
+    def database_access(self, target: DeliveryTarget, endpoints: Sequence[DatabaseEndpoint]) -> None:
+        # Security groups tell the environments apart at the database (docs/adr/0009): every pod
+        # of the namespace joins its databases' groups.
+        groups = list(dict.fromkeys(group for endpoint in endpoints for group in endpoint.security_groups))
+        if groups:
+            security_group_policy(target, groups, self._aws)
 
     def identity(
         self, tenant: str, environment: str, namespace: str | None, labels: dict[str, str], guard: Guard
@@ -194,6 +204,8 @@ class AwsData:
                 raise LookupError(f"no shared {request.engine} {request.version} instance for {request.environment}")
             login = self._shared.login(instance, request, guard)
         else:
+            # The environment's group: only its own pods (SecurityGroupPolicy) reach the instance.
+            group = self._groups.group(request.tenant, request.environment, request.labels, guard.plain())
             # MySQL user names are limited to 16 characters.
             username = request.name[:16] if request.engine == "mysql" else request.name
             password = generate_password(f"{request.prefix}-password", 32, guard)
@@ -208,6 +220,7 @@ class AwsData:
                 password=password,
                 # Encrypted at rest with the tenant's key.
                 kms_key=identity.key,
+                security_groups=[group],
                 final_snapshot=f"{request.prefix}-final",
                 settings_aws=self._aws,
                 data=self._data,
@@ -221,6 +234,7 @@ class AwsData:
                 host=rds.address,
                 database=request.name,
                 instance=rds.identifier,
+                security_groups=[group],
             )
         remote = f"tenancy/{request.tenant}/{request.environment}/db/{request.name}"
         return deliver_credentials(self, request, identity, guard, login, remote)

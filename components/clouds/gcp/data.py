@@ -22,6 +22,7 @@ from components.clouds.base import (
     DatabaseEndpoint,
     DatabaseLogin,
     DatabaseRequest,
+    DeliveryTarget,
     Guard,
     PlatformValues,
     SecretRequest,
@@ -141,6 +142,10 @@ class GcpData:
     def database_egress(self, endpoints: Sequence[DatabaseEndpoint]) -> DatabaseEgress:
         # Cloud SQL private IPs are known addresses: open exactly those.
         return endpoint_egress(endpoints)
+
+    def database_access(self, target: DeliveryTarget, endpoints: Sequence[DatabaseEndpoint]) -> None:
+        # Each Cloud SQL instance has its own address: the egress NetworkPolicy tells them apart.
+        return None
 
     def identity(
         self, tenant: str, environment: str, namespace: str | None, labels: dict[str, str], guard: Guard

@@ -20,6 +20,7 @@ from components.clouds.base import (
     DatabaseEndpoint,
     DatabaseLogin,
     DatabaseRequest,
+    DeliveryTarget,
     Guard,
     SecretRequest,
     TenantIdentity,
@@ -72,6 +73,10 @@ class LocalData:
     def __init__(self, data: DataSettings, delivery: LocalDelivery) -> None:
         self._data = data
         self.delivery = delivery
+
+    def database_access(self, target: DeliveryTarget, endpoints: Sequence[DatabaseEndpoint]) -> None:
+        # In-cluster databases: the NetworkPolicies alone decide who reaches them.
+        return None
 
     def identity(
         self, tenant: str, environment: str, namespace: str | None, labels: dict[str, str], guard: Guard
