@@ -105,9 +105,9 @@ def matches(statement: dict[str, Any], request: Request) -> bool:
         return False
     if not _element(statement, "Action", "NotAction", request.action, case_sensitive=False):
         return False
-    if request.resource is not None and ("Resource" in statement or "NotResource" in statement):
-        if not _element(statement, "Resource", "NotResource", request.resource, case_sensitive=True):
-            return False
+    scoped = request.resource is not None and ("Resource" in statement or "NotResource" in statement)
+    if scoped and not _element(statement, "Resource", "NotResource", str(request.resource), case_sensitive=True):
+        return False
     return _condition(statement, request.context)
 
 

@@ -213,39 +213,44 @@ def aws_identities(run: ProgramRun, controller: str | None) -> dict[str, Identit
     return identities
 
 
+_Keys = dict[str, tuple[Asset, str | None]]
+
+
+def _may(policies: list[dict[str, Any]], keys: _Keys, arn: str, action: str, resource: str, key: str | None) -> bool:
+    """The role's policies allow it, and for a key the key policy too (none: the default key
+    policy, which lets IAM policies decide)."""
+    if not allowed(policies, Request(action, resource)):
+        return False
+    if key is None:
+        return True
+    key_policy = keys[key][1]
+    return key_policy is None or allowed([json.loads(key_policy)], Request(action, key, ("AWS", arn)))
+
+
 def _aws_reach(run: ProgramRun, identities: dict[str, Identity], policies: dict[str, list[dict[str, Any]]]) -> None:
     region = f"arn:aws:{{}}:eu-west-1:{MOCK_ACCOUNT}:{{}}"
-    keys = {
+    keys: _Keys = {
         region.format("kms", f"key/{k.name}"): (_asset("key", k.name, k.inputs.get("tags")), k.inputs.get("policy"))
         for k in run.of_type("aws:kms/key:Key")
     }
     for arn, identity in identities.items():
-
-        def may(action: str, resource: str, key: str | None = None) -> bool:
-            if not allowed(policies[arn], Request(action, resource)):
-                return False
-            if key is None:
-                return True
-            # No key policy: the default one, which lets IAM policies decide.
-            key_policy = keys[key][1]
-            return key_policy is None or allowed([json.loads(key_policy)], Request(action, key, ("AWS", arn)))
-
+        own = policies[arn]
         for key, (asset, _) in keys.items():
-            if may("kms:Decrypt", key, key):
+            if _may(own, keys, arn, "kms:Decrypt", key, key):
                 identity.reaches.add(asset)
         for secret in run.of_type("aws:secretsmanager/secret:Secret"):
             name = secret.inputs["name"]
             secret_arn = region.format("secretsmanager", f"secret:{name}-AbCdEf")
             # Secrets Manager decrypts with the caller's own kms:Decrypt on the secret's key.
             secret_key = secret.inputs.get("kmsKeyId")
-            readable = may("secretsmanager:GetSecretValue", secret_arn) and (
-                secret_key is None or may("kms:Decrypt", secret_key, secret_key)
+            readable = _may(own, keys, arn, "secretsmanager:GetSecretValue", secret_arn, None) and (
+                secret_key is None or _may(own, keys, arn, "kms:Decrypt", secret_key, secret_key)
             )
             if readable:
                 asset = _asset("secret", name, secret.inputs.get("tags"))
                 database = _credential_database(asset, "/db/")
                 identity.reaches.update([asset] + ([database] if database else []))
-        if may("rds-db:connect", region.format("rds-db", "dbuser:*/*")):
+        if _may(own, keys, arn, "rds-db:connect", region.format("rds-db", "dbuser:*/*"), None):
             identity.reaches.add(Asset("database", "rds-db:connect (IAM authentication)", "*", "*"))
 
 
