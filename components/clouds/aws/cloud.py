@@ -15,7 +15,7 @@ import pulumi
 from components.clouds.aws import checks
 from components.clouds.aws.network import NETWORK
 from components.clouds.base import DataBackend, Guard, PlatformValues
-from components.clouds.eso import cluster_secret_store
+from components.clouds.eso import shared_secret_store
 from components.model.capabilities import CloudCapabilities
 from components.model.clouds import AwsSettings
 from components.model.data import DataSettings
@@ -69,9 +69,12 @@ class AwsCloud:
         from components.clouds.aws import data, shared
 
         values = shared.platform(self.aws, self.data, labels, guard)
-        if self.data.shared_secrets:
-            provider = data.shared_store_provider(self.aws, self.cluster_name, self.data, labels, guard)
-            cluster_secret_store(provider, guard, shared_namespaces)
+        shared_secret_store(
+            self.data.shared_secrets,
+            guard,
+            shared_namespaces,
+            lambda: data.shared_store_provider(self.aws, self.cluster_name, self.data, labels, guard),
+        )
         return values
 
     def data_backend(self, *, values: pulumi.Output[Any], opts: pulumi.ResourceOptions) -> DataBackend:
