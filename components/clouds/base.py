@@ -234,7 +234,7 @@ class DataBackend(Protocol):
     def database(self, request: DatabaseRequest, identity: TenantIdentity, guard: Guard) -> DatabaseEndpoint: ...
 
     def store_secret(self, request: SecretRequest, identity: TenantIdentity, guard: Guard) -> str:
-        """Store a secret under the tenant's key; returns the name its delivery refers to."""
+        """Store a secret under the environment's key; returns the name its delivery refers to."""
         ...
 
     def remote_secret_name(self, tenant: str, environment: str, secret: str) -> str:
@@ -295,7 +295,7 @@ def deliver_credentials(
     login: DatabaseLogin,
     remote: str,
 ) -> DatabaseEndpoint:
-    """Store a database's credentials as one JSON secret under the tenant's key (the keys the
+    """Store a database's credentials as one JSON secret under the environment's key (the keys the
     `db-<name>` Secret gets: username, password, host, port, database) and say where it is."""
     port = ENGINE_PORTS[request.engine]
     credentials = pulumi.Output.json_dumps(credential_values(login, port))

@@ -218,7 +218,7 @@ class AwsData:
                 db_name=request.name,
                 username=username,
                 password=password,
-                # Encrypted at rest with the tenant's key.
+                # Encrypted at rest with the environment's key.
                 kms_key=identity.key,
                 security_groups=[group],
                 final_snapshot=f"{request.prefix}-final",

@@ -74,7 +74,7 @@ class GcpPlatform(PlatformValues):
 
 
 def _key(identity: TenantIdentity) -> pulumi.Output[str]:
-    if identity.key is None:  # every GCP identity carries the tenant's key
+    if identity.key is None:  # every GCP identity carries its environment's key
         raise ValueError("a GCP tenant identity without a key")
     return identity.key
 
@@ -202,7 +202,7 @@ class GcpData:
                 f"{request.prefix}-instance",
                 database_version=database_version(request.engine, request.version),
                 region=self._gcp.region,
-                # The tenant's key encrypts its dedicated instance (CMEK).
+                # The environment's key encrypts its dedicated instance (CMEK).
                 encryption_key_name=_key(identity),
                 deletion_protection=True,
                 settings=instance_settings(
