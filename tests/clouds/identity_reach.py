@@ -38,6 +38,8 @@ MODELLED = {
     "aws:iam/role:Role",
     "aws:iam/rolePolicy:RolePolicy",
 }
+# The owner of a secret a grant names but the plan does not register.
+OUTSIDE = "outside-the-plan"
 _IAM_TYPE = re.compile(r"(IAM|Iam|iAM)|^aws:iam/|^aws:kms/grant|^gcp:projects/iAM")
 
 
@@ -113,8 +115,9 @@ def _gcp_reach(run: ProgramRun, identities: dict[str, Identity]) -> None:
     }
     grants: list[tuple[str, Iterable[Asset]]] = []
     for grant in run.of_type("gcp:secretmanager/secretIamMember:SecretIamMember"):
-        if grant.inputs["role"] in SECRET_READERS and grant.inputs["secretId"] in secrets:
-            secret = secrets[grant.inputs["secretId"]]
+        if grant.inputs["role"] in SECRET_READERS:
+            # A secret this plan does not register (a shared platform secret kept out of band).
+            secret = secrets.get(grant.inputs["secretId"]) or Asset("secret", grant.inputs["secretId"], OUTSIDE, "-")
             database = _credential_database(secret, "_db_")
             grants.append((grant.inputs["member"], [secret] + ([database] if database else [])))
     for grant in run.of_type("gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember"):
@@ -227,14 +230,31 @@ def _may(policies: list[dict[str, Any]], keys: _Keys, arn: str, action: str, res
     return key_policy is None or allowed([json.loads(key_policy)], Request(action, key, ("AWS", arn)))
 
 
+def _probes(run: ProgramRun, region: str) -> dict[str, Asset]:
+    """A secret name in every tenant environment's path, whether or not it has secrets yet: a
+    policy reaching another environment's path is caught even where that path is still empty."""
+    probes: dict[str, Asset] = {}
+    for namespace in objects_of_kind(run, "Namespace"):
+        labels = namespace["metadata"].get("labels", {})
+        if "tenancy.io/tenant" in labels:
+            tenant, environment = labels["tenancy.io/tenant"], labels["tenancy.io/environment"]
+            name = f"tenancy/{tenant}/{environment}/probe"
+            probes[region.format("secretsmanager", f"secret:{name}-AbCdEf")] = Asset("probe", name, tenant, environment)
+    return probes
+
+
 def _aws_reach(run: ProgramRun, identities: dict[str, Identity], policies: dict[str, list[dict[str, Any]]]) -> None:
     region = f"arn:aws:{{}}:eu-west-1:{MOCK_ACCOUNT}:{{}}"
     keys: _Keys = {
         region.format("kms", f"key/{k.name}"): (_asset("key", k.name, k.inputs.get("tags")), k.inputs.get("policy"))
         for k in run.of_type("aws:kms/key:Key")
     }
+    probes = _probes(run, region)
     for arn, identity in identities.items():
         own = policies[arn]
+        for probe_arn, probe in probes.items():
+            if _may(own, keys, arn, "secretsmanager:GetSecretValue", probe_arn, None):
+                identity.reaches.add(probe)
         for key, (asset, _) in keys.items():
             if _may(own, keys, arn, "kms:Decrypt", key, key):
                 identity.reaches.add(asset)

@@ -111,6 +111,26 @@ def _shared_instance(
         tags=labels,
         opts=guard.data(),
     )
+    version = _admin_secret(name, instance, rds, password, key, data, labels, guard)
+    return {
+        "identifier": rds.identifier,
+        "address": rds.address,
+        "adminSecretVersion": version.id,
+        "securityGroup": clients.id,
+    }
+
+
+def _admin_secret(
+    name: str,
+    instance: SharedInstance,
+    rds: aws.rds.Instance,
+    password: pulumi.Output[str],
+    key: aws.kms.Key,
+    data: DataSettings,
+    labels: dict[str, str],
+    guard: Guard,
+) -> aws.secretsmanager.SecretVersion:
+    """The instance's admin credentials in Secrets Manager, under the platform key."""
     secret = aws.secretsmanager.Secret(
         f"shared-{name}-admin",
         name=admin_secret_name(name),
@@ -138,12 +158,7 @@ def _shared_instance(
         secret_string=secret_document,
         opts=guard.data(),
     )
-    return {
-        "identifier": rds.identifier,
-        "address": rds.address,
-        "adminSecretVersion": version.id,
-        "securityGroup": clients.id,
-    }
+    return version
 
 
 def _admin_password(document: str | None) -> str:
