@@ -161,3 +161,22 @@ def test_irsa_dev_account_annotated_with_the_prod_role_is_not_trusted(tmp_path: 
     # Every account name tried in every namespace: only the environment's own `workload` gets in.
     shop = {arn.rsplit("/", 1)[1]: i.namespaces for arn, i in identities.items() if "/shop-" in arn}
     assert shop == {"shop-dev-identity": {"tenant-shop-dev"}, "shop-prod-identity": {"tenant-shop-prod"}}
+
+
+def test_local_environment_identities_are_its_namespace_accounts() -> None:
+    """The local analogue: no cloud principal; each environment's Secrets and databases live in its
+    own namespace, so what its identities (its ServiceAccounts, its people) read is decided by
+    RBAC per namespace. Nothing in dev reads prod's Secrets, and prod's own accounts do."""
+    from tests.rbac import Authorizer, Subject
+    from tests.support import kubernetes_objects
+
+    run = plan("dev", EXAMPLE_TENANTS)
+    authz = Authorizer(kubernetes_objects(run))
+    assert objects_of_kind(run, "Secret", ACME_PROD)
+    dev_identities = [ACME_ADMIN] + [
+        Subject("ServiceAccount", name, ACME_DEV) for name in ("workload", "deployer", "default")
+    ]
+    for who in dev_identities:
+        for verb in ("get", "list", "watch"):
+            assert not authz.allowed(who, verb, "secrets", ACME_PROD), (who, verb)
+    assert authz.allowed(Subject("ServiceAccount", "deployer", ACME_PROD), "get", "secrets", ACME_PROD)
