@@ -211,3 +211,13 @@ def test_identity_settings_are_only_required_where_something_uses_them(tmp_path:
     tenants = write_tenants(tmp_path, tenant_document("plain"))
     run = plan("prod-aws", tenants, aws=json.dumps(aws), data="{}")
     assert run.of_type("aws:iam/role:Role") == []
+
+
+def test_role_names_fit_iam_for_the_longest_tenant_names(tmp_path: Path) -> None:
+    # tenant-<name>-<env> is at most 63 characters, so name and environment may take 55.
+    name = "n" * 50
+    run = _run(tmp_path, POD_IDENTITY, tenant_document(name, secrets=[{"name": "k", "source": "generated"}]))
+    prefixes = [r.inputs["namePrefix"] for r in run.of_type("aws:iam/role:Role") if r.name.startswith(name)]
+    assert len(prefixes) == 2
+    # IAM: a prefix of at most 38 characters, to which AWS appends a unique 26.
+    assert all(p.startswith("t-nnn") and len(p) <= 38 for p in prefixes)

@@ -170,6 +170,9 @@ class AwsData:
         )
         role = aws.iam.Role(
             f"{prefix}-identity",
+            # AWS appends a unique suffix; the prefix only has to be readable (at most 38 characters,
+            # where an autonamed `<tenant>-<env>-identity-<random>` could pass IAM's 64).
+            name_prefix=f"t-{prefix}"[:37] + "-",
             description=f"tenancy tenant {tenant} environment {environment}: its secrets and key, nothing else",
             assume_role_policy=_trust(self._aws, self._cluster, [namespace], WORKLOAD_ACCOUNT),
             tags=labels,

@@ -40,6 +40,7 @@ _TIERS = {"small": "db-custom-1-3840", "medium": "db-custom-2-7680", "large": "d
 SECRET_ACCESSOR = "roles/secretmanager.secretAccessor"
 KEY_USER = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
 _DAY = 86400
+_MAX_KEY_NAME = 63
 
 
 def database_version(engine: str, version: str) -> str:
@@ -55,8 +56,12 @@ def service_account_id(tenant: str, environment: str) -> str:
 
 
 def key_name(tenant: str, environment: str) -> str:
-    """The environment's CryptoKey in the platform ring; `_` is in no tenant or environment name."""
-    return f"tenancy_{tenant}_{environment}"
+    """The environment's CryptoKey in the platform ring; `_` is in no tenant or environment name.
+    Past CryptoKey's 63 characters a readable prefix keeps a hash of the whole."""
+    name = f"tenancy_{tenant}_{environment}"
+    if len(name) <= _MAX_KEY_NAME:
+        return name
+    return f"{name[: _MAX_KEY_NAME - 9]}_{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
 def workload_member(project: str, namespace: str) -> str:
