@@ -13,6 +13,7 @@ from components.admission.bundle import PolicyBundle, PolicyBundleArgs
 from components.clouds.registry import cloud_for
 from components.data.platform import build_platform_data
 from components.delivery.flux import install_flux
+from components.guardrails.cluster_network import ClusterIsolation, cluster_isolation_args
 from components.model.catalog import load_catalog
 from components.model.stack import read_stack_settings
 from components.platform.link import PLATFORM_OUTPUT, local_platform, referenced_platform
@@ -41,6 +42,9 @@ if settings.stack_role in ("all", "platform"):
     roles = PlatformRoles("platform-roles", PlatformRolesArgs(), opts=cluster.options())
     # Admission policies for every tenant namespace (tenant data lives on the namespaces).
     PolicyBundle("policy-bundle", PolicyBundleArgs(settings.policy, settings.kubernetes_version), cluster.options())
+    if settings.network.mode == "clusterNetworkPolicy":
+        # Tenant isolation's cluster-wide ClusterNetworkPolicies (docs/network.md).
+        ClusterIsolation("cluster-isolation", cluster_isolation_args(settings, cloud.network), cluster.options())
     # Node pools span every shard, so they list all tenants of the stack, not one shard's.
     pools = {
         name: NodePool(

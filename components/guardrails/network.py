@@ -13,7 +13,14 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.model.network import CloudNetworkFacts, EgressTarget, IpTarget, OperatorAccess
+from components.model.network import (
+    NETWORK_MODE_KEY,
+    CloudNetworkFacts,
+    EgressTarget,
+    IpTarget,
+    OperatorAccess,
+    egress_grant_label,
+)
 from components.model.stack import DnsSettings, PlatformNamespace, StackSettings
 
 ISOLATION_POLICY = "tenancy-isolation"
@@ -55,6 +62,20 @@ def granted_cidrs(settings: StackSettings, tenant_egress: Sequence[str]) -> list
     """The ipBlocks a tenant's own NetworkPolicies may name, as `cidr!except!except` (admission reads them)."""
     blocks = [target for name in tenant_egress for target in settings.network.egress[name].ip_targets()]
     return ["!".join([block.cidr, *block.except_]) for block in blocks]
+
+
+def network_labels(settings: StackSettings, tenant_egress: Sequence[str]) -> dict[str, str]:
+    """Namespace labels the ClusterNetworkPolicy mode selects granted egress by (none in the default mode)."""
+    if settings.network.mode != "clusterNetworkPolicy":
+        return {}
+    return {egress_grant_label(name): "granted" for name in tenant_egress}
+
+
+def network_annotations(settings: StackSettings) -> dict[str, str]:
+    """The network mode for the admission rule, where it is not the default (keeps default plans unchanged)."""
+    if settings.network.mode == "networkPolicy":
+        return {}
+    return {NETWORK_MODE_KEY: settings.network.mode}
 
 
 def _ports(ports: Sequence[int], protocol: str = "TCP") -> list[k8s.networking.v1.NetworkPolicyPortArgsDict]:

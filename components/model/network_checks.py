@@ -1,17 +1,47 @@
-"""Tenant network requests checked against the stack: a tenant asks only for egress the stack allows."""
+"""Tenant network requests checked against the stack: a tenant asks only for egress the stack allows,
+and the ClusterNetworkPolicy mode is refused where the platform's own objects could not work under it."""
 
 from __future__ import annotations
 
+from components.model.errors import Problem
+from components.model.network import CloudNetworkFacts
 from components.model.stack import StackSettings
 from components.model.tenant_file import TenantSpec
 
+CLUSTER_MODE = "clusterNetworkPolicy"
+
 
 def network_problems(spec: TenantSpec, settings: StackSettings) -> list[tuple[str, str]]:
-    """(field path, message) for every `egress` name the stack does not define."""
+    """(field path, message) for every `egress` name the stack does not define, and (in the
+    ClusterNetworkPolicy mode) every database on a shared instance outside the tenant namespace."""
     allowed = settings.network.egress
     known = ", ".join(sorted(allowed)) or "none"
-    return [
+    problems = [
         (f"egress.{index}", f"{name!r} is not an egress entry of this stack (tenancy:network.egress: {known})")
         for index, name in enumerate(spec.egress)
         if name not in allowed
     ]
+    if settings.network.mode == CLUSTER_MODE:
+        problems += [
+            (
+                f"databases.{index}.placement",
+                "shared instances live outside the tenant namespace, and tenancy:network.mode "
+                f"{CLUSTER_MODE} renders no database egress (use placement: dedicated)",
+            )
+            for index, database in enumerate(spec.databases)
+            if (database.placement or settings.data.placement) == "shared"
+        ]
+    return problems
+
+
+def network_stack_problems(settings: StackSettings, facts: CloudNetworkFacts, cloud: str) -> list[Problem]:
+    """The ClusterNetworkPolicy mode on a cloud whose databases are reached by address (a namespaced
+    NetworkPolicy that would cut same-namespace egress beneath the cluster policies)."""
+    if settings.network.mode != CLUSTER_MODE or facts.cluster_network_policy:
+        return []
+    message = (
+        f"{CLUSTER_MODE} is not available on cloud {cloud}: its databases live outside tenant namespaces and "
+        "are reached through a namespaced NetworkPolicy, which this mode cannot combine with yet "
+        "(docs/network.md); use networkPolicy"
+    )
+    return [Problem(settings.source, "tenancy:network.mode", message)]
