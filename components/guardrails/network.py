@@ -59,9 +59,16 @@ def network_rules(*, settings: StackSettings, facts: CloudNetworkFacts, tenant_e
 
 
 def granted_cidrs(settings: StackSettings, tenant_egress: Sequence[str]) -> list[str]:
-    """The ipBlocks a tenant's own NetworkPolicies may name, as `cidr!except!except` (admission reads them)."""
-    blocks = [target for name in tenant_egress for target in settings.network.egress[name].ip_targets()]
-    return ["!".join([block.cidr, *block.except_]) for block in blocks]
+    """The ipBlocks a tenant's own NetworkPolicies may name, with the protocol and ports they may use,
+    as `cidr!except!except@PROTOCOL/port/port` (no port: every port); the admission rule reads them."""
+    granted = []
+    for name in tenant_egress:
+        entry = settings.network.egress[name]
+        ports = "".join(f"/{port}" for port in entry.ports)
+        granted += [
+            "!".join([block.cidr, *block.except_]) + f"@{entry.protocol}{ports}" for block in entry.ip_targets()
+        ]
+    return granted
 
 
 def network_labels(settings: StackSettings, tenant_egress: Sequence[str]) -> dict[str, str]:

@@ -23,7 +23,7 @@ SHARED = ["tenancy-baseline-deny", "tenancy-baseline-own", "tenancy-platform"]
 def cluster_mode(stack: str) -> str:
     """The stack's own `tenancy:network` with the ClusterNetworkPolicy mode, as JSON for plan()."""
     config, _ = stack_config(stack)
-    network = config.get("tenancy:network", {})
+    network: Any = config.get("tenancy:network", {})
     network = json.loads(network) if isinstance(network, str) else dict(network)
     return json.dumps({**network, "mode": "clusterNetworkPolicy"})
 
