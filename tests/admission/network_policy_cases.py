@@ -118,8 +118,8 @@ def denial_reason(name: str) -> str:
     """The part of the rule's message that an `always_denied` case must be refused with."""
     if name.startswith("granted block"):
         return "only on the granted protocol and ports"
-    if "without" in name and ("to" in name or "from" in name) or "empty to" in name:
+    if name.endswith(("without to", "without from", "empty to")):
         return "must name the peers of every rule"
-    if any(word in name for word in ("port", "Port", "protocol")) and name != "granted internet":
+    if any(word in name for word in ("port", "Port", "protocol")):
         return "has an invalid port"
     return "may only name pods of its own namespace"
