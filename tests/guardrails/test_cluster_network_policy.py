@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from components.model.errors import ConfigurationError
+from policy_pack import offline
 from tests.guardrails.network_analyzer import Connectivity, analyze, nca_command
 from tests.k8s_schema import require_crds, validate_custom
 from tests.support import EXAMPLE_TENANTS, kubernetes_objects, objects_of_kind, plan, tenant_document, write_tenants
@@ -206,3 +207,13 @@ def test_the_default_mode_renders_no_cluster_network_policy() -> None:
     objects = kubernetes_objects(plan("dev", EXAMPLE_TENANTS))
     assert not [o for o in objects if o["kind"] == "ClusterNetworkPolicy"]
     assert not [o for o in objects if "tenancy.io/network-mode" in o["metadata"].get("annotations", {})]
+
+
+def test_the_policy_pack_accepts_the_cluster_mode_and_misses_a_removed_isolation(run: ProgramRun) -> None:
+    records = [{**r.as_json(), "read": getattr(r, "read", False)} for r in run.resources]
+    assert offline.check_records(records) == []
+    without = [r for r in records if not r["name"].endswith("-cluster-isolation") or "acme-dev" not in r["name"]]
+    assert len(without) == len(records) - 1
+    assert [v.message.split(" has ")[0] for v in offline.check_records(without)] == [
+        "tenant namespace tenant-acme-dev (tenant acme)"
+    ]
