@@ -122,17 +122,26 @@ def platform_spec(rules: NetworkRules) -> Spec:
     }
 
 
-def isolation_spec(namespace: str) -> Spec:
-    """Admin tier, one tenant namespace: deny every other namespace, in and out."""
+def isolation_spec(namespace: str, rules: NetworkRules | None = None) -> Spec:
+    """Admin tier, one tenant namespace: accept the consented tenants' namespaces (the receiving side
+    on its ports), then deny every other namespace, in and out."""
     others = [
         {"namespaces": {"matchExpressions": [{"key": _METADATA_NAME, "operator": "NotIn", "values": [namespace]}]}}
+    ]
+    ingress = [
+        _rule(f"consent-from-{ns}", "Accept", "from", [{"namespaces": _named(ns)}], ports, protocol)
+        for ns, ports, protocol in (rules.peers_in if rules else ())
+    ]
+    egress = [
+        _rule(f"consent-to-{ns}", "Accept", "to", [{"namespaces": _named(ns)}])
+        for ns in (rules.peers_out if rules else ())
     ]
     return {
         "tier": "Admin",
         "priority": ISOLATION_PRIORITY,
         "subject": {"namespaces": _named(namespace)},
-        "ingress": [_rule("other-namespaces", "Deny", "from", others)],
-        "egress": [_rule("other-namespaces", "Deny", "to", others)],
+        "ingress": [*ingress, _rule("other-namespaces", "Deny", "from", others)],
+        "egress": [*egress, _rule("other-namespaces", "Deny", "to", others)],
     }
 
 
@@ -198,10 +207,12 @@ def _resource(resource_name: str, name: str, spec: Spec, labels: dict[str, str],
     )
 
 
-def namespace_isolation(prefix: str, namespace: str, labels: dict[str, str], opts: pulumi.ResourceOptions) -> None:
+def namespace_isolation(
+    prefix: str, namespace: str, labels: dict[str, str], rules: NetworkRules, opts: pulumi.ResourceOptions
+) -> None:
     """The namespace's Admin-tier isolation. Cluster-scoped: it is not deleted with the namespace,
     so `opts` must not carry `deleted_with` (Pulumi would skip its deletion and leave it behind)."""
-    _resource(f"{prefix}-cluster-isolation", isolation_name(namespace), isolation_spec(namespace), labels, opts)
+    _resource(f"{prefix}-cluster-isolation", isolation_name(namespace), isolation_spec(namespace, rules), labels, opts)
 
 
 @dataclass

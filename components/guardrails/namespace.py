@@ -168,17 +168,19 @@ def build_environment(
     )
     register_quota(prefix, metadata=metadata(QUOTA_NAME, owned_labels), spec=spec, hard=hard, opts=inside)
     register_limits(prefix, metadata=metadata(LIMITS_NAME, owned_labels), limits=settings.limit_defaults, opts=inside)
+    rules = network_rules(
+        settings=settings,
+        facts=network,
+        tenant_egress=spec.egress,
+        peers=(environment, spec.accepts_from, spec.connects_to),
+    )
     if settings.network.mode == "clusterNetworkPolicy":
         # Cluster-scoped, so not deleted with the namespace: no deleted_with.
-        namespace_isolation(
-            prefix, ns_name, owned_labels, pulumi.ResourceOptions(parent=parent, depends_on=[namespace])
-        )
+        cluster_opts = pulumi.ResourceOptions(parent=parent, depends_on=[namespace])
+        namespace_isolation(prefix, ns_name, owned_labels, rules, cluster_opts)
     else:
         isolation_policy(
-            f"{prefix}-isolation",
-            metadata=metadata(ISOLATION_POLICY, owned_labels),
-            rules=network_rules(settings=settings, facts=network, tenant_egress=spec.egress),
-            opts=inside,
+            f"{prefix}-isolation", metadata=metadata(ISOLATION_POLICY, owned_labels), rules=rules, opts=inside
         )
     deployer = register_access(
         prefix,

@@ -116,6 +116,25 @@ class OperatorAccess(StrictModel):
     ports: Annotated[list[Port], Field(min_length=1)]
 
 
+class TenantPeer(StrictModel):
+    """Another tenant whose pods may open connections to this tenant's pods, in the same environment
+    only, and only when that tenant lists this one in `connectsTo` (mutual consent)."""
+
+    tenant: DnsLabel
+    # Ports of this tenant's pods it may reach (empty: every port).
+    ports: list[Port] = []
+    protocol: Protocol = "TCP"
+
+
+def unique_peers(peers: list[TenantPeer]) -> list[TenantPeer]:
+    """Validator: each tenant is named once in `acceptsFrom`."""
+    names = [peer.tenant for peer in peers]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"tenants must be unique; repeated: {', '.join(repeated)}")
+    return peers
+
+
 class NetworkSettings(StrictModel):
     """`tenancy:network`: the platform's holes in tenant isolation, the same for every tenant of a stack."""
 

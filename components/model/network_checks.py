@@ -3,6 +3,8 @@ and the ClusterNetworkPolicy mode is refused where the platform's own objects co
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from components.model.errors import Problem
 from components.model.network import CloudNetworkFacts
 from components.model.stack import StackSettings
@@ -45,3 +47,27 @@ def network_stack_problems(settings: StackSettings, facts: CloudNetworkFacts, cl
         "(docs/network.md); use networkPolicy"
     )
     return [Problem(settings.source, "tenancy:network.mode", message)]
+
+
+def consent_problems(tenants: Sequence[tuple[TenantSpec, str]]) -> list[Problem]:
+    """Paths between tenants need both files: `acceptsFrom` on the receiving side, `connectsTo` on the
+    sending side. A one-sided or unknown name is refused, naming the file that lacks the other half."""
+    by_name = {spec.name: (spec, label) for spec, label in tenants}
+    problems: list[Problem] = []
+    for spec, label in tenants:
+        for index, peer in enumerate(spec.accepts_from):
+            where = f"acceptsFrom.{index}.tenant"
+            other = by_name.get(peer.tenant)
+            if other is None or peer.tenant == spec.name:
+                problems.append(Problem(label, where, f"{peer.tenant!r} is not another tenant of this stack"))
+            elif spec.name not in other[0].connects_to:
+                message = f"{peer.tenant!r} does not consent: {other[1]} has no {spec.name!r} in connectsTo"
+                problems.append(Problem(label, where, message))
+        for index, name in enumerate(spec.connects_to):
+            target = by_name.get(name)
+            if target is None or name == spec.name:
+                problems.append(Problem(label, f"connectsTo.{index}", f"{name!r} is not another tenant of this stack"))
+            elif spec.name not in [p.tenant for p in target[0].accepts_from]:
+                message = f"{name!r} does not consent: {target[1]} has no {spec.name!r} in acceptsFrom"
+                problems.append(Problem(label, f"connectsTo.{index}", message))
+    return problems
