@@ -17,7 +17,13 @@ from tests.guardrails.test_cluster_network_policy import cluster_mode
 from tests.support import objects_of_kind, plan, tenant_document, write_tenants
 from tools.harness import ProgramRun, new_monitor, run_program, stack_config
 
-MODES = {"networkPolicy": {}, "clusterNetworkPolicy": {"network": cluster_mode("dev")}}
+# (stack, network mode): the namespaced mode on every cloud, the cluster mode where it is available.
+PLANS = [
+    ("dev", "networkPolicy"),
+    ("dev", "clusterNetworkPolicy"),
+    ("prod", "networkPolicy"),
+    ("prod-aws", "networkPolicy"),
+]
 
 
 def _tenants(directory: Path) -> Path:
@@ -29,9 +35,11 @@ def _tenants(directory: Path) -> Path:
     )
 
 
-@pytest.fixture(scope="module", params=sorted(MODES))
+@pytest.fixture(scope="module", params=PLANS, ids=[f"{stack}-{mode}" for stack, mode in PLANS])
 def run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> ProgramRun:
-    return plan("dev", _tenants(tmp_path_factory.mktemp("tenants")), **MODES[request.param])
+    stack, mode = request.param
+    config = {"network": cluster_mode(stack)} if mode == "clusterNetworkPolicy" else {}
+    return plan(stack, _tenants(tmp_path_factory.mktemp("tenants")), **config)
 
 
 @pytest.mark.skipif(nca_command() is None, reason="network-config-analyzer (nca) is not installed")
