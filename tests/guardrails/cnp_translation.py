@@ -13,18 +13,16 @@ with Allow/Deny rules express the same first-match evaluation, so the translatio
   with the same action (first match is unchanged);
 - the NetworkPolicy tier's own default deny (a pod some NetworkPolicy selects for a direction gets
   nothing else in that direction, and never reaches the Baseline tier) becomes, for every
-  NetworkPolicy and policy type, a Deny-all GlobalNetworkPolicy on the same pods at order 1001.
-
-Not modelled: ingress from addresses outside the cluster to pods that no NetworkPolicy selects
-(ClusterNetworkPolicy ingress peers cannot name addresses, so the Baseline tier leaves it allowed;
-nca's Calico model denies what a captured pod does not allow). No test relies on it.
+  NetworkPolicy and policy type, a Deny-all GlobalNetworkPolicy on the same pods at order 1001;
+- what no tier decides is allowed (ClusterNetworkPolicy's default), while nca denies whatever a
+  policy selects and nothing allows: an Allow-all GlobalNetworkPolicy on every pod, last (order 9000).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-NETWORK_POLICY_ORDER, BASELINE_BASE = 1000, 2000
+NETWORK_POLICY_ORDER, BASELINE_BASE, LAST = 1000, 2000, 9000
 _ACTIONS = {"Accept": "Allow", "Deny": "Deny"}
 
 
@@ -152,4 +150,16 @@ def calico_policies(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if not cnps:
         return []
     policies = [o for o in objects if o["kind"] == "NetworkPolicy"]
-    return [global_policy(c) for c in cnps] + network_policy_tier_defaults(policies)
+    allow_rest = {
+        "apiVersion": "projectcalico.org/v3",
+        "kind": "GlobalNetworkPolicy",
+        "metadata": {"name": "undecided-is-allowed"},
+        "spec": {
+            "order": LAST,
+            "namespaceSelector": "all()",
+            "types": ["Ingress", "Egress"],
+            "ingress": [{"action": "Allow"}],
+            "egress": [{"action": "Allow"}],
+        },
+    }
+    return [global_policy(c) for c in cnps] + network_policy_tier_defaults(policies) + [allow_rest]
