@@ -3,7 +3,7 @@ and the ClusterNetworkPolicy mode is refused where the platform's own objects co
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Sized
 
 from components.model.errors import Problem
 from components.model.network import CloudNetworkFacts
@@ -11,6 +11,8 @@ from components.model.stack import StackSettings
 from components.model.tenant_file import TenantSpec
 
 CLUSTER_MODE = "clusterNetworkPolicy"
+# ClusterNetworkPolicy's limit on rules per direction, peers, networks and protocols per rule.
+MAX_ITEMS = 25
 
 
 def network_problems(spec: TenantSpec, settings: StackSettings) -> list[tuple[str, str]]:
@@ -24,6 +26,10 @@ def network_problems(spec: TenantSpec, settings: StackSettings) -> list[tuple[st
         if name not in allowed
     ]
     if settings.network.mode == CLUSTER_MODE:
+        problems += _over_limit("acceptsFrom", spec.accepts_from, MAX_ITEMS - 1)
+        problems += _over_limit("connectsTo", spec.connects_to, MAX_ITEMS - 1)
+        for index, peer in enumerate(spec.accepts_from):
+            problems += _over_limit(f"acceptsFrom.{index}.ports", peer.ports)
         problems += [
             (
                 f"databases.{index}.placement",
@@ -36,17 +42,45 @@ def network_problems(spec: TenantSpec, settings: StackSettings) -> list[tuple[st
     return problems
 
 
+def _over_limit(where: str, items: Sized, limit: int = MAX_ITEMS) -> list[tuple[str, str]]:
+    if len(items) <= limit:
+        return []
+    return [(where, f"at most {limit} in tenancy:network.mode {CLUSTER_MODE} (ClusterNetworkPolicy limit)")]
+
+
+def _cluster_limits(settings: StackSettings, facts: CloudNetworkFacts) -> list[tuple[str, str]]:
+    """Stack settings that would render a ClusterNetworkPolicy beyond the CRD's item limits."""
+    network = settings.network
+    operators = {**facts.operators, **network.operators}
+    found = _over_limit("tenancy:platformNamespaces", [*settings.platform_namespaces, *operators])
+    for index, platform in enumerate(settings.platform_namespaces):
+        found += _over_limit(f"tenancy:platformNamespaces.{index}.ports", platform.ports)
+    for name, operator in network.operators.items():
+        found += _over_limit(f"tenancy:network.operators.{name}.ports", operator.ports)
+    for name, entry in network.egress.items():
+        found += _over_limit(f"tenancy:network.egress.{name}.cidrs", entry.cidrs)
+        found += _over_limit(f"tenancy:network.egress.{name}.ports", entry.ports)
+    if network.api_server is not None:
+        found += _over_limit("tenancy:network.apiServer.cidrs", network.api_server.cidrs)
+        found += _over_limit("tenancy:network.apiServer.ports", network.api_server.ports)
+    return found
+
+
 def network_stack_problems(settings: StackSettings, facts: CloudNetworkFacts, cloud: str) -> list[Problem]:
     """The ClusterNetworkPolicy mode on a cloud whose databases are reached by address (a namespaced
-    NetworkPolicy that would cut same-namespace egress beneath the cluster policies)."""
-    if settings.network.mode != CLUSTER_MODE or facts.cluster_network_policy:
+    NetworkPolicy that would cut same-namespace egress beneath the cluster policies), or with
+    settings beyond the CRD's limits."""
+    if settings.network.mode != CLUSTER_MODE:
         return []
+    problems = [Problem(settings.source, where, message) for where, message in _cluster_limits(settings, facts)]
+    if facts.cluster_network_policy:
+        return problems
     message = (
         f"{CLUSTER_MODE} is not available on cloud {cloud}: its databases live outside tenant namespaces and "
         "are reached through a namespaced NetworkPolicy, which this mode cannot combine with yet "
         "(docs/network.md); use networkPolicy"
     )
-    return [Problem(settings.source, "tenancy:network.mode", message)]
+    return [Problem(settings.source, "tenancy:network.mode", message), *problems]
 
 
 def consent_problems(tenants: Sequence[tuple[TenantSpec, str]]) -> list[Problem]:

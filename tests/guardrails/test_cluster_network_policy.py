@@ -217,3 +217,22 @@ def test_the_policy_pack_accepts_the_cluster_mode_and_misses_a_removed_isolation
     assert [v.message.split(" has ")[0] for v in offline.check_records(without)] == [
         "tenant namespace tenant-acme-dev (tenant acme)"
     ]
+
+
+def test_settings_beyond_the_crd_limits_are_refused_with_the_key(tmp_path: Path) -> None:
+    platform = json.dumps([{"name": f"platform-{i}"} for i in range(24)])
+    network = {
+        **json.loads(cluster_mode("dev")),
+        "apiServer": {"cidrs": ["172.18.0.0/16"], "ports": list(range(1, 27))},
+    }
+    peers = [{"tenant": f"t{i}"} for i in range(25)]
+    tenants = write_tenants(tmp_path, tenant_document("payer", acceptsFrom=peers))
+    with pytest.raises(ConfigurationError) as raised:
+        plan("dev", tenants, network=json.dumps(network), platformNamespaces=platform)
+    found = {str(p).split(": at most")[0] for p in raised.value.problems if "ClusterNetworkPolicy limit" in str(p)}
+    # 24 platform namespaces + 2 operators of the local cloud are 26 ingress rules.
+    assert found == {
+        "Pulumi.dev.yaml: tenancy:platformNamespaces",
+        "Pulumi.dev.yaml: tenancy:network.apiServer.ports",
+        f"{tenants}/payer.yaml: acceptsFrom",
+    }
