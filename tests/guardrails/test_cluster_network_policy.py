@@ -236,3 +236,13 @@ def test_settings_beyond_the_crd_limits_are_refused_with_the_key(tmp_path: Path)
         "Pulumi.dev.yaml: tenancy:network.apiServer.ports",
         f"{tenants}/payer.yaml: acceptsFrom",
     }
+
+
+def test_cluster_scoped_isolation_is_not_deleted_with_its_namespace(run: ProgramRun) -> None:
+    # The API server does not delete cluster-scoped objects with a namespace: Pulumi must delete
+    # them itself, so they may not carry deleted_with (which skips the delete call).
+    isolations = [r for r in run.resources if r.name.endswith("-cluster-isolation")]
+    assert len(isolations) == len(objects_of_kind(run, "Namespace"))
+    for resource in isolations:
+        assert resource.deleted_with is None
+        assert any(d.endswith("-namespace") for d in resource.dependencies), resource.dependencies
