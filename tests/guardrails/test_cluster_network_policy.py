@@ -137,6 +137,17 @@ def test_egress_grants_open_exactly_what_they_name(tmp_path: Path) -> None:
         assert not connectivity.reaches(quiet, address)
     # The internet grant's private carve-outs do not cut the tenant's own namespace.
     assert connectivity.reaches(surfer, "tenant-surfer-dev/worker")
+    # The tenant narrows its grant: `app` keeps only its own namespace; DNS stays (Admin tier).
+    own_only = {
+        "podSelector": {"matchLabels": {"app.kubernetes.io/name": "app"}},
+        "policyTypes": ["Egress"],
+        "egress": [{"to": [{"podSelector": {}}]}],
+    }
+    narrowed = analyze(cnp_plan(tenants), [_tenant_policy("tenant-surfer-dev", "own-only", own_only)])
+    assert not narrowed.reaches(surfer, "8.8.8.8")
+    assert narrowed.reaches(surfer, "tenant-surfer-dev/worker")
+    assert narrowed.allows(surfer, "kube-system/coredns", 53, "UDP")
+    assert narrowed.allows("tenant-surfer-dev/worker", "8.8.8.8", 443)
 
 
 def _tenant_policy(namespace: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
