@@ -13,6 +13,7 @@ from components.admission.bundle import PolicyBundle, PolicyBundleArgs
 from components.clouds.registry import cloud_for
 from components.data.platform import build_platform_data
 from components.delivery.flux import install_flux
+from components.guardrails.cluster_network import ClusterIsolation, cluster_isolation_args
 from components.model.catalog import load_catalog
 from components.model.stack import read_stack_settings
 from components.model.storage import tenant_storage_classes
@@ -61,6 +62,9 @@ if settings.stack_role in ("all", "platform"):
         PolicyBundleArgs(settings.policy, settings.kubernetes_version, storage.class_names),
         cluster.options(),
     )
+    if settings.network.mode == "clusterNetworkPolicy":
+        # Tenant isolation's cluster-wide ClusterNetworkPolicies (docs/network.md).
+        ClusterIsolation("cluster-isolation", cluster_isolation_args(settings, cloud.network), cluster.options())
     # Node pools span every shard, so they list all tenants of the stack, not one shard's.
     pools = {
         name: NodePool(

@@ -34,6 +34,8 @@ from pulumi_policy import (
 
 # Kept equal to components/model/labels.py by tests/policy_pack/test_policy_pack.py.
 TENANT_KEY = "tenancy.io/tenant"
+# Set by the API server on every namespace; selectors on it cannot be forged.
+METADATA_NAME = "kubernetes.io/metadata.name"
 PSA_ENFORCE_KEY = "pod-security.kubernetes.io/enforce"
 # How the offline plan (tools/harness.py) writes a redacted secret; the engine passes Secret objects
 # to remediations instead.
@@ -45,6 +47,7 @@ NAMESPACE = "kubernetes:core/v1:Namespace"
 RESOURCE_QUOTA = "kubernetes:core/v1:ResourceQuota"
 LIMIT_RANGE = "kubernetes:core/v1:LimitRange"
 NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
+CLUSTER_NETWORK_POLICY = "kubernetes:policy.networking.k8s.io/v1alpha2:ClusterNetworkPolicy"
 SECRET = "kubernetes:core/v1:Secret"
 ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
 CLUSTER_ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding"
@@ -145,6 +148,24 @@ def _is_default_deny(policy: _Object) -> bool:
     return {"Ingress", "Egress"} <= set(spec.get("policyTypes") or [])
 
 
+def _cluster_isolated(policy: _Object) -> str | None:
+    """The namespace an Admin-tier ClusterNetworkPolicy isolates (`tenancy:network.mode:
+    clusterNetworkPolicy`): its subject is that one namespace by name, and it denies every other
+    namespace in both directions before any NetworkPolicy is consulted."""
+    spec = policy.props.get("spec")
+    if not isinstance(spec, Mapping) or spec.get("tier") != "Admin":
+        return None
+    subject = (spec.get("subject") or {}).get("namespaces") or {}
+    namespace = (subject.get("matchLabels") or {}).get(METADATA_NAME)
+    others = {"namespaces": {"matchExpressions": [{"key": METADATA_NAME, "operator": "NotIn", "values": [namespace]}]}}
+
+    def denies(rules: Any, peers: str) -> bool:
+        return any(r.get("action") == "Deny" and others in (r.get(peers) or []) for r in rules or [])
+
+    isolated = namespace and denies(spec.get("ingress"), "from") and denies(spec.get("egress"), "to")
+    return str(namespace) if isolated else None
+
+
 def validate_namespace_guardrails(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     """Every tenant namespace has a default-deny NetworkPolicy, a ResourceQuota, a LimitRange and
     enforces Pod Security `restricted`: without any one of them a tenant can starve or reach others."""
@@ -156,13 +177,18 @@ def validate_namespace_guardrails(args: StackValidationArgs, report_violation: R
     for policy in _objects(args, NETWORK_POLICY):
         if policy.namespace and _is_default_deny(policy):
             in_namespace[policy.namespace].add(NETWORK_POLICY)
+    for policy in _objects(args, CLUSTER_NETWORK_POLICY):
+        isolated = _cluster_isolated(policy)
+        if isolated:
+            in_namespace[isolated].add(NETWORK_POLICY)
     labels_by_namespace = {str(_metadata(n.props).get("name")): _labels(n.props) for n in _objects(args, NAMESPACE)}
     for name, (tenant, urn) in sorted(namespaces.items()):
         present = in_namespace[name]
         where = f"tenant namespace {name} (tenant {tenant})"
         if NETWORK_POLICY not in present:
             report_violation(
-                f"{where} has no default-deny NetworkPolicy (podSelector {{}} with policyTypes Ingress and Egress)",
+                f"{where} has no default-deny NetworkPolicy (podSelector {{}} with policyTypes Ingress and Egress)"
+                " nor Admin-tier ClusterNetworkPolicy denying other namespaces",
                 urn,
             )
         if RESOURCE_QUOTA not in present:

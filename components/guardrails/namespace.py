@@ -18,7 +18,15 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.guardrails.access import register_access
-from components.guardrails.network import ISOLATION_POLICY, granted_cidrs, isolation_policy, network_rules
+from components.guardrails.cluster_network import namespace_isolation
+from components.guardrails.network import (
+    ISOLATION_POLICY,
+    granted_cidrs,
+    isolation_policy,
+    network_annotations,
+    network_labels,
+    network_rules,
+)
 from components.guardrails.quota import LIMITS_NAME, QUOTA_NAME, environment_hard, register_limits, register_quota
 from components.lifecycle import namespace_options
 from components.model.labels import (
@@ -105,10 +113,16 @@ def register_namespace(
         f"{name}-{environment}-namespace",
         metadata={
             "name": namespace_name(spec.name, environment),
-            "labels": namespace_labels(spec, environment, kubernetes_version=settings.kubernetes_version),
-            "annotations": namespace_annotations(
-                spec, domain_suffix=settings.domain_suffix, egress_cidrs=granted_cidrs(settings, spec.egress)
-            ),
+            "labels": {
+                **namespace_labels(spec, environment, kubernetes_version=settings.kubernetes_version),
+                **network_labels(settings, spec.egress),
+            },
+            "annotations": {
+                **namespace_annotations(
+                    spec, domain_suffix=settings.domain_suffix, egress_cidrs=granted_cidrs(settings, spec.egress)
+                ),
+                **network_annotations(settings),
+            },
         },
         opts=namespace_options(
             parent=parent,
@@ -154,12 +168,20 @@ def build_environment(
     )
     register_quota(prefix, metadata=metadata(QUOTA_NAME, owned_labels), spec=spec, hard=hard, opts=inside)
     register_limits(prefix, metadata=metadata(LIMITS_NAME, owned_labels), limits=settings.limit_defaults, opts=inside)
-    isolation_policy(
-        f"{prefix}-isolation",
-        metadata=metadata(ISOLATION_POLICY, owned_labels),
-        rules=network_rules(settings=settings, facts=network, tenant_egress=spec.egress),
-        opts=inside,
+    rules = network_rules(
+        settings=settings,
+        facts=network,
+        tenant_egress=spec.egress,
+        peers=(environment, spec.accepts_from, spec.connects_to),
     )
+    if settings.network.mode == "clusterNetworkPolicy":
+        # Cluster-scoped, so not deleted with the namespace: no deleted_with.
+        cluster_opts = pulumi.ResourceOptions(parent=parent, depends_on=[namespace])
+        namespace_isolation(prefix, ns_name, owned_labels, rules, cluster_opts)
+    else:
+        isolation_policy(
+            f"{prefix}-isolation", metadata=metadata(ISOLATION_POLICY, owned_labels), rules=rules, opts=inside
+        )
     deployer = register_access(
         prefix,
         access=spec.access,

@@ -13,7 +13,16 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.model.network import CloudNetworkFacts, EgressTarget, IpTarget, OperatorAccess
+from components.model.labels import namespace_name
+from components.model.network import (
+    NETWORK_MODE_KEY,
+    CloudNetworkFacts,
+    EgressTarget,
+    IpTarget,
+    OperatorAccess,
+    TenantPeer,
+    egress_grant_label,
+)
 from components.model.stack import DnsSettings, PlatformNamespace, StackSettings
 
 ISOLATION_POLICY = "tenancy-isolation"
@@ -31,10 +40,21 @@ class NetworkRules:
     operators: Sequence[OperatorAccess] = ()
     # Egress by address: the API server, identity endpoints, the tenant's granted entries.
     egress: Sequence[tuple[Sequence[IpTarget], Sequence[int], str]] = ()
+    # Other tenants' namespaces of this environment, by mutual consent: (source namespace, ports,
+    # protocol) that may connect in, and destination namespaces this one may connect to.
+    peers_in: Sequence[tuple[str, Sequence[int], str]] = ()
+    peers_out: Sequence[str] = ()
 
 
-def network_rules(*, settings: StackSettings, facts: CloudNetworkFacts, tenant_egress: Sequence[str]) -> NetworkRules:
-    """Resolve the holes of one tenant's namespaces: stack settings, cloud facts, the tenant's `egress`."""
+def network_rules(
+    *,
+    settings: StackSettings,
+    facts: CloudNetworkFacts,
+    tenant_egress: Sequence[str],
+    peers: tuple[str, Sequence[TenantPeer], Sequence[str]] | None = None,
+) -> NetworkRules:
+    """Resolve the holes of one tenant's namespaces: stack settings, cloud facts, the tenant's `egress`,
+    and `peers`: (environment, acceptsFrom, connectsTo), both sides consented (catalog checks)."""
     network = settings.network
     targets: list[EgressTarget] = []
     if network.api_server is not None:
@@ -48,13 +68,42 @@ def network_rules(*, settings: StackSettings, facts: CloudNetworkFacts, tenant_e
         entry = network.egress[name]
         egress.append((entry.ip_targets(), entry.ports, entry.protocol))
     operators = {**facts.operators, **network.operators}
-    return NetworkRules(settings.platform_namespaces, settings.dns, [operators[k] for k in sorted(operators)], egress)
+    environment, accepts, connects = peers if peers is not None else ("", (), ())
+    return NetworkRules(
+        settings.platform_namespaces,
+        settings.dns,
+        [operators[k] for k in sorted(operators)],
+        egress,
+        peers_in=[(namespace_name(p.tenant, environment), p.ports, p.protocol) for p in accepts],
+        peers_out=[namespace_name(name, environment) for name in connects],
+    )
 
 
 def granted_cidrs(settings: StackSettings, tenant_egress: Sequence[str]) -> list[str]:
-    """The ipBlocks a tenant's own NetworkPolicies may name, as `cidr!except!except` (admission reads them)."""
-    blocks = [target for name in tenant_egress for target in settings.network.egress[name].ip_targets()]
-    return ["!".join([block.cidr, *block.except_]) for block in blocks]
+    """The ipBlocks a tenant's own NetworkPolicies may name, with the protocol and ports they may use,
+    as `cidr!except!except@PROTOCOL/port/port` (no port: every port); the admission rule reads them."""
+    granted = []
+    for name in tenant_egress:
+        entry = settings.network.egress[name]
+        ports = "".join(f"/{port}" for port in entry.ports)
+        granted += [
+            "!".join([block.cidr, *block.except_]) + f"@{entry.protocol}{ports}" for block in entry.ip_targets()
+        ]
+    return granted
+
+
+def network_labels(settings: StackSettings, tenant_egress: Sequence[str]) -> dict[str, str]:
+    """Namespace labels the ClusterNetworkPolicy mode selects granted egress by (none in the default mode)."""
+    if settings.network.mode != "clusterNetworkPolicy":
+        return {}
+    return {egress_grant_label(name): "granted" for name in tenant_egress}
+
+
+def network_annotations(settings: StackSettings) -> dict[str, str]:
+    """The network mode for the admission rule, where it is not the default (keeps default plans unchanged)."""
+    if settings.network.mode == "networkPolicy":
+        return {}
+    return {NETWORK_MODE_KEY: settings.network.mode}
 
 
 def _ports(ports: Sequence[int], protocol: str = "TCP") -> list[k8s.networking.v1.NetworkPolicyPortArgsDict]:
@@ -76,6 +125,13 @@ def _ingress(rules: NetworkRules) -> list[k8s.networking.v1.NetworkPolicyIngress
             "pod_selector": {"match_labels": dict(operator.pod_labels)},
         }
         ingress.append({"from_": [peer], "ports": _ports(operator.ports)})
+    for namespace, ports, protocol in rules.peers_in:
+        consented: k8s.networking.v1.NetworkPolicyIngressRuleArgsDict = {
+            "from_": [{"namespace_selector": {"match_labels": {_METADATA_NAME: namespace}}}]
+        }
+        if ports:
+            consented["ports"] = _ports(ports, protocol)
+        ingress.append(consented)
     return ingress
 
 
@@ -95,6 +151,8 @@ def _egress(rules: NetworkRules) -> list[k8s.networking.v1.NetworkPolicyEgressRu
         {"to": [{"pod_selector": {}}]},
         {"to": [dns_peer], "ports": [*_ports([53], "UDP"), *_ports([53])]},
     ]
+    # Other tenants by consent: every port here, the receiving side's ingress rule limits them.
+    egress += [{"to": [{"namespace_selector": {"match_labels": {_METADATA_NAME: ns}}}]} for ns in rules.peers_out]
     for blocks, ports, protocol in rules.egress:
         rule: k8s.networking.v1.NetworkPolicyEgressRuleArgsDict = {"to": [{"ip_block": _ip_block(b)} for b in blocks]}
         if ports:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from components.model.errors import Problem
+    from components.model.network import CloudNetworkFacts
     from components.model.stack import StackSettings
     from components.model.tenant_file import TenantSpec
 
@@ -46,6 +47,9 @@ class CloudRules(Protocol):
 
     @property
     def capabilities(self) -> CloudCapabilities: ...
+
+    @property
+    def network(self) -> CloudNetworkFacts: ...
 
     def database_problems(self) -> list[str]:
         """Why this stack cannot host any database (a missing network setting), or nothing."""

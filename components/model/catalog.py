@@ -21,7 +21,7 @@ from components.model.data_checks import data_problems, pool_problems, stack_dat
 from components.model.errors import ConfigurationError, Problem
 from components.model.fields import format_location
 from components.model.labels import default_domain
-from components.model.network_checks import network_problems
+from components.model.network_checks import consent_problems, network_problems, network_stack_problems
 from components.model.quota_checks import quota_split_problems
 from components.model.sharding import shard_of
 from components.model.stack import StackSettings
@@ -224,6 +224,8 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: Cl
         claimed += [(pattern, spec.name, label) for pattern in _domain_patterns(spec, suffix)]
     problems += stack_data_problems([entry.spec for entry in entries], settings, cloud)
     problems += pool_problems(settings, cloud)
+    problems += network_stack_problems(settings, cloud.network, cloud.name)
+    problems += consent_problems([(entry.spec, entry.source) for entry in entries])
     problems += catalog_problems([(entry.spec, entry.source) for entry in entries], settings, cloud)
     return problems
 

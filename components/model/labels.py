@@ -27,7 +27,8 @@ PLATFORM_OWNED_KEY = "tenancy.io/platform-owned"
 AUTHORIZED_DOMAINS_KEY = "tenancy.io/authorized-domains"
 ALLOW_LOAD_BALANCER_KEY = "tenancy.io/allow-load-balancer"
 GROUPS_KEY = "tenancy.io/groups"
-# The ipBlocks a tenant's own NetworkPolicies may name (`cidr!except!...`, comma-separated).
+# The ipBlocks a tenant's own NetworkPolicies may name, with protocol and ports
+# (`cidr!except!...@TCP/443`, comma-separated; components/guardrails/network.py:granted_cidrs).
 EGRESS_CIDRS_KEY = "tenancy.io/egress-cidrs"
 # Which app component of the tenant spec an object belongs to (selector of its pods and Service).
 APP_NAME_KEY = "app.kubernetes.io/name"

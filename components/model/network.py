@@ -33,6 +33,21 @@ NON_INTERNET_CIDRS = (
 NON_INTERNET_CIDRS_V6 = ("fc00::/7", "fe80::/10", "::1/128", "ff00::/8")
 
 
+# Namespaces granted a stack egress entry carry `egress.tenancy.io/<entry>: granted` (ClusterNetworkPolicy
+# mode selects them by it). Entry names are DNS labels, so the key is a valid label key.
+EGRESS_GRANT_PREFIX = "egress.tenancy.io/"
+
+
+# Namespace annotation naming the stack's network mode where it is not the default: the admission rule
+# for tenant NetworkPolicies reads it (components/admission/rules/network_policies.py).
+NETWORK_MODE_KEY = "tenancy.io/network-mode"
+
+
+def egress_grant_label(entry: str) -> str:
+    """The namespace label key that grants one stack egress entry."""
+    return f"{EGRESS_GRANT_PREFIX}{entry}"
+
+
 def _cidr(value: str) -> str:
     """A CIDR in canonical form; host bits set (10.0.0.1/8) are refused, they usually hide a typo."""
     try:
@@ -101,12 +116,33 @@ class OperatorAccess(StrictModel):
     ports: Annotated[list[Port], Field(min_length=1)]
 
 
+class TenantPeer(StrictModel):
+    """Another tenant whose pods may open connections to this tenant's pods, in the same environment
+    only, and only when that tenant lists this one in `connectsTo` (mutual consent)."""
+
+    tenant: DnsLabel
+    # Ports of this tenant's pods it may reach (empty: every port).
+    ports: list[Port] = []
+    protocol: Protocol = "TCP"
+
+
+def unique_peers(peers: list[TenantPeer]) -> list[TenantPeer]:
+    """Validator: each tenant is named once in `acceptsFrom`."""
+    names = [peer.tenant for peer in peers]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"tenants must be unique; repeated: {', '.join(repeated)}")
+    return peers
+
+
 class NetworkSettings(StrictModel):
     """`tenancy:network`: the platform's holes in tenant isolation, the same for every tenant of a stack."""
 
     # networkPolicy: one namespaced isolation policy per tenant namespace (works on every CNI).
-    # clusterNetworkPolicy: not rendered yet (see docs/network.md); refused rather than ignored.
-    mode: Literal["networkPolicy"] = "networkPolicy"
+    # clusterNetworkPolicy: the isolation as ClusterNetworkPolicy (policy.networking.k8s.io/v1alpha2,
+    # components/guardrails/cluster_network.py) so tenants may write any NetworkPolicy beneath it.
+    # Choosing it asserts the cluster's CNI implements that API: nothing here can check it.
+    mode: Literal["networkPolicy", "clusterNetworkPolicy"] = "networkPolicy"
     # Operators beyond those the cloud's data backend brings (components/clouds/<cloud>/network.py).
     operators: dict[DnsLabel, OperatorAccess] = {}
     # Tenant pods reach the API server here (CloudNativePG instances watch their Cluster object).
@@ -130,3 +166,8 @@ class CloudNetworkFacts(StrictModel):
     identity_endpoints: list[EgressTarget] = []
     # Operators the cloud's data backend installs and that must reach tenant database pods.
     operators: dict[DnsLabel, OperatorAccess] = {}
+    # Whether `mode: clusterNetworkPolicy` can work here: only where tenant databases live in the
+    # tenant namespace. Database egress to addresses outside it is a namespaced NetworkPolicy, and
+    # such a policy would select every pod for egress beneath the cluster policies and cut its
+    # same-namespace and granted egress (docs/adr/0010-cluster-network-policy-mode.md).
+    cluster_network_policy: bool = False

@@ -1,17 +1,107 @@
-"""Tenant network requests checked against the stack: a tenant asks only for egress the stack allows."""
+"""Tenant network requests checked against the stack: a tenant asks only for egress the stack allows,
+and the ClusterNetworkPolicy mode is refused where the platform's own objects could not work under it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence, Sized
+
+from components.model.errors import Problem
+from components.model.network import CloudNetworkFacts
 from components.model.stack import StackSettings
 from components.model.tenant_file import TenantSpec
 
+CLUSTER_MODE = "clusterNetworkPolicy"
+# ClusterNetworkPolicy's limit on rules per direction, peers, networks and protocols per rule.
+MAX_ITEMS = 25
+
 
 def network_problems(spec: TenantSpec, settings: StackSettings) -> list[tuple[str, str]]:
-    """(field path, message) for every `egress` name the stack does not define."""
+    """(field path, message) for every `egress` name the stack does not define, and (in the
+    ClusterNetworkPolicy mode) every database on a shared instance outside the tenant namespace."""
     allowed = settings.network.egress
     known = ", ".join(sorted(allowed)) or "none"
-    return [
+    problems = [
         (f"egress.{index}", f"{name!r} is not an egress entry of this stack (tenancy:network.egress: {known})")
         for index, name in enumerate(spec.egress)
         if name not in allowed
     ]
+    if settings.network.mode == CLUSTER_MODE:
+        problems += _over_limit("acceptsFrom", spec.accepts_from, MAX_ITEMS - 1)
+        problems += _over_limit("connectsTo", spec.connects_to, MAX_ITEMS - 1)
+        for index, peer in enumerate(spec.accepts_from):
+            problems += _over_limit(f"acceptsFrom.{index}.ports", peer.ports)
+        problems += [
+            (
+                f"databases.{index}.placement",
+                "shared instances live outside the tenant namespace, and tenancy:network.mode "
+                f"{CLUSTER_MODE} renders no database egress (use placement: dedicated)",
+            )
+            for index, database in enumerate(spec.databases)
+            if (database.placement or settings.data.placement) == "shared"
+        ]
+    return problems
+
+
+def _over_limit(where: str, items: Sized, limit: int = MAX_ITEMS) -> list[tuple[str, str]]:
+    if len(items) <= limit:
+        return []
+    return [(where, f"at most {limit} in tenancy:network.mode {CLUSTER_MODE} (ClusterNetworkPolicy limit)")]
+
+
+def _cluster_limits(settings: StackSettings, facts: CloudNetworkFacts) -> list[tuple[str, str]]:
+    """Stack settings that would render a ClusterNetworkPolicy beyond the CRD's item limits."""
+    network = settings.network
+    operators = {**facts.operators, **network.operators}
+    found = _over_limit("tenancy:platformNamespaces", [*settings.platform_namespaces, *operators])
+    for index, platform in enumerate(settings.platform_namespaces):
+        found += _over_limit(f"tenancy:platformNamespaces.{index}.ports", platform.ports)
+    for name, operator in network.operators.items():
+        found += _over_limit(f"tenancy:network.operators.{name}.ports", operator.ports)
+    for name, entry in network.egress.items():
+        found += _over_limit(f"tenancy:network.egress.{name}.cidrs", entry.cidrs)
+        found += _over_limit(f"tenancy:network.egress.{name}.ports", entry.ports)
+    if network.api_server is not None:
+        found += _over_limit("tenancy:network.apiServer.cidrs", network.api_server.cidrs)
+        found += _over_limit("tenancy:network.apiServer.ports", network.api_server.ports)
+    return found
+
+
+def network_stack_problems(settings: StackSettings, facts: CloudNetworkFacts, cloud: str) -> list[Problem]:
+    """The ClusterNetworkPolicy mode on a cloud whose databases are reached by address (a namespaced
+    NetworkPolicy that would cut same-namespace egress beneath the cluster policies), or with
+    settings beyond the CRD's limits."""
+    if settings.network.mode != CLUSTER_MODE:
+        return []
+    problems = [Problem(settings.source, where, message) for where, message in _cluster_limits(settings, facts)]
+    if facts.cluster_network_policy:
+        return problems
+    message = (
+        f"{CLUSTER_MODE} is not available on cloud {cloud}: its databases live outside tenant namespaces and "
+        "are reached through a namespaced NetworkPolicy, which this mode cannot combine with yet "
+        "(docs/network.md); use networkPolicy"
+    )
+    return [Problem(settings.source, "tenancy:network.mode", message), *problems]
+
+
+def consent_problems(tenants: Sequence[tuple[TenantSpec, str]]) -> list[Problem]:
+    """Paths between tenants need both files: `acceptsFrom` on the receiving side, `connectsTo` on the
+    sending side. A one-sided or unknown name is refused, naming the file that lacks the other half."""
+    by_name = {spec.name: (spec, label) for spec, label in tenants}
+    problems: list[Problem] = []
+    for spec, label in tenants:
+        for index, peer in enumerate(spec.accepts_from):
+            where = f"acceptsFrom.{index}.tenant"
+            other = by_name.get(peer.tenant)
+            if other is None or peer.tenant == spec.name:
+                problems.append(Problem(label, where, f"{peer.tenant!r} is not another tenant of this stack"))
+            elif spec.name not in other[0].connects_to:
+                message = f"{peer.tenant!r} does not consent: {other[1]} has no {spec.name!r} in connectsTo"
+                problems.append(Problem(label, where, message))
+        for index, name in enumerate(spec.connects_to):
+            target = by_name.get(name)
+            if target is None or name == spec.name:
+                problems.append(Problem(label, f"connectsTo.{index}", f"{name!r} is not another tenant of this stack"))
+            elif spec.name not in [p.tenant for p in target[0].accepts_from]:
+                message = f"{name!r} does not consent: {target[1]} has no {spec.name!r} in acceptsFrom"
+                problems.append(Problem(label, f"connectsTo.{index}", message))
+    return problems

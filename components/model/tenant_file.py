@@ -23,6 +23,7 @@ from components.model.fields import (
     unique_names,
 )
 from components.model.name_checks import AccessGroup, TenantNameCheck
+from components.model.network import TenantPeer, unique_peers
 from components.model.tenant_apps import AppSpec, GitOpsSpec
 from components.model.tenant_data import DatabaseSpec, SecretSpec
 
@@ -75,6 +76,11 @@ class TenantSpec(StrictModel):
     allow_load_balancer: bool = False
     # Names of the stack's egress entries (`tenancy:network.egress`) this tenant's pods may reach.
     egress: Annotated[list[DnsLabel], AfterValidator(unique)] = []
+    # Tenants whose pods may connect to this tenant's pods (same environment); each must list this
+    # tenant in its `connectsTo`: both files consent (docs/network.md).
+    accepts_from: Annotated[list[TenantPeer], AfterValidator(unique_peers)] = []
+    # Tenants this tenant's pods connect to (same environment); each must list it in `acceptsFrom`.
+    connects_to: Annotated[list[DnsLabel], AfterValidator(unique)] = []
     databases: Annotated[list[DatabaseSpec], AfterValidator(unique_names)] = []
     secrets: Annotated[list[SecretSpec], AfterValidator(unique_names)] = []
     # Names of shared platform secrets (stack config) copied into this tenant's namespaces.

@@ -1,6 +1,7 @@
 """Tenant-authored NetworkPolicies: RBAC lets admins and the deployer write them (tests/rbac.py), and
 the `tenancy-network-policies` rule, evaluated by cel-cpp through tests/cel_admission.py, admits
-only peers inside the tenant's own namespace and the egress its tenant file was granted."""
+only peers inside the tenant's own namespace and the egress its tenant file was granted, on the
+granted ports; in the ClusterNetworkPolicy mode pod and namespace peers are left to the Admin tier."""
 
 from __future__ import annotations
 
@@ -9,51 +10,42 @@ from typing import Any
 
 import pytest
 
+from tests.admission.network_policy_cases import always_denied, cross_namespace, denial_reason, harmless
 from tests.cel_admission import AdmissionChain, Request
+from tests.guardrails.test_cluster_network_policy import cluster_mode
 from tests.rbac import Authorizer, Subject
 from tests.support import kubernetes_objects, objects_of_kind, plan, tenant_document, write_tenants
 from tools.harness import ProgramRun
 
-NS = "tenant-payer-dev"
+NS, VICTIM, SIBLING = "tenant-payer-dev", "tenant-victim-dev", "tenant-payer-prod"
 ADMIN = Subject("Group", "payer-admins")
 RESOURCE = "networking.k8s.io/v1/networkpolicies"
+HARMLESS, CROSS, DENIED = harmless(NS), cross_namespace(NS, VICTIM, SIBLING), always_denied(NS)
+
+
+def _tenants(directory: Path) -> Path:
+    return write_tenants(
+        directory,
+        tenant_document("payer", egress=["payments-api", "internet-https"], access={"admin": ["payer-admins"]}),
+        tenant_document("victim"),
+    )
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> ProgramRun:
-    tenants = write_tenants(
-        Path(tmp_path_factory.mktemp("tenants")),
-        tenant_document("payer", egress=["payments-api", "internet-https"], access={"admin": ["payer-admins"]}),
-        tenant_document("victim"),
-    )
-    return plan("dev", tenants)
+    return plan("dev", _tenants(tmp_path_factory.mktemp("tenants")))
 
 
 @pytest.fixture(scope="module")
-def chain(run: ProgramRun) -> AdmissionChain:
-    return AdmissionChain(kubernetes_objects(run))
+def cluster_run(tmp_path_factory: pytest.TempPathFactory) -> ProgramRun:
+    return plan("dev", _tenants(tmp_path_factory.mktemp("tenants")), network=cluster_mode("dev"))
 
 
-def _policy(ingress: list[dict[str, Any]] | None = None, egress: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"podSelector": {"matchLabels": {"app": "web"}}, "policyTypes": []}
-    if ingress is not None:
-        spec["ingress"], spec["policyTypes"] = ingress, [*spec["policyTypes"], "Ingress"]
-    if egress is not None:
-        spec["egress"], spec["policyTypes"] = egress, [*spec["policyTypes"], "Egress"]
-    return {
-        "apiVersion": "networking.k8s.io/v1",
-        "kind": "NetworkPolicy",
-        "metadata": {"name": "mine", "namespace": NS},
-        "spec": spec,
-    }
-
-
-def _admit(chain: AdmissionChain, run: ProgramRun, obj: dict[str, Any], old: dict[str, Any] | None = None) -> Any:
+def _admit(run: ProgramRun, obj: dict[str, Any], old: dict[str, Any] | None = None) -> Any:
     [ns] = [n for n in objects_of_kind(run, "Namespace") if n["metadata"]["name"] == NS]
-    operation = "CREATE" if old is None else "UPDATE"
-    return chain.admit(
+    return AdmissionChain(kubernetes_objects(run)).admit(
         Request(
-            operation,
+            "CREATE" if old is None else "UPDATE",
             RESOURCE,
             "NetworkPolicy",
             object=obj,
@@ -65,105 +57,62 @@ def _admit(chain: AdmissionChain, run: ProgramRun, obj: dict[str, Any], old: dic
     )
 
 
-def _peer_ns(name: str) -> dict[str, Any]:
-    return {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": name}}}
+def _denied_by_rule(decision: Any) -> bool:
+    return not decision.allowed and any("tenancy-network-policies" in str(d) for d in decision.denials)
 
 
-HARMLESS = {
-    "own pods in": _policy(
-        ingress=[{"from": [{"podSelector": {"matchLabels": {"app": "api"}}}], "ports": [{"port": 8080}]}]
-    ),
-    "own namespace by name": _policy(egress=[{"to": [{**_peer_ns(NS), "podSelector": {}}]}]),
-    "granted egress": _policy(egress=[{"to": [{"ipBlock": {"cidr": "203.0.113.0/24"}}], "ports": [{"port": 443}]}]),
-    "granted internet, more carved out": _policy(
-        egress=[
-            {
-                "to": [
-                    {
-                        "ipBlock": {
-                            "cidr": "0.0.0.0/0",
-                            "except": [
-                                "10.0.0.0/8",
-                                "100.64.0.0/10",
-                                "127.0.0.0/8",
-                                "169.254.0.0/16",
-                                "172.16.0.0/12",
-                                "192.168.0.0/16",
-                                "224.0.0.0/4",
-                                "8.8.8.8/32",
-                            ],
-                        }
-                    }
-                ]
-            }
-        ]
-    ),
-    "deny-all narrowing": _policy(ingress=[], egress=[]),
-}
-ATTACKS = {
-    "another tenant's namespace": _policy(egress=[{"to": [_peer_ns("tenant-victim-dev")]}]),
-    "own tenant's prod": _policy(egress=[{"to": [_peer_ns("tenant-payer-prod")]}]),
-    "every namespace": _policy(ingress=[{"from": [{"namespaceSelector": {}}]}]),
-    "every namespace, with pods": _policy(egress=[{"to": [{"namespaceSelector": {}, "podSelector": {}}]}]),
-    "forgeable tenant label": _policy(
-        egress=[{"to": [{"namespaceSelector": {"matchLabels": {"tenancy.io/tenant": "payer"}}}]}]
-    ),
-    "match expressions": _policy(
-        egress=[
-            {
-                "to": [
-                    {
-                        "namespaceSelector": {
-                            "matchExpressions": [
-                                {
-                                    "key": "kubernetes.io/metadata.name",
-                                    "operator": "In",
-                                    "values": [NS, "tenant-victim-dev"],
-                                }
-                            ]
-                        }
-                    }
-                ]
-            }
-        ]
-    ),
-    "extra label beside own name": _policy(
-        egress=[{"to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": NS, "x": "y"}}}]}]
-    ),
-    "platform namespace": _policy(ingress=[{"from": [_peer_ns("kube-system")]}]),
-    "ipBlock 0.0.0.0/0": _policy(egress=[{"to": [{"ipBlock": {"cidr": "0.0.0.0/0"}}]}]),
-    "internet without the private carve-outs": _policy(
-        egress=[{"to": [{"ipBlock": {"cidr": "0.0.0.0/0", "except": ["10.0.0.0/8"]}}]}]
-    ),
-    "metadata server": _policy(egress=[{"to": [{"ipBlock": {"cidr": "169.254.169.254/32"}}]}]),
-    "inside a granted range": _policy(egress=[{"to": [{"ipBlock": {"cidr": "203.0.113.0/25"}}]}]),
-    "ingress from the world": _policy(ingress=[{"from": [{"ipBlock": {"cidr": "0.0.0.0/0"}}]}]),
-    "second peer bad": _policy(egress=[{"to": [{"podSelector": {}}, _peer_ns("tenant-victim-dev")]}]),
-}
-
-
+@pytest.mark.parametrize("mode", ["networkPolicy", "clusterNetworkPolicy"])
 @pytest.mark.parametrize("name", sorted(HARMLESS))
-def test_harmless_tenant_policies_are_admitted(chain: AdmissionChain, run: ProgramRun, name: str) -> None:
-    decision = _admit(chain, run, HARMLESS[name])
+def test_harmless_tenant_policies_are_admitted(run: ProgramRun, cluster_run: ProgramRun, mode: str, name: str) -> None:
+    decision = _admit(run if mode == "networkPolicy" else cluster_run, HARMLESS[name])
     assert decision.allowed, decision.denials
 
 
-@pytest.mark.parametrize("name", sorted(ATTACKS))
-def test_cross_tenant_policies_are_denied(chain: AdmissionChain, run: ProgramRun, name: str) -> None:
-    decision = _admit(chain, run, ATTACKS[name])
-    assert not decision.allowed
-    assert any("tenancy-network-policies" in str(d) for d in decision.denials), decision.denials
+@pytest.mark.parametrize("name", sorted(CROSS))
+def test_cross_namespace_peers_are_denied_in_the_default_mode(run: ProgramRun, name: str) -> None:
+    assert _denied_by_rule(_admit(run, CROSS[name]))
 
 
-def test_an_update_is_judged_like_a_create(chain: AdmissionChain, run: ProgramRun) -> None:
-    decision = _admit(chain, run, ATTACKS["every namespace"], old=HARMLESS["own pods in"])
-    assert not decision.allowed
+@pytest.mark.parametrize("name", sorted(CROSS))
+def test_cross_namespace_peers_are_left_to_the_admin_tier_in_the_cluster_mode(
+    cluster_run: ProgramRun, name: str
+) -> None:
+    # The Admin tier denies these paths whatever the NetworkPolicy says: proven with nca in
+    # tests/guardrails/test_cluster_network_policy.py::test_tenant_policies_beneath_cannot_open_cross_tenant_paths.
+    decision = _admit(cluster_run, CROSS[name])
+    assert decision.allowed, decision.denials
 
 
-def test_the_platform_isolation_policy_stays_locked(chain: AdmissionChain, run: ProgramRun) -> None:
+@pytest.mark.parametrize("mode", ["networkPolicy", "clusterNetworkPolicy"])
+@pytest.mark.parametrize("name", sorted(DENIED))
+def test_addresses_unnamed_peers_and_bad_ports_are_denied_in_both_modes(
+    run: ProgramRun, cluster_run: ProgramRun, mode: str, name: str
+) -> None:
+    decision = _admit(run if mode == "networkPolicy" else cluster_run, DENIED[name])
+    assert _denied_by_rule(decision)
+    assert any(denial_reason(name) in d for d in decision.denials), decision.denials
+
+
+def test_messages_say_what_is_wrong(run: ProgramRun) -> None:
+    cases = {
+        "port 70000": "has an invalid port",
+        "egress rule without to": "must name the peers of every rule",
+        "granted block, other port": "only on the granted protocol and ports (203.0.113.0/24@TCP/443",
+        "metadata server": "may only name pods of its own namespace",
+    }
+    for name, text in cases.items():
+        decision = _admit(run, DENIED[name])
+        assert any(text in d for d in decision.denials), (name, decision.denials)
+
+
+def test_an_update_is_judged_like_a_create(run: ProgramRun) -> None:
+    assert _denied_by_rule(_admit(run, CROSS["every namespace"], old=HARMLESS["own pods in"]))
+
+
+def test_the_platform_isolation_policy_stays_locked(run: ProgramRun) -> None:
     [isolation] = [p for p in objects_of_kind(run, "NetworkPolicy", NS) if p["metadata"]["name"] == "tenancy-isolation"]
     opened = {**isolation, "spec": {**isolation["spec"], "ingress": [{}]}}
-    decision = _admit(chain, run, opened, old=isolation)
+    decision = _admit(run, opened, old=isolation)
     assert not decision.allowed
     assert any("tenancy-platform-owned" in str(d) for d in decision.denials), decision.denials
 
@@ -174,7 +123,7 @@ def test_admins_and_deployer_may_write_network_policies_others_may_not(run: Prog
     for verb in ("create", "update", "delete"):
         assert authz.allowed(ADMIN, verb, "networkpolicies", NS, group="networking.k8s.io")
         assert authz.allowed(deployer, verb, "networkpolicies", NS, group="networking.k8s.io")
-        assert not authz.allowed(ADMIN, verb, "networkpolicies", "tenant-victim-dev", group="networking.k8s.io")
-        assert not authz.allowed(deployer, verb, "networkpolicies", "tenant-victim-dev", group="networking.k8s.io")
+        assert not authz.allowed(ADMIN, verb, "networkpolicies", VICTIM, group="networking.k8s.io")
+        assert not authz.allowed(deployer, verb, "networkpolicies", VICTIM, group="networking.k8s.io")
         # prod is written by GitOps only, never by people.
-        assert not authz.allowed(ADMIN, verb, "networkpolicies", "tenant-payer-prod", group="networking.k8s.io")
+        assert not authz.allowed(ADMIN, verb, "networkpolicies", SIBLING, group="networking.k8s.io")

@@ -16,12 +16,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from tests.guardrails.cnp_translation import calico_policies
 from tests.support import kubernetes_objects
 from tools.harness import ProgramRun
 
@@ -140,14 +142,18 @@ def _endpoint(text: str) -> str:
     return text.removesuffix("[Pod]")
 
 
-def analyze(run: ProgramRun) -> Connectivity:
-    """Run nca on the plan's namespaces and policies with the sample pods, and parse its map."""
+def analyze(run: ProgramRun, extra: Sequence[dict[str, Any]] = ()) -> Connectivity:
+    """Run nca on the plan's namespaces and policies with the sample pods, and parse its map.
+
+    `extra`: objects a tenant applies beside the plan (its own NetworkPolicies). ClusterNetworkPolicies
+    reach nca as Calico policies (tests/guardrails/cnp_translation.py), the only form it reads.
+    """
     command = nca_command()
     if command is None:
         raise RuntimeError("nca (network-config-analyzer) is not installed in this environment")
-    objects = kubernetes_objects(run)
+    objects = kubernetes_objects(run) + list(extra)
     pods = sample_pods(objects)
-    policies = [o for o in objects if o["kind"] == "NetworkPolicy"]
+    policies = [o for o in objects if o["kind"] == "NetworkPolicy"] + calico_policies(objects)
     with tempfile.TemporaryDirectory() as directory:
         root = Path(directory)
         (root / "policies").mkdir()

@@ -11,6 +11,7 @@ import pytest
 from components.model.errors import ConfigurationError
 from components.model.stack import parse_settings
 from tests.support import plan, tenant_document, write_tenants
+from tools.harness import new_monitor, run_program, stack_config
 
 BASE = {"tenancy:domainSuffix": "tenants.example.com"}
 
@@ -50,7 +51,7 @@ def test_safe_defaults() -> None:
             "tenancy:network.operators.x.ports.0",
             "greater than",
         ),
-        ({"mode": "clusterNetworkPolicy"}, "tenancy:network.mode", "networkPolicy"),
+        ({"mode": "namespaced"}, "tenancy:network.mode", "clusterNetworkPolicy"),
     ],
 )
 def test_bad_network_settings_name_the_key(network: object, where: str, message: str) -> None:
@@ -66,3 +67,64 @@ def test_egress_the_stack_does_not_allow_is_refused_with_file_and_field(tmp_path
         f"{tenants}/payer.yaml: egress.1: 'anywhere' is not an egress entry of this stack "
         "(tenancy:network.egress: internet-https, payments-api)"
     ]
+
+
+def _refused(stack: str, overrides: dict[str, str]) -> list[str]:
+    """Run the whole program on `stack` with `overrides`; the problems it refuses with, after checking
+    that nothing was registered."""
+    config, secret_keys = stack_config(stack, overrides)
+    monitor = new_monitor()
+    with pytest.raises(ConfigurationError) as raised:
+        run_program(stack, config, secret_keys, monitor=monitor)
+    assert monitor.recorded == []
+    return [str(p) for p in raised.value.problems]
+
+
+@pytest.mark.parametrize(
+    ("network", "expected"),
+    [
+        (
+            {"egress": {"api": {"cidrs": ["10.0.0/8"]}}},
+            "tenancy:network.egress.api.cidrs.0: Value error, '10.0.0/8' is not a CIDR",
+        ),
+        ({"egress": {"api": {"cidrs": ["203.0.113.0/24"], "ports": [0]}}}, "tenancy:network.egress.api.ports.0:"),
+        (
+            {"egress": {"api": {"cidrs": ["203.0.113.0/24"], "protocol": "ICMP"}}},
+            "tenancy:network.egress.api.protocol:",
+        ),
+        ({"egress": {"Bad Name": {"internet": True}}}, "tenancy:network.egress.Bad Name.[key]:"),
+        ({"apiServer": {"cidrs": ["172.18.0.0/16"], "ports": [65536]}}, "tenancy:network.apiServer.ports.0:"),
+        ({"egress": {"api": {"cidrs": ["203.0.113.0/24"]}}, "mode": "calico"}, "tenancy:network.mode:"),
+    ],
+)
+def test_bad_network_config_is_refused_with_the_key_and_nothing_registered(
+    network: dict[str, object], expected: str
+) -> None:
+    problems = _refused("dev", {"tenancy:network": json.dumps(network)})
+    assert any(p.startswith("Pulumi.dev.yaml: ") and expected in p for p in problems), problems
+
+
+@pytest.mark.parametrize(
+    ("egress", "expected"),
+    [
+        (["payments-api", "anywhere"], "egress.1: 'anywhere' is not an egress entry of this stack"),
+        ("payments-api", "egress: Input should be a valid list"),
+        (["Payments API"], "egress.0:"),
+        (["payments-api", "payments-api"], "egress:"),
+    ],
+)
+def test_bad_tenant_egress_is_refused_with_file_and_field_and_nothing_registered(
+    tmp_path: Path, egress: object, expected: str
+) -> None:
+    tenants = write_tenants(tmp_path, tenant_document("payer", egress=egress))
+    problems = _refused("dev", {"tenancy:tenantsDir": str(tenants)})
+    assert any(p.startswith(f"{tenants}/payer.yaml: {expected}") for p in problems), problems
+
+
+@pytest.mark.parametrize("stack", ["prod", "prod-aws"])
+def test_the_cluster_mode_where_it_cannot_work_registers_nothing(stack: str) -> None:
+    config, _ = stack_config(stack)
+    network = config["tenancy:network"]
+    network = json.loads(network) if isinstance(network, str) else dict(network)
+    problems = _refused(stack, {"tenancy:network": json.dumps({**network, "mode": "clusterNetworkPolicy"})})
+    assert [p.split(": ")[:2] for p in problems] == [[f"Pulumi.{stack}.yaml", "tenancy:network.mode"]]

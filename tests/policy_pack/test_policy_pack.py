@@ -49,6 +49,9 @@ STACKS = sorted(path.name.removeprefix("Pulumi.").removesuffix(".yaml") for path
 _SECRET_SIG = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270"}
 
 
+METADATA = "kubernetes.io/metadata.name"
+
+
 def _options(protect: bool = False) -> PolicyResourceOptions:
     return PolicyResourceOptions(protect, [], None, [], PolicyCustomTimeouts(0, 0, 0), [], None)
 
@@ -116,7 +119,8 @@ def test_compliant_tenant_namespaces_pass() -> None:
         (
             "-isolation",
             "tenant namespace tenant-acme-dev (tenant acme) has no default-deny NetworkPolicy "
-            "(podSelector {} with policyTypes Ingress and Egress)",
+            "(podSelector {} with policyTypes Ingress and Egress) nor Admin-tier ClusterNetworkPolicy "
+            "denying other namespaces",
         ),
     ],
 )
@@ -137,8 +141,34 @@ def test_network_policy_that_leaves_traffic_open_is_not_default_deny(spec: dict[
     resources[3] = resource(resources[3].resource_type, resources[3].name, {**resources[3].props, "spec": spec})
     assert run_stack_check(validate_namespace_guardrails, resources) == [
         "tenant namespace tenant-acme-dev (tenant acme) has no default-deny NetworkPolicy "
-        "(podSelector {} with policyTypes Ingress and Egress)"
+        "(podSelector {} with policyTypes Ingress and Egress) nor Admin-tier ClusterNetworkPolicy "
+        "denying other namespaces"
     ]
+
+
+def _cluster_isolation(namespace: str, action: str = "Deny") -> Any:
+    others = [{"namespaces": {"matchExpressions": [{"key": METADATA, "operator": "NotIn", "values": [namespace]}]}}]
+    spec = {
+        "tier": "Admin",
+        "priority": 200,
+        "subject": {"namespaces": {"matchLabels": {METADATA: namespace}}},
+        "ingress": [{"action": action, "from": others}],
+        "egress": [{"action": action, "to": others}],
+    }
+    type_token = "kubernetes:policy.networking.k8s.io/v1alpha2:ClusterNetworkPolicy"
+    return resource(type_token, f"isolation-{namespace}", {"metadata": {"name": f"i-{namespace}"}, "spec": spec})
+
+
+@pytest.mark.parametrize(
+    ("isolated", "action", "passes"),
+    [("tenant-acme-dev", "Deny", True), ("tenant-beta-dev", "Deny", False), ("tenant-acme-dev", "Accept", False)],
+)
+def test_cluster_network_policy_isolation_counts_for_its_namespace_only(
+    isolated: str, action: str, passes: bool
+) -> None:
+    acme = [r for r in tenant_namespace("acme") if not r.name.endswith("-isolation")]
+    messages = run_stack_check(validate_namespace_guardrails, [*acme, _cluster_isolation(isolated, action)])
+    assert (messages == []) == passes, messages
 
 
 def test_a_guard_rail_in_another_namespace_does_not_count() -> None:

@@ -1,5 +1,6 @@
 """Rule 7, tenant NetworkPolicies: a tenant may open paths inside its own namespace and to the egress
-its tenant file was granted, never to another tenant, the platform namespaces or other addresses.
+its tenant file was granted, on the granted ports, never to another tenant, the platform namespaces
+or other addresses.
 
 Attack and legitimate use, played through the layers in order:
 - RBAC (components/platform/roles.py) lets admins and the deployer write NetworkPolicies in their
@@ -8,13 +9,22 @@ Attack and legitimate use, played through the layers in order:
   platform-owned rule; this rule skips objects carrying that label, since only platform identities
   may write them.
 - NetworkPolicies are additive: a tenant's policy can only open more, so every peer it names is
-  checked. A peer is acceptable when it selects pods of the policy's own namespace (no
-  namespaceSelector, or a namespaceSelector on `kubernetes.io/metadata.name` equal to that
-  namespace: the API server sets that label and nobody can forge it), or an ipBlock whose CIDR and
-  `except` list are exactly one the stack granted this tenant (Namespace annotation
-  `tenancy.io/egress-cidrs`, written from the tenant file's `egress`). `namespaceSelector: {}`
-  (every namespace), selectors on forgeable labels, matchExpressions and any other ipBlock
-  (0.0.0.0/0, metadata servers, node and cluster ranges) are denied.
+  checked. A rule must name its peers: an ingress rule without `from` (or an egress rule without
+  `to`) admits every source (destination), addresses included.
+- Pod and namespace peers: in the default mode a peer must select pods of the policy's own
+  namespace (no namespaceSelector, or one on `kubernetes.io/metadata.name` equal to that namespace:
+  the API server sets that label and nobody can forge it). In the ClusterNetworkPolicy mode (the
+  Namespace annotation `tenancy.io/network-mode`) any pod or namespace peer is admitted: the Admin
+  tier denies every other namespace before a NetworkPolicy is consulted
+  (components/guardrails/cluster_network.py).
+- ipBlock peers, in both modes (ClusterNetworkPolicy ingress peers cannot name addresses, so the
+  tiers do not cover them): the CIDR and `except` list must be exactly one the stack granted this
+  tenant (Namespace annotation `tenancy.io/egress-cidrs`, written from the tenant file's `egress`),
+  and an egress rule naming it must stay on that grant's protocol and ports (a numbered port in the
+  list, no range) unless the grant opens every port.
+- Ports: protocol TCP, UDP or SCTP; a numbered port 1..65535 or a named port (IANA service name);
+  endPort only after a numbered port, >= it and <= 65535. The API server's own validation refuses
+  these too; the rule keeps them in one place with the grant check that depends on them.
 CIDR containment needs the Kubernetes-only `cidr()` library, which the offline CEL engine lacks, so
 an ipBlock must equal a granted one (its `except` may carve out more).
 """
@@ -24,28 +34,121 @@ from __future__ import annotations
 from components.admission.base import (
     TENANT_VARIABLE,
     PolicyDefinition,
+    Validation,
+    Variable,
     literal,
     namespace_annotation_list,
     resource_rule,
 )
 from components.model.labels import EGRESS_CIDRS_KEY, PLATFORM_OWNED_KEY
+from components.model.network import NETWORK_MODE_KEY
 
 _METADATA_NAME = literal("kubernetes.io/metadata.name")
+_ANNOTATIONS = "namespaceObject.metadata.annotations"
+_CLUSTER_MODE = (
+    f"has({_ANNOTATIONS}) && {literal(NETWORK_MODE_KEY)} in {_ANNOTATIONS}"
+    f" && {_ANNOTATIONS}[{literal(NETWORK_MODE_KEY)}] == 'clusterNetworkPolicy'"
+)
 _OWN_NAMESPACE = (
-    "(!has(p.namespaceSelector) || (!has(p.namespaceSelector.matchExpressions)"
+    "(variables.clusterMode || !has(p.namespaceSelector) || (!has(p.namespaceSelector.matchExpressions)"
     " && has(p.namespaceSelector.matchLabels) && size(p.namespaceSelector.matchLabels) == 1"
     f" && {_METADATA_NAME} in p.namespaceSelector.matchLabels"
     f" && p.namespaceSelector.matchLabels[{_METADATA_NAME}] == request.namespace))"
 )
-# A granted entry is `cidr!except!except`: the ipBlock's cidr is its head, and every part of it is
-# either that cidr or listed in the ipBlock's except.
-_GRANTED_BLOCK = (
-    "variables.granted.exists(g, g.split('!')[0] == p.ipBlock.cidr && g.split('!').all(x, x == p.ipBlock.cidr"
-    " || (has(p.ipBlock.except) && x in p.ipBlock.except)))"
+# A grant is `cidr!except!except@PROTOCOL/port/port` (no port: every port). The ipBlock's cidr is
+# the head of the address part, and every part of it is that cidr or listed in the ipBlock's except.
+_BLOCK_OF = (
+    "g.split('@')[0].split('!')[0] == p.ipBlock.cidr && g.split('@')[0].split('!').all(x, x == p.ipBlock.cidr"
+    " || (has(p.ipBlock.except) && x in p.ipBlock.except))"
 )
+_GRANTED_BLOCK = f"variables.granted.exists(g, {_BLOCK_OF})"
 _PEER_OK = (
     f"(has(p.ipBlock) ? (!has(p.podSelector) && !has(p.namespaceSelector) && {_GRANTED_BLOCK}) : {_OWN_NAMESPACE})"
 )
+# The rule's ports stay within grant g: every port when g names none, else numbered ports it lists.
+_PORTS_IN_GRANT = (
+    "(size(g.split('@')[1].split('/')) == 1 || (has(r.ports) && size(r.ports) > 0 && r.ports.all(q,"
+    " has(q.port) && type(q.port) == int && (!has(q.endPort) || q.endPort == q.port)"
+    " && (has(q.protocol) ? q.protocol : 'TCP') == g.split('@')[1].split('/')[0]"
+    " && string(q.port) in g.split('@')[1].split('/'))))"
+)
+_PORT_OK = (
+    "(!has(q.protocol) || q.protocol in ['TCP', 'UDP', 'SCTP'])"
+    " && (!has(q.port) || (type(q.port) == int ? (q.port >= 1 && q.port <= 65535)"
+    " : (size(q.port) <= 15 && q.port.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$') && q.port.matches('[a-z]'))))"
+    " && (!has(q.endPort) || (has(q.port) && type(q.port) == int && q.endPort >= q.port && q.endPort <= 65535))"
+)
+_RULES = "((has(object.spec.ingress) ? object.spec.ingress : []) + (has(object.spec.egress) ? object.spec.egress : []))"
+
+
+def _message(text: str) -> str:
+    return f"'NetworkPolicy ' + object.metadata.name + ' of tenant ' + variables.tenant + ' {text}'"
+
+
+def _variables() -> list[Variable]:
+    return [
+        TENANT_VARIABLE,
+        {"name": "granted", "expression": namespace_annotation_list(EGRESS_CIDRS_KEY)},
+        {"name": "clusterMode", "expression": _CLUSTER_MODE},
+        {
+            "name": "peersNamed",
+            "expression": "(!has(object.spec.ingress) || object.spec.ingress.all(r, has(r.from) && size(r.from) > 0))"
+            " && (!has(object.spec.egress) || object.spec.egress.all(r, has(r.to) && size(r.to) > 0))",
+        },
+        {
+            "name": "peersOk",
+            "expression": "(!has(object.spec.ingress) || object.spec.ingress.all(r, !has(r.from)"
+            f" || r.from.all(p, {_PEER_OK}))) && (!has(object.spec.egress) || object.spec.egress.all(r, !has(r.to)"
+            f" || r.to.all(p, {_PEER_OK})))",
+        },
+        {
+            "name": "portsValid",
+            "expression": f"{_RULES}.all(r, !has(r.ports) || r.ports.all(q, {_PORT_OK}))",
+        },
+        {
+            "name": "egressPortsGranted",
+            "expression": "!has(object.spec.egress) || object.spec.egress.all(r, !has(r.to) || r.to.all(p,"
+            f" !has(p.ipBlock) || variables.granted.exists(g, {_BLOCK_OF} && {_PORTS_IN_GRANT})))",
+        },
+    ]
+
+
+def _validations() -> list[Validation]:
+    peers = (
+        "may only name pods of its own namespace (no namespaceSelector, or kubernetes.io/metadata.name: '"
+        " + request.namespace + ') and the ipBlocks granted by the tenant file egress ('"
+        " + variables.granted.join(', ') + ')"
+    )
+    return [
+        {
+            "expression": "variables.peersNamed",
+            "message_expression": _message(
+                "must name the peers of every rule: a rule without from/to admits every address"
+            ),
+            "reason": "Forbidden",
+        },
+        {
+            "expression": "variables.peersOk",
+            "message_expression": _message(peers),
+            "reason": "Forbidden",
+        },
+        {
+            "expression": "variables.portsValid",
+            "message_expression": _message(
+                "has an invalid port: protocol TCP, UDP or SCTP; port 1-65535 or a service name;"
+                " endPort >= port and <= 65535"
+            ),
+            "reason": "Invalid",
+        },
+        {
+            "expression": "variables.egressPortsGranted",
+            "message_expression": _message(
+                "may reach a granted ipBlock only on the granted protocol and ports ('"
+                " + variables.granted.join(', ') + ')"
+            ),
+            "reason": "Forbidden",
+        },
+    ]
 
 
 def policies() -> list[PolicyDefinition]:
@@ -62,31 +165,7 @@ def policies() -> list[PolicyDefinition]:
                     "expression": f"!has(object.metadata.labels) || !({owned} in object.metadata.labels)",
                 }
             ],
-            variables=[
-                TENANT_VARIABLE,
-                {"name": "granted", "expression": namespace_annotation_list(EGRESS_CIDRS_KEY)},
-                {
-                    "name": "ingressPeersOk",
-                    "expression": "!has(object.spec.ingress) || object.spec.ingress.all(r, !has(r.from)"
-                    f" || r.from.all(p, {_PEER_OK}))",
-                },
-                {
-                    "name": "egressPeersOk",
-                    "expression": "!has(object.spec.egress) || object.spec.egress.all(r, !has(r.to)"
-                    f" || r.to.all(p, {_PEER_OK}))",
-                },
-            ],
-            validations=[
-                {
-                    "expression": "variables.ingressPeersOk && variables.egressPeersOk",
-                    "message_expression": (
-                        "'NetworkPolicy ' + object.metadata.name + ' of tenant ' + variables.tenant"
-                        " + ' may only name pods of its own namespace (no namespaceSelector, or"
-                        " kubernetes.io/metadata.name: ' + request.namespace + ') and the ipBlocks granted by"
-                        " the tenant file egress (' + variables.granted.join(', ') + ')'"
-                    ),
-                    "reason": "Forbidden",
-                }
-            ],
+            variables=_variables(),
+            validations=_validations(),
         )
     ]

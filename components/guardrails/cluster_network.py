@@ -1,0 +1,242 @@
+"""Tenant isolation as ClusterNetworkPolicy (`tenancy:network.mode: clusterNetworkPolicy`).
+
+The same model as the namespaced policy (components/guardrails/network.py), moved to the tiers of
+policy.networking.k8s.io/v1alpha2 so tenants may write any NetworkPolicy beneath it:
+
+- Admin tier, evaluated before any NetworkPolicy; tenants cannot override it:
+  `tenancy-platform` (one object) accepts the platform's paths for every tenant namespace: ingress
+  from platform namespaces and operators on their ports, egress to DNS, the API server and the
+  cloud's identity endpoints; then denies link-local addresses (metadata servers).
+  `tenancy-isolation-<namespace>` (one per tenant namespace) denies every other namespace, both ways.
+  The CRD's namespace peers have no sameLabels/notSameLabels (AdminNetworkPolicy had them), so "any
+  namespace but this one" can only be written per namespace (docs/adr/0010-cluster-network-policy-mode.md).
+- NetworkPolicy tier: the tenant's own policies, free to narrow or open what is left.
+- Baseline tier, for pods no NetworkPolicy selects: `tenancy-baseline-own` accepts tenant
+  namespaces (only the pod's own one is left after the Admin tier), one `tenancy-egress-<entry>`
+  per stack egress entry accepts it for namespaces labelled with the grant, and
+  `tenancy-baseline-deny` denies every other address.
+No rule uses Pass. Rules of one object apply in order; objects of one tier by priority (lower first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.guardrails.network import NetworkRules, network_rules
+from components.model.labels import TENANT_KEY, platform_labels
+from components.model.network import (
+    NON_INTERNET_CIDRS,
+    NON_INTERNET_CIDRS_V6,
+    CloudNetworkFacts,
+    EgressEntry,
+    egress_grant_label,
+)
+from components.model.stack import PlatformNamespace, StackSettings
+
+API_VERSION = "policy.networking.k8s.io/v1alpha2"
+KIND = "ClusterNetworkPolicy"
+_METADATA_NAME = "kubernetes.io/metadata.name"
+# Admin tier: the platform's paths first, then the per-namespace isolation.
+PLATFORM_PRIORITY, ISOLATION_PRIORITY = 100, 200
+# Baseline tier: own namespace, then CIDR grants, internet grants (their private carve-outs must not
+# shadow a CIDR grant inside a private range), then the default deny.
+OWN_PRIORITY, CIDR_GRANT_PRIORITY, INTERNET_GRANT_PRIORITY, DENY_PRIORITY = 10, 100, 500, 900
+ALL_ADDRESSES = ["0.0.0.0/0", "::/0"]
+LINK_LOCAL = ["169.254.0.0/16", "fe80::/10"]
+
+Spec = dict[str, Any]
+
+
+def isolation_name(namespace: str) -> str:
+    return f"tenancy-isolation-{namespace}"
+
+
+def _tenant_namespaces() -> Spec:
+    return {"matchExpressions": [{"key": TENANT_KEY, "operator": "Exists"}]}
+
+
+def _named(namespace: str) -> Spec:
+    return {"matchLabels": {_METADATA_NAME: namespace}}
+
+
+def _protocols(ports: Sequence[int], protocol: str = "TCP") -> list[Spec]:
+    return [{protocol.lower(): {"destinationPort": {"number": port}}} for port in ports]
+
+
+def _rule(
+    name: str, action: str, peers_key: str, peers: list[Spec], ports: Sequence[int] = (), protocol: str = "TCP"
+) -> Spec:
+    rule: Spec = {"name": name, "action": action, peers_key: peers}
+    if ports:
+        rule["protocols"] = _protocols(ports, protocol)
+    return rule
+
+
+def _platform_ingress(platform: Sequence[PlatformNamespace], rules: NetworkRules) -> list[Spec]:
+    ingress = [_rule(f"from-{p.name}", "Accept", "from", [{"namespaces": _named(p.name)}], p.ports) for p in platform]
+    for operator in rules.operators:
+        peer = {
+            "pods": {
+                "namespaceSelector": _named(operator.namespace),
+                "podSelector": {"matchLabels": dict(operator.pod_labels)},
+            }
+        }
+        ingress.append(_rule(f"operator-{operator.namespace}", "Accept", "from", [peer], operator.ports))
+    return ingress
+
+
+def platform_spec(rules: NetworkRules) -> Spec:
+    """Admin tier, every tenant namespace: accept the platform's paths, deny metadata addresses.
+
+    `rules` are the stack-wide holes (no tenant egress): network_rules(..., tenant_egress=()).
+    """
+    dns_peer = {
+        "pods": {
+            "namespaceSelector": _named(rules.dns.namespace),
+            "podSelector": {"matchLabels": dict(rules.dns.pod_labels)},
+        }
+    }
+    dns = {
+        "name": "dns",
+        "action": "Accept",
+        "to": [dns_peer],
+        "protocols": [*_protocols([53], "UDP"), *_protocols([53])],
+    }
+    egress = [dns]
+    for index, (blocks, ports, protocol) in enumerate(rules.egress):
+        egress.append(
+            _rule(f"platform-egress-{index}", "Accept", "to", [{"networks": [b.cidr for b in blocks]}], ports, protocol)
+        )
+    egress.append(_rule("metadata", "Deny", "to", [{"networks": LINK_LOCAL}]))
+    return {
+        "tier": "Admin",
+        "priority": PLATFORM_PRIORITY,
+        "subject": {"namespaces": _tenant_namespaces()},
+        "ingress": _platform_ingress(rules.platform_namespaces, rules),
+        "egress": egress,
+    }
+
+
+def isolation_spec(namespace: str, rules: NetworkRules | None = None) -> Spec:
+    """Admin tier, one tenant namespace: accept the consented tenants' namespaces (the receiving side
+    on its ports), then deny every other namespace, in and out."""
+    others = [
+        {"namespaces": {"matchExpressions": [{"key": _METADATA_NAME, "operator": "NotIn", "values": [namespace]}]}}
+    ]
+    ingress = [
+        _rule(f"consent-from-{ns}", "Accept", "from", [{"namespaces": _named(ns)}], ports, protocol)
+        for ns, ports, protocol in (rules.peers_in if rules else ())
+    ]
+    egress = [
+        _rule(f"consent-to-{ns}", "Accept", "to", [{"namespaces": _named(ns)}])
+        for ns in (rules.peers_out if rules else ())
+    ]
+    return {
+        "tier": "Admin",
+        "priority": ISOLATION_PRIORITY,
+        "subject": {"namespaces": _named(namespace)},
+        "ingress": [*ingress, _rule("other-namespaces", "Deny", "from", others)],
+        "egress": [*egress, _rule("other-namespaces", "Deny", "to", others)],
+    }
+
+
+def baseline_own_spec() -> Spec:
+    """Baseline tier: tenant namespaces accept each other; after the Admin tier that is the own namespace only."""
+    peers = [{"namespaces": _tenant_namespaces()}]
+    return {
+        "tier": "Baseline",
+        "priority": OWN_PRIORITY,
+        "subject": {"namespaces": _tenant_namespaces()},
+        "ingress": [_rule("own-namespace", "Accept", "from", peers)],
+        "egress": [_rule("own-namespace", "Accept", "to", peers)],
+    }
+
+
+def egress_grant_spec(name: str, entry: EgressEntry, priority: int) -> Spec:
+    """Baseline tier: the addresses of one stack egress entry, for namespaces granted it."""
+    egress: list[Spec] = []
+    if entry.internet:
+        carved = [*NON_INTERNET_CIDRS, *NON_INTERNET_CIDRS_V6]
+        egress.append(_rule("not-private", "Deny", "to", [{"networks": carved}]))
+        networks = ALL_ADDRESSES
+    else:
+        networks = list(entry.cidrs)
+    egress.append(_rule(name, "Accept", "to", [{"networks": networks}], entry.ports, entry.protocol))
+    return {
+        "tier": "Baseline",
+        "priority": priority,
+        "subject": {"namespaces": {"matchLabels": {egress_grant_label(name): "granted"}}},
+        "egress": egress,
+    }
+
+
+def baseline_deny_spec() -> Spec:
+    """Baseline tier: every address no grant accepted (pods a tenant policy selects never get here)."""
+    return {
+        "tier": "Baseline",
+        "priority": DENY_PRIORITY,
+        "subject": {"namespaces": _tenant_namespaces()},
+        "egress": [_rule("everything-else", "Deny", "to", [{"networks": ALL_ADDRESSES}])],
+    }
+
+
+def shared_specs(rules: NetworkRules, egress: dict[str, EgressEntry]) -> dict[str, Spec]:
+    """The cluster-wide objects by name: a constant number, whatever the number of tenants."""
+    specs = {"tenancy-platform": platform_spec(rules), "tenancy-baseline-own": baseline_own_spec()}
+    ordered = sorted(egress.items(), key=lambda item: (item[1].internet, item[0]))
+    for index, (name, entry) in enumerate(ordered):
+        base = INTERNET_GRANT_PRIORITY if entry.internet else CIDR_GRANT_PRIORITY
+        specs[f"tenancy-egress-{name}"] = egress_grant_spec(name, entry, base + index)
+    specs["tenancy-baseline-deny"] = baseline_deny_spec()
+    return specs
+
+
+def _resource(resource_name: str, name: str, spec: Spec, labels: dict[str, str], opts: pulumi.ResourceOptions) -> None:
+    k8s.apiextensions.CustomResource(
+        resource_name,
+        api_version=API_VERSION,
+        kind=KIND,
+        metadata={"name": name, "labels": labels},
+        spec=spec,
+        opts=opts,
+    )
+
+
+def namespace_isolation(
+    prefix: str, namespace: str, labels: dict[str, str], rules: NetworkRules, opts: pulumi.ResourceOptions
+) -> None:
+    """The namespace's Admin-tier isolation. Cluster-scoped: it is not deleted with the namespace,
+    so `opts` must not carry `deleted_with` (Pulumi would skip its deletion and leave it behind)."""
+    _resource(f"{prefix}-cluster-isolation", isolation_name(namespace), isolation_spec(namespace, rules), labels, opts)
+
+
+@dataclass
+class ClusterIsolationArgs:
+    """The stack-wide holes (network_rules(..., tenant_egress=())) and the stack's egress entries."""
+
+    rules: NetworkRules
+    egress: dict[str, EgressEntry] = field(default_factory=dict)
+
+
+class ClusterIsolation(pulumi.ComponentResource):
+    """The cluster-wide ClusterNetworkPolicies (`tenancy:index:ClusterIsolation`), once per cluster."""
+
+    def __init__(self, name: str, args: ClusterIsolationArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("tenancy:index:ClusterIsolation", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        specs = shared_specs(args.rules, args.egress)
+        for object_name, spec in specs.items():
+            _resource(f"{name}-{object_name.removeprefix('tenancy-')}", object_name, spec, platform_labels(), child)
+        self.register_outputs({"policies": sorted(specs)})
+
+
+def cluster_isolation_args(settings: StackSettings, facts: CloudNetworkFacts) -> ClusterIsolationArgs:
+    """The stack's shared objects: its stack-wide holes and egress entries."""
+    return ClusterIsolationArgs(
+        network_rules(settings=settings, facts=facts, tenant_egress=()), dict(settings.network.egress)
+    )

@@ -1,0 +1,125 @@
+"""Tenant-authored NetworkPolicies for the `tenancy-network-policies` tests: legitimate ones, and
+attacks grouped by what stops them in the ClusterNetworkPolicy mode too.
+
+The tenant under test was granted the stack egress entries `payments-api` (203.0.113.0/24, TCP 443)
+and `internet-https` (0.0.0.0/0 and ::/0 minus private ranges, TCP 443). `own` is its namespace,
+`victim` another tenant's, `sibling` its own other environment.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.model.network import NON_INTERNET_CIDRS
+
+METADATA_NAME = "kubernetes.io/metadata.name"
+HTTPS = [{"protocol": "TCP", "port": 443}]
+
+
+def policy(
+    namespace: str, ingress: list[dict[str, Any]] | None = None, egress: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {"podSelector": {"matchLabels": {"app": "web"}}, "policyTypes": []}
+    if ingress is not None:
+        spec["ingress"], spec["policyTypes"] = ingress, [*spec["policyTypes"], "Ingress"]
+    if egress is not None:
+        spec["egress"], spec["policyTypes"] = egress, [*spec["policyTypes"], "Egress"]
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": "mine", "namespace": namespace},
+        "spec": spec,
+    }
+
+
+def peer_ns(name: str) -> dict[str, Any]:
+    return {"namespaceSelector": {"matchLabels": {METADATA_NAME: name}}}
+
+
+def _block(cidr: str, *carved: str) -> dict[str, Any]:
+    return {"ipBlock": {"cidr": cidr, **({"except": list(carved)} if carved else {})}}
+
+
+def harmless(own: str) -> dict[str, dict[str, Any]]:
+    """Admitted in both modes."""
+    web = {"podSelector": {"matchLabels": {"app": "api"}}}
+    return {
+        "own pods in": policy(own, ingress=[{"from": [web], "ports": [{"port": 8080}]}]),
+        "own pods, named port": policy(own, ingress=[{"from": [web], "ports": [{"port": "http"}]}]),
+        "own pods, port range": policy(own, ingress=[{"from": [web], "ports": [{"port": 8000, "endPort": 8100}]}]),
+        "own namespace by name": policy(own, egress=[{"to": [{**peer_ns(own), "podSelector": {}}]}]),
+        "granted egress": policy(own, egress=[{"to": [_block("203.0.113.0/24")], "ports": HTTPS}]),
+        "granted egress, protocol left to default": policy(
+            own, egress=[{"to": [_block("203.0.113.0/24")], "ports": [{"port": 443}]}]
+        ),
+        "granted internet, more carved out": policy(
+            own, egress=[{"to": [_block("0.0.0.0/0", *NON_INTERNET_CIDRS, "8.8.8.8/32")], "ports": HTTPS}]
+        ),
+        "deny-all narrowing": policy(own, ingress=[], egress=[]),
+    }
+
+
+def cross_namespace(own: str, victim: str, sibling: str) -> dict[str, dict[str, Any]]:
+    """Pod and namespace peers outside the own namespace: denied by admission in the default mode;
+    admitted in the ClusterNetworkPolicy mode, whose Admin tier denies the path itself."""
+    expressions = [{"key": METADATA_NAME, "operator": "In", "values": [own, victim]}]
+    return {
+        "another tenant's namespace": policy(own, egress=[{"to": [peer_ns(victim)]}]),
+        "own tenant's other environment": policy(own, egress=[{"to": [peer_ns(sibling)]}]),
+        "every namespace": policy(own, ingress=[{"from": [{"namespaceSelector": {}}]}]),
+        "every namespace, with pods": policy(own, egress=[{"to": [{"namespaceSelector": {}, "podSelector": {}}]}]),
+        "forgeable tenant label": policy(
+            own, egress=[{"to": [{"namespaceSelector": {"matchLabels": {"tenancy.io/tenant": "acme"}}}]}]
+        ),
+        "match expressions": policy(own, egress=[{"to": [{"namespaceSelector": {"matchExpressions": expressions}}]}]),
+        "extra label beside own name": policy(
+            own, egress=[{"to": [{"namespaceSelector": {"matchLabels": {METADATA_NAME: own, "x": "y"}}}]}]
+        ),
+        "platform namespace": policy(own, ingress=[{"from": [peer_ns("kube-system")]}]),
+        "second peer bad": policy(own, egress=[{"to": [{"podSelector": {}}, peer_ns(victim)]}]),
+    }
+
+
+def always_denied(own: str) -> dict[str, dict[str, Any]]:
+    """Denied in both modes: addresses, unnamed peers, ports outside the grant, invalid ports."""
+    web = [{"podSelector": {"matchLabels": {"app": "api"}}}]
+    granted = [_block("203.0.113.0/24")]
+    return {
+        "ipBlock 0.0.0.0/0": policy(own, egress=[{"to": [_block("0.0.0.0/0")], "ports": HTTPS}]),
+        "internet without the private carve-outs": policy(
+            own, egress=[{"to": [_block("0.0.0.0/0", "10.0.0.0/8")], "ports": HTTPS}]
+        ),
+        "metadata server": policy(own, egress=[{"to": [_block("169.254.169.254/32")]}]),
+        "inside a granted range": policy(own, egress=[{"to": [_block("203.0.113.0/25")], "ports": HTTPS}]),
+        "ingress from the world": policy(own, ingress=[{"from": [_block("0.0.0.0/0")]}]),
+        "egress rule without to": policy(own, egress=[{"ports": HTTPS}]),
+        "egress rule with empty to": policy(own, egress=[{"to": []}]),
+        "ingress rule without from": policy(own, ingress=[{"ports": [{"port": 8080}]}]),
+        "granted block, every port": policy(own, egress=[{"to": granted}]),
+        "granted block, other port": policy(own, egress=[{"to": granted, "ports": [{"port": 22}]}]),
+        "granted block, other protocol": policy(
+            own, egress=[{"to": granted, "ports": [{"protocol": "UDP", "port": 443}]}]
+        ),
+        "granted block, port range": policy(own, egress=[{"to": granted, "ports": [{"port": 443, "endPort": 8443}]}]),
+        "granted block, named port": policy(own, egress=[{"to": granted, "ports": [{"port": "https"}]}]),
+        "port 0": policy(own, ingress=[{"from": web, "ports": [{"port": 0}]}]),
+        "port 70000": policy(own, ingress=[{"from": web, "ports": [{"port": 70000}]}]),
+        "endPort below port": policy(own, ingress=[{"from": web, "ports": [{"port": 9000, "endPort": 8000}]}]),
+        "endPort beyond 65535": policy(own, ingress=[{"from": web, "ports": [{"port": 9000, "endPort": 70000}]}]),
+        "endPort without port": policy(own, ingress=[{"from": web, "ports": [{"endPort": 8000}]}]),
+        "endPort after a named port": policy(own, ingress=[{"from": web, "ports": [{"port": "http", "endPort": 90}]}]),
+        "protocol ICMP": policy(own, ingress=[{"from": web, "ports": [{"protocol": "ICMP", "port": 8080}]}]),
+        "named port not a service name": policy(own, ingress=[{"from": web, "ports": [{"port": "HTTP_ALT"}]}]),
+        "numeric string port": policy(own, ingress=[{"from": web, "ports": [{"port": "8080"}]}]),
+    }
+
+
+def denial_reason(name: str) -> str:
+    """The part of the rule's message that an `always_denied` case must be refused with."""
+    if name.startswith("granted block"):
+        return "only on the granted protocol and ports"
+    if name.endswith(("without to", "without from", "empty to")):
+        return "must name the peers of every rule"
+    if any(word in name for word in ("port", "Port", "protocol")):
+        return "has an invalid port"
+    return "may only name pods of its own namespace"
