@@ -14,12 +14,15 @@ from components.clouds.registry import cloud_for
 from components.data.platform import build_platform_data
 from components.delivery.flux import install_flux
 from components.model.catalog import load_catalog
+from components.model.isolation_checks import uses_virtual_clusters
 from components.model.stack import read_stack_settings
 from components.platform.link import PLATFORM_OUTPUT, local_platform, referenced_platform
 from components.platform.providers import providers
 from components.platform.roles import PlatformRoles, PlatformRolesArgs
 from components.pools.component import NodePool, NodePoolArgs, tenants_on
 from components.tenant import Tenant, TenantArgs
+from components.vcluster.previous import previous_virtual_clusters
+from components.vcluster.roles import VirtualClusterRoles
 
 PROJECT_ROOT = Path(__file__).resolve().parent
 
@@ -27,9 +30,15 @@ stack = pulumi.get_stack()
 settings = read_stack_settings(stack)
 # The stack's cloud (components/clouds/registry.py): what it can run, its provider, its data.
 cloud = cloud_for(settings)
-# Split stacks (`prod-shard-3`) read tenant files as their base stack (`prod`) would.
+# Split stacks (`prod-shard-3`) read tenant files as their base stack (`prod`) would. What this stack
+# deployed last guards virtual clusters against a silent switch back (components/vcluster/previous.py).
 catalog = load_catalog(
-    PROJECT_ROOT / settings.tenants_dir, settings, settings.base_stack or stack, cloud=cloud, root=PROJECT_ROOT
+    PROJECT_ROOT / settings.tenants_dir,
+    settings,
+    settings.base_stack or stack,
+    cloud=cloud,
+    root=PROJECT_ROOT,
+    previous_virtual_clusters=previous_virtual_clusters(),
 )
 cluster = providers(cluster=settings.cluster, cloud=cloud)
 
@@ -39,6 +48,9 @@ if settings.stack_role in ("all", "platform"):
     # The cluster's Flux with the multi-tenancy lockdown, when this stack installs it.
     flux = install_flux(settings.delivery, cluster.options())
     roles = PlatformRoles("platform-roles", PlatformRolesArgs(), opts=cluster.options())
+    # The syncer and access roles of virtual clusters, once per cluster, only where a tenant has one.
+    if any(uses_virtual_clusters(e.spec) for e in catalog.tenants):
+        VirtualClusterRoles("virtual-cluster-roles", opts=cluster.options())
     # Admission policies for every tenant namespace (tenant data lives on the namespaces).
     PolicyBundle("policy-bundle", PolicyBundleArgs(settings.policy, settings.kubernetes_version), cluster.options())
     # Node pools span every shard, so they list all tenants of the stack, not one shard's.

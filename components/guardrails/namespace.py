@@ -163,7 +163,8 @@ def build_environment(
     deployer = register_access(
         prefix,
         access=spec.access,
-        read_only=read_only,
+        # In a virtual cluster the tenant's groups work inside it; on the host they view (components/vcluster/rbac.py).
+        read_only=read_only or spec.isolation_in(environment) == "virtual-cluster",
         ns_name=ns_name,
         metadata=metadata,
         labels=labels,

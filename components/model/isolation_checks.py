@@ -1,0 +1,93 @@
+"""Checks of `isolation` and `virtualCluster` in a tenant file, each naming the file's field.
+
+`switch_back_problems` is the guard the issue asks for: an environment that had a virtual cluster
+in the stack's last deployment and now says `namespace` would lose the virtual cluster's state
+store, so the switch is refused unless `virtualCluster.discardState` names that environment.
+What the stack deployed last is read by components/vcluster/previous.py and passed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from components.model.errors import Problem
+from components.model.isolation import VIRTUAL_CLUSTER, virtual_environments
+from components.model.stack import StackSettings
+from components.model.tenant_file import TenantSpec
+
+# A HelmRelease of this name is the virtual cluster's own (components/vcluster/values.py).
+_RESERVED_APP = "vcluster"
+
+
+def uses_virtual_clusters(spec: TenantSpec) -> bool:
+    """Whether any environment of the tenant has a virtual cluster."""
+    return bool(virtual_environments(spec.isolation, spec.environments))
+
+
+def isolation_problems(spec: TenantSpec) -> list[tuple[str, str]]:
+    """Rules within one file: environments named under `isolation` and `discardState` exist."""
+    problems: list[tuple[str, str]] = []
+    if isinstance(spec.isolation, dict):
+        for environment in sorted(set(spec.isolation) - set(spec.environments)):
+            problems.append((f"isolation.{environment}", f"{environment!r} is not one of the tenant's environments"))
+    for index, environment in enumerate(spec.virtual_cluster.discard_state):
+        if environment not in spec.environments:
+            problems.append(
+                (f"virtualCluster.discardState.{index}", f"{environment!r} is not one of the tenant's environments")
+            )
+    virtual = virtual_environments(spec.isolation, spec.environments)
+    for index, app in enumerate(spec.apps):
+        in_virtual = set(app.environments or spec.environments) & set(virtual)
+        if app.name == _RESERVED_APP and in_virtual:
+            problems.append(
+                (
+                    f"apps.{index}.name",
+                    f"{_RESERVED_APP!r} is the virtual cluster's own release in {', '.join(sorted(in_virtual))}",
+                )
+            )
+    return problems
+
+
+def stack_isolation_problems(spec: TenantSpec, label: str, settings: StackSettings) -> list[Problem]:
+    """What a stack must offer before a tenant may have a virtual cluster in it."""
+    if not virtual_environments(spec.isolation, spec.environments):
+        return []
+    if settings.virtual_clusters.api_server is None and settings.network.api_server is None:
+        return [
+            Problem(
+                label,
+                "isolation",
+                f"{VIRTUAL_CLUSTER!r} needs the host API server's address for the control plane's syncer: set "
+                "tenancy:virtualClusters.apiServer (or tenancy:network.apiServer) in this stack",
+            )
+        ]
+    return []
+
+
+def switch_back_problems(
+    entries: Sequence[tuple[TenantSpec, str]], previous: Mapping[str, Sequence[str]]
+) -> list[Problem]:
+    """Environments that had a virtual cluster last time and would now lose it unacknowledged.
+
+    `previous` maps tenant names to the environments that had a virtual cluster in the stack's last
+    deployment. Removing an environment altogether is the namespace's lifecycle, not this check's.
+    """
+    problems: list[Problem] = []
+    for spec, label in entries:
+        had = set(previous.get(spec.name, ()))
+        for environment in spec.environments:
+            if environment not in had or spec.isolation_in(environment) == VIRTUAL_CLUSTER:
+                continue
+            if environment in spec.virtual_cluster.discard_state:
+                continue
+            field = f"isolation.{environment}" if isinstance(spec.isolation, dict) else "isolation"
+            problems.append(
+                Problem(
+                    label,
+                    field,
+                    f"switching {environment} back to 'namespace' deletes its virtual cluster and everything stored "
+                    f"in it; to accept that, add {environment} to virtualCluster.discardState "
+                    "(docs/virtual-clusters.md, Switching back)",
+                )
+            )
+    return problems
