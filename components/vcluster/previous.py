@@ -15,11 +15,13 @@ import pulumi
 
 READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
 OUTPUT_KEY = "virtualClusters"
+DEFAULT_ORGANIZATION = "organization"
 
 
 def own_stack_name() -> str:
-    """This stack's fully qualified name, as StackReferences name stacks."""
-    return f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
+    """This stack's fully qualified name, as StackReferences name stacks (`organization` is what
+    self-managed backends call the one organization they have)."""
+    return f"{pulumi.get_organization() or DEFAULT_ORGANIZATION}/{pulumi.get_project()}/{pulumi.get_stack()}"
 
 
 def virtual_clusters_in(outputs: Any) -> dict[str, list[str]]:
