@@ -53,6 +53,9 @@ class VirtualClusterSettings(StrictModel):
     memory_request: str = "256Mi"
     memory_limit: str = "1Gi"
     cpu_request: str = "100m"
+    # Where the control plane's own images come from (the chart's `defaultImageRegistry`), e.g. a
+    # mirror on the stack's `policy.allowedRegistries`; required when that allow-list is set.
+    image_registry: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9.:-]*(/[a-z0-9._-]+)*$")] | None = None
     # Size of the state store (the embedded database of the virtual cluster) per environment.
     storage: str = "5Gi"
 

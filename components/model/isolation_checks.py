@@ -52,16 +52,36 @@ def stack_isolation_problems(spec: TenantSpec, label: str, settings: StackSettin
     """What a stack must offer before a tenant may have a virtual cluster in it."""
     if not virtual_environments(spec.isolation, spec.environments):
         return []
+    problems = _registry_problems(settings, label)
     if settings.virtual_clusters.api_server is None and settings.network.api_server is None:
         return [
+            *problems,
             Problem(
                 label,
                 "isolation",
                 f"{VIRTUAL_CLUSTER!r} needs the host API server's address for the control plane's syncer: set "
                 "tenancy:virtualClusters.apiServer (or tenancy:network.apiServer) in this stack",
-            )
+            ),
         ]
-    return []
+    return problems
+
+
+def _registry_problems(settings: StackSettings, label: str) -> list[Problem]:
+    """With an image allow-list, the control plane's images must come from an allowed registry,
+    or the host's workload rule refuses the control plane itself."""
+    allowed = settings.policy.allowed_registries
+    registry = settings.virtual_clusters.image_registry
+    if not allowed or (registry is not None and any(registry == r or registry.startswith(r + "/") for r in allowed)):
+        return []
+    where = f"{registry!r} is not" if registry is not None else "no imageRegistry is"
+    return [
+        Problem(
+            label,
+            "isolation",
+            f"this stack allows images only from {', '.join(allowed)} and {where} among them: set "
+            "tenancy:virtualClusters.imageRegistry to a mirror of the vCluster images on that list",
+        )
+    ]
 
 
 def switch_back_problems(

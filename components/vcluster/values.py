@@ -85,7 +85,10 @@ def _control_plane(pool: str | None, settings: VirtualClusterSettings, labels: d
             },
         },
         # The syncer's account is the platform's (rbac.py); the chart must not make one.
-        "advanced": {"serviceAccount": {"enabled": False, "name": SYNCER_ACCOUNT}},
+        "advanced": {
+            "serviceAccount": {"enabled": False, "name": SYNCER_ACCOUNT},
+            **({"defaultImageRegistry": settings.image_registry} if settings.image_registry else {}),
+        },
         "service": {"enabled": True, "spec": {"type": "ClusterIP"}},
         "ingress": {"enabled": False},
     }

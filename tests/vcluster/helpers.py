@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import Any
 
 from components.vcluster.previous import DEFAULT_ORGANIZATION
 from tests.support import plan, tenant_document, write_tenants
-from tools.harness import PREVIOUS_STACK_OUTPUTS, PROJECT_NAME, ProgramRun
+from tools.harness import PREVIOUS_STACK_OUTPUTS, PROJECT_NAME, ProgramRun, stack_config
 
 HARD = "tenant-hard-dev"
 HARD_PROD = "tenant-hard-prod"
@@ -47,3 +48,9 @@ def previous_outputs(stack: str, outputs: dict[str, Any]) -> Iterator[None]:
         yield
     finally:
         del PREVIOUS_STACK_OUTPUTS[name]
+
+
+def stack_virtual_clusters(stack: str, **changes: Any) -> str:
+    """The stack's own `tenancy:virtualClusters` (JSON) with `changes` on top, for `plan(..., virtualClusters=...)`."""
+    config, _ = stack_config(stack)
+    return json.dumps({**json.loads(config.get("tenancy:virtualClusters", "{}")), **changes})

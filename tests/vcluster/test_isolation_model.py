@@ -9,8 +9,9 @@ import pytest
 
 from components.model.errors import ConfigurationError
 from components.model.tenant_file import TenantSpec
+from tests.admission.layers import stack_policy
 from tests.support import tenant_document
-from tests.vcluster.helpers import hard_tenant, previous_outputs, run_tenants
+from tests.vcluster.helpers import hard_tenant, previous_outputs, run_tenants, stack_virtual_clusters
 from tools.harness import ProgramRun
 
 _LAST_DEPLOYMENT = {"tenants": {"hard": {"virtualClusters": {"dev": {"release": "vcluster"}}}}}
@@ -93,3 +94,18 @@ def test_keeping_the_virtual_cluster_or_a_first_deployment_is_not_refused(tmp_pa
     with previous_outputs("dev", _LAST_DEPLOYMENT):
         run = run_tenants(tmp_path, hard_tenant())
     assert sorted(run.outputs["tenants"]["hard"]["virtualClusters"]) == ["dev", "prod"]
+
+
+def test_an_image_allow_list_needs_the_control_planes_registry_on_it(tmp_path: Path) -> None:
+    """Otherwise the host's workload rule would refuse the control plane itself."""
+    policy = stack_policy("dev", allowedRegistries=["ghcr.io/example"])
+    with pytest.raises(ConfigurationError) as raised:
+        run_tenants(tmp_path / "a", hard_tenant(), policy=policy)
+    assert ("hard.yaml", "isolation") in _problems(raised)
+    assert "imageRegistry" in str(raised.value)
+    elsewhere = stack_virtual_clusters("dev", imageRegistry="quay.io/mirror")
+    with pytest.raises(ConfigurationError):
+        run_tenants(tmp_path / "b", hard_tenant(), policy=policy, virtualClusters=elsewhere)
+    mirror = stack_virtual_clusters("dev", imageRegistry="ghcr.io/example/vcluster")
+    run = run_tenants(tmp_path / "c", hard_tenant(), policy=policy, virtualClusters=mirror)
+    assert [r for r in run.resources if r.name == "hard-dev-vcluster"]
