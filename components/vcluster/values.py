@@ -68,7 +68,11 @@ def _security() -> dict[str, Any]:
 
 def _control_plane(pool: str | None, settings: VirtualClusterSettings, labels: dict[str, str]) -> dict[str, Any]:
     selector, tolerations = _placement(pool)
+    security = _security()
     return {
+        # Upstream Kubernetes as the virtual control plane; its binaries arrive through init
+        # containers, which must be as hardened as the main container to pass Pod Security.
+        "distro": {"k8s": {"enabled": True, "securityContext": security["containerSecurityContext"]}},
         "statefulSet": {
             "labels": labels,
             "pods": {"labels": labels},
@@ -77,7 +81,7 @@ def _control_plane(pool: str | None, settings: VirtualClusterSettings, labels: d
                 "limits": {"memory": settings.memory_limit},
             },
             "scheduling": {"nodeSelector": selector, "tolerations": tolerations},
-            "security": _security(),
+            "security": security,
             "persistence": {
                 # The state store: deleted with the StatefulSet, so what `discardState` acknowledges
                 # is exactly what a switch back to `namespace` removes (no orphan volume in the quota).

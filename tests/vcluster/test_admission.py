@@ -131,7 +131,7 @@ def test_the_syncer_cannot_touch_the_platforms_objects(host: Cluster) -> None:
 
 def control_plane_pod(host: Cluster) -> dict[str, Any]:
     """The control plane pod as the chart's StatefulSet template builds it from the rendered values:
-    scheduling, security contexts, resources, labels, and the image under `defaultImageRegistry`."""
+    scheduling, security contexts, resources, labels, and images under `defaultImageRegistry`."""
     [release] = [r for r in objects_of_kind(host.run, "HelmRelease", HARD) if r["metadata"]["name"] == "vcluster"]
     values = release["spec"]["values"]["controlPlane"]
     stateful = values["statefulSet"]
@@ -141,8 +141,16 @@ def control_plane_pod(host: Cluster) -> dict[str, Any]:
         "resources": stateful["resources"],
         "securityContext": stateful["security"]["containerSecurityContext"],
     }
+    # The distro's binaries arrive through init containers with the distro's security context.
+    init = {
+        "name": "kubernetes",
+        "image": f"{values['advanced']['defaultImageRegistry']}/kube-apiserver:v1.29.0",
+        "securityContext": values["distro"]["k8s"]["securityContext"],
+        "resources": {"limits": {"memory": "256Mi"}},
+    }
     spec = {
         "serviceAccountName": "vcluster",
+        "initContainers": [init],
         "containers": [container],
         "securityContext": stateful["security"]["podSecurityContext"],
         "nodeSelector": stateful["scheduling"]["nodeSelector"],
@@ -158,4 +166,11 @@ def test_the_control_plane_itself_is_admitted_under_the_host_rules(host: Cluster
     assert outcome.stopped_by is None, outcome.decision.denials
     pod = control_plane_pod(host)
     pod["spec"]["containers"][0]["image"] = "ghcr.io/loft-sh/vcluster:0.20.0"
+    assert host.attempt(STATEFULSET_CONTROLLER_USER, "CREATE", PODS, pod, HARD).denied_by("tenancy-workloads")
+
+
+def test_an_init_container_left_unhardened_would_be_refused(host: Cluster) -> None:
+    """Guards the test above: the workload rule does read init containers."""
+    pod = control_plane_pod(host)
+    pod["spec"]["initContainers"][0]["securityContext"] = {}
     assert host.attempt(STATEFULSET_CONTROLLER_USER, "CREATE", PODS, pod, HARD).denied_by("tenancy-workloads")
