@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field
 
-from components.model.fields import DnsLabel, StrictModel, unique
+from components.model.fields import DnsLabel, Quantity, StrictModel, unique
 from components.model.network import EgressTarget
 
 IsolationMode = Literal["namespace", "virtual-cluster"]
@@ -37,8 +37,10 @@ class VirtualClusterChart(StrictModel):
     """The vCluster Helm chart, pinned. The values schema the tests validate against is stored for
     this version (tests/vcluster/data/SOURCE.md): bump both together."""
 
+    # The chart repository (loft-sh's), or a mirror of it.
     repository: Annotated[str, Field(pattern=r"^https://[^\s]+$")] = "https://charts.loft.sh"
     name: str = "vcluster"
+    # Exact version: an upgrade of every virtual cluster is a reviewed change to stack config.
     version: Annotated[str, Field(pattern=r"^\d+\.\d+\.\d+$")] = "0.20.0"
 
 
@@ -49,15 +51,17 @@ class VirtualClusterSettings(StrictModel):
     # The host API server as the control plane's syncer reaches it (endpoint addresses, like
     # `network.apiServer`). Opened for the control plane pod only; falls back to `network.apiServer`.
     api_server: EgressTarget | None = None
-    # Memory of the virtual control plane (API server, controller manager, syncer in one pod).
-    memory_request: str = "256Mi"
-    memory_limit: str = "1Gi"
-    cpu_request: str = "100m"
+    # Memory request of the virtual control plane (API server, controller manager, syncer in one pod).
+    memory_request: Quantity = "256Mi"
+    # Memory limit of the control plane; it counts against the tenant's quota like any pod.
+    memory_limit: Quantity = "1Gi"
+    # CPU request of the control plane (no CPU limit: the LimitRange default applies).
+    cpu_request: Quantity = "100m"
     # Where the control plane's own images come from (the chart's `defaultImageRegistry`), e.g. a
     # mirror on the stack's `policy.allowedRegistries`; required when that allow-list is set.
     image_registry: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9.:-]*(/[a-z0-9._-]+)*$")] | None = None
     # Size of the state store (the embedded database of the virtual cluster) per environment.
-    storage: str = "5Gi"
+    storage: Quantity = "5Gi"
 
 
 def isolation_of(isolation: Isolation, environment: str) -> IsolationMode:

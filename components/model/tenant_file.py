@@ -82,9 +82,14 @@ class TenantSpec(StrictModel):
     shared_secrets: Annotated[list[DnsLabel], AfterValidator(unique)] = []
     apps: Annotated[list[AppSpec], AfterValidator(unique_names)] = []
     gitops: GitOpsSpec | None = None
-    # `namespace` (soft) or `virtual-cluster` (hard), for every environment or per environment
-    # (`{dev: virtual-cluster}`); components/model/isolation.py, docs/virtual-clusters.md.
-    isolation: Isolation = "namespace"
+    # components/model/isolation.py
+    isolation: Annotated[
+        Isolation,
+        Field(
+            description="`namespace` (soft tenancy) or `virtual-cluster` (a vCluster control plane in the namespace), "
+            "for every environment or per environment: `{dev: virtual-cluster}`. See docs/virtual-clusters.md."
+        ),
+    ] = "namespace"
     virtual_cluster: VirtualClusterSpec = VirtualClusterSpec()
     # Pin to a shard instead of the hash of the name (large installs split into shard stacks).
     shard: Annotated[int, Field(ge=0)] | None = None

@@ -58,6 +58,7 @@ def build_virtual_clusters(
             ),
             flux_namespace=settings.delivery.flux_namespace,
             interval=settings.delivery.interval,
+            drift_detection=settings.delivery.drift_detection,
             opts=pulumi.ResourceOptions(
                 parent=parent,
                 deleted_with=resources.namespace,

@@ -52,6 +52,8 @@ class VirtualClusterTarget:
     inside_manifests: str
     flux_namespace: str
     interval: str
+    # helm-controller drift detection (`delivery.driftDetection`), as for chart apps.
+    drift_detection: str
     opts: pulumi.ResourceOptions
 
 
@@ -169,5 +171,6 @@ def release_spec(
         },
         "install": {"remediation": {"retries": 3}},
         "upgrade": {"remediation": {"retries": 3}},
+        "driftDetection": {"mode": target.drift_detection},
         "values": values,
     }
