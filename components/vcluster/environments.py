@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import pulumi
 
 from components.guardrails.namespace import EnvironmentResources
-from components.model.labels import PLATFORM_OWNED_KEY, kubernetes_labels
+from components.model.labels import kubernetes_labels
 from components.model.stack import StackSettings
 from components.model.tenant_file import TenantSpec
 from components.vcluster.inside import inside_manifests
@@ -49,7 +49,7 @@ def build_virtual_clusters(
         target = VirtualClusterTarget(
             prefix=f"{name}-{env}",
             namespace=resources.namespace_name,
-            labels={**kubernetes_labels(spec.name, env), PLATFORM_OWNED_KEY: "true"},
+            labels=kubernetes_labels(spec.name, env),
             pool=spec.node_pool,
             # Read-only environments (prod) are written by GitOps only: no human gets the kubeconfig.
             admin_groups=[] if resources.read_only else list(spec.access.admin),

@@ -3,8 +3,10 @@
 Registered as children of the Tenant inside its namespace, like the guard rails (no component per
 environment): the syncer's ServiceAccount and its binding, the tenant admins' access binding, the
 control plane's NetworkPolicy, and the chart's source and HelmRelease, which helm-controller applies
-as the tenant's deployer (ADR 0011). Every object carries the platform-owned label, so a tenant
-cannot edit them (admission rule 5).
+as the tenant's deployer (ADR 0011). The bindings and the NetworkPolicy carry the platform-owned
+label, so only the platform may change them (admission rule 5). The HelmRelease, its source and the
+ServiceAccount are kinds the deployer may write in its namespace: what it could change there is
+applied as the deployer and judged by the host rules, and the next `pulumi up` restores it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import pulumi_kubernetes as k8s
 
 from components.guardrails.access import DEPLOYER_ACCOUNT
 from components.model.isolation import VirtualClusterSettings
+from components.model.labels import PLATFORM_OWNED_KEY
 from components.model.network import EgressTarget
 from components.vcluster.rbac import ACCESS_ROLE, SYNCER_ROLE
 from components.vcluster.values import (
@@ -57,8 +60,10 @@ class VirtualClusterTarget:
     opts: pulumi.ResourceOptions
 
 
-def _metadata(target: VirtualClusterTarget, name: str) -> k8s.meta.v1.ObjectMetaArgsDict:
-    return {"name": name, "namespace": target.namespace, "labels": target.labels}
+def _metadata(target: VirtualClusterTarget, name: str, *, owned: bool = False) -> k8s.meta.v1.ObjectMetaArgsDict:
+    """`owned`: the platform-owned label, on the kinds admission rule 5 locks (bindings, policies)."""
+    labels = {**target.labels, PLATFORM_OWNED_KEY: "true"} if owned else target.labels
+    return {"name": name, "namespace": target.namespace, "labels": labels}
 
 
 def _group(name: str) -> k8s.rbac.v1.SubjectArgsDict:
@@ -71,7 +76,7 @@ def _bindings(target: VirtualClusterTarget) -> None:
     )
     k8s.rbac.v1.RoleBinding(
         f"{target.prefix}-vcluster-syncer",
-        metadata=_metadata(target, SYNCER_ROLE),
+        metadata=_metadata(target, SYNCER_ROLE, owned=True),
         role_ref=_SYNCER_REF,
         subjects=[{"kind": "ServiceAccount", "name": SYNCER_ACCOUNT, "namespace": target.namespace}],
         opts=target.opts,
@@ -79,7 +84,7 @@ def _bindings(target: VirtualClusterTarget) -> None:
     if target.admin_groups:
         k8s.rbac.v1.RoleBinding(
             f"{target.prefix}-vcluster-access",
-            metadata=_metadata(target, ACCESS_ROLE),
+            metadata=_metadata(target, ACCESS_ROLE, owned=True),
             role_ref=_ACCESS_REF,
             subjects=[_group(group) for group in target.admin_groups],
             opts=target.opts,
@@ -122,7 +127,7 @@ def register_virtual_cluster(
     _bindings(target)
     k8s.networking.v1.NetworkPolicy(
         f"{target.prefix}-vcluster-network",
-        metadata=_metadata(target, NETWORK_POLICY),
+        metadata=_metadata(target, NETWORK_POLICY, owned=True),
         spec=control_plane_policy_spec(api_server=api_server, flux_namespace=target.flux_namespace),
         opts=target.opts,
     )
