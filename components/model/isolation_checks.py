@@ -25,16 +25,12 @@ def uses_virtual_clusters(spec: TenantSpec) -> bool:
 
 
 def isolation_problems(spec: TenantSpec) -> list[tuple[str, str]]:
-    """Rules within one file: environments named under `isolation` and `discardState` exist."""
+    """Rules within one file: environments named under `isolation` exist. (`discardState` may name an
+    environment being removed from the file; stack_isolation_problems checks it against the stack.)"""
     problems: list[tuple[str, str]] = []
     if isinstance(spec.isolation, dict):
         for environment in sorted(set(spec.isolation) - set(spec.environments)):
             problems.append((f"isolation.{environment}", f"{environment!r} is not one of the tenant's environments"))
-    for index, environment in enumerate(spec.virtual_cluster.discard_state):
-        if environment not in spec.environments:
-            problems.append(
-                (f"virtualCluster.discardState.{index}", f"{environment!r} is not one of the tenant's environments")
-            )
     virtual = virtual_environments(spec.isolation, spec.environments)
     for index, app in enumerate(spec.apps):
         in_virtual = set(app.environments or spec.environments) & set(virtual)
@@ -50,9 +46,14 @@ def isolation_problems(spec: TenantSpec) -> list[tuple[str, str]]:
 
 def stack_isolation_problems(spec: TenantSpec, label: str, settings: StackSettings) -> list[Problem]:
     """What a stack must offer before a tenant may have a virtual cluster in it."""
+    problems = [
+        Problem(label, f"virtualCluster.discardState.{index}", f"{environment!r} is not an environment of this stack")
+        for index, environment in enumerate(spec.virtual_cluster.discard_state)
+        if environment not in settings.environments
+    ]
     if not virtual_environments(spec.isolation, spec.environments):
-        return []
-    problems = _registry_problems(settings, label)
+        return problems
+    problems += _registry_problems(settings, label)
     if settings.virtual_clusters.api_server is None and settings.network.api_server is None:
         return [
             *problems,
@@ -90,24 +91,34 @@ def switch_back_problems(
     """Environments that had a virtual cluster last time and would now lose it unacknowledged.
 
     `previous` maps tenant names to the environments that had a virtual cluster in the stack's last
-    deployment. Removing an environment altogether is the namespace's lifecycle, not this check's.
+    deployment. Dropping such an environment from `environments`, or decommissioning the tenant,
+    deletes the virtual cluster with its namespace, so both need the same acknowledgement.
     """
     problems: list[Problem] = []
     for spec, label in entries:
-        had = set(previous.get(spec.name, ()))
-        for environment in spec.environments:
-            if environment not in had or spec.isolation_in(environment) == VIRTUAL_CLUSTER:
+        unacknowledged = set(previous.get(spec.name, ())) - set(spec.virtual_cluster.discard_state)
+        for environment in sorted(unacknowledged):
+            field, action = _losing_change(spec, environment)
+            if field is None:
                 continue
-            if environment in spec.virtual_cluster.discard_state:
-                continue
-            field = f"isolation.{environment}" if isinstance(spec.isolation, dict) else "isolation"
             problems.append(
                 Problem(
                     label,
                     field,
-                    f"switching {environment} back to 'namespace' deletes its virtual cluster and everything stored "
-                    f"in it; to accept that, add {environment} to virtualCluster.discardState "
-                    "(docs/virtual-clusters.md, Switching back)",
+                    f"{action} deletes the virtual cluster of {environment} and everything stored in it; to accept "
+                    f"that, add {environment} to virtualCluster.discardState (docs/virtual-clusters.md, Switching back)",
                 )
             )
     return problems
+
+
+def _losing_change(spec: TenantSpec, environment: str) -> tuple[str | None, str]:
+    """The field whose change would delete an environment's virtual cluster, and what the change is."""
+    if environment not in spec.environments:
+        return "environments", f"removing {environment}"
+    if spec.lifecycle == "decommissioned":
+        return "lifecycle", "decommissioning the tenant"
+    if spec.isolation_in(environment) != VIRTUAL_CLUSTER:
+        field = f"isolation.{environment}" if isinstance(spec.isolation, dict) else "isolation"
+        return field, f"switching {environment} back to 'namespace'"
+    return None, ""

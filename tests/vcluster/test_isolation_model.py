@@ -36,6 +36,7 @@ def test_an_unknown_mode_is_refused_with_its_field(tmp_path: Path) -> None:
 
 def test_environments_named_under_isolation_and_discard_state_must_exist(tmp_path: Path) -> None:
     document = hard_tenant(isolation={"staging": "virtual-cluster"}, virtualCluster={"discardState": ["qa"]})
+    # `qa` is no environment of the stack either (an acknowledgement may name one the file dropped).
     with pytest.raises(ConfigurationError) as raised:
         run_tenants(tmp_path, document)
     assert {("hard.yaml", "isolation.staging"), ("hard.yaml", "virtualCluster.discardState.0")} <= set(
@@ -109,3 +110,19 @@ def test_an_image_allow_list_needs_the_control_planes_registry_on_it(tmp_path: P
     mirror = stack_virtual_clusters("dev", imageRegistry="ghcr.io/example/vcluster")
     run = run_tenants(tmp_path / "c", hard_tenant(), policy=policy, virtualClusters=mirror)
     assert [r for r in run.resources if r.name == "hard-dev-vcluster"]
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [({"environments": ["prod"]}, "environments"), ({"lifecycle": "decommissioned"}, "lifecycle")],
+)
+def test_removing_the_environment_or_the_tenant_needs_the_same_acknowledgement(
+    tmp_path: Path, change: dict[str, object], field: str
+) -> None:
+    """Both delete the namespace, and the virtual cluster's state with it."""
+    with previous_outputs("dev", _LAST_DEPLOYMENT), pytest.raises(ConfigurationError) as raised:
+        run_tenants(tmp_path / "refused", hard_tenant(**change))
+    assert _problems(raised) == [("hard.yaml", field)]
+    # The acknowledgement may name an environment the file no longer has.
+    with previous_outputs("dev", _LAST_DEPLOYMENT):
+        run_tenants(tmp_path / "accepted", hard_tenant(**change, virtualCluster={"discardState": ["dev"]}))
