@@ -105,8 +105,9 @@ def switch_back_problems(
                 Problem(
                     label,
                     field,
-                    f"{action} deletes the virtual cluster of {environment} and everything stored in it; to accept "
-                    f"that, add {environment} to virtualCluster.discardState (docs/virtual-clusters.md, Switching back)",
+                    f"{action} deletes the virtual cluster of {environment} and everything stored in it; "
+                    f"to accept that, add {environment} to virtualCluster.discardState "
+                    "(docs/virtual-clusters.md, Switching back)",
                 )
             )
     return problems
