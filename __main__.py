@@ -15,6 +15,7 @@ from components.data.platform import build_platform_data
 from components.delivery.flux import install_flux
 from components.guardrails.cluster_network import ClusterIsolation, cluster_isolation_args
 from components.model.catalog import load_catalog
+from components.model.isolation_checks import uses_virtual_clusters
 from components.model.stack import read_stack_settings
 from components.model.storage import tenant_storage_classes
 from components.platform.link import PLATFORM_OUTPUT, local_platform, referenced_platform
@@ -23,6 +24,8 @@ from components.platform.roles import PlatformRoles, PlatformRolesArgs
 from components.platform.storage import PlatformStorage, PlatformStorageArgs
 from components.pools.component import NodePool, NodePoolArgs, tenants_on
 from components.tenant import Tenant, TenantArgs
+from components.vcluster.previous import previous_virtual_clusters
+from components.vcluster.roles import VirtualClusterRoles
 
 PROJECT_ROOT = Path(__file__).resolve().parent
 
@@ -30,9 +33,15 @@ stack = pulumi.get_stack()
 settings = read_stack_settings(stack)
 # The stack's cloud (components/clouds/registry.py): what it can run, its provider, its data.
 cloud = cloud_for(settings)
-# Split stacks (`prod-shard-3`) read tenant files as their base stack (`prod`) would.
+# Split stacks (`prod-shard-3`) read tenant files as their base stack (`prod`) would. What this stack
+# deployed last guards virtual clusters against a silent switch back (components/vcluster/previous.py).
 catalog = load_catalog(
-    PROJECT_ROOT / settings.tenants_dir, settings, settings.base_stack or stack, cloud=cloud, root=PROJECT_ROOT
+    PROJECT_ROOT / settings.tenants_dir,
+    settings,
+    settings.base_stack or stack,
+    cloud=cloud,
+    root=PROJECT_ROOT,
+    previous_virtual_clusters=previous_virtual_clusters(),
 )
 cluster = providers(cluster=settings.cluster, cloud=cloud)
 
@@ -56,6 +65,9 @@ if settings.stack_role in ("all", "platform"):
         ),
         opts=cluster.options(),
     )
+    # The syncer and access roles of virtual clusters, once per cluster, only where a tenant has one.
+    if any(uses_virtual_clusters(e.spec) for e in catalog.tenants):
+        VirtualClusterRoles("virtual-cluster-roles", opts=cluster.options())
     # Admission policies for every tenant namespace (tenant data lives on the namespaces).
     PolicyBundle(
         "policy-bundle",

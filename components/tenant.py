@@ -20,6 +20,7 @@ from components.lifecycle import holds_cluster_data, retained_environments, stat
 from components.model.network import CloudNetworkFacts
 from components.model.stack import StackSettings
 from components.model.tenant_file import TenantSpec
+from components.vcluster.environments import VirtualClusters, build_virtual_clusters
 
 
 @dataclass
@@ -45,6 +46,7 @@ class Tenant(pulumi.ComponentResource):
     deployers: dict[str, str]
     delivery: dict[str, DeliveryResources]
     data: TenantData
+    virtual_clusters: VirtualClusters
 
     def __init__(self, name: str, args: TenantArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("tenancy:index:Tenant", name, None, opts)
@@ -80,6 +82,10 @@ class Tenant(pulumi.ComponentResource):
             if args.data is not None
             else TenantData()
         )
+        # A virtual cluster where `isolation` asks for one (components/vcluster/), before GitOps that may target it.
+        self.virtual_clusters = build_virtual_clusters(
+            self, name, spec, self.environments, args.settings, depends_on=[args.flux] if args.flux else []
+        )
         # Apps and GitOps per environment (components/delivery/apps.py); app pods run as the tenant's
         # workload identity where data.py gave the namespace one.
         self.delivery = {
@@ -91,6 +97,7 @@ class Tenant(pulumi.ComponentResource):
                 args.settings.delivery,
                 workload_account=self.data.workload_accounts.get(env),
                 depends_on=[args.flux] if args.flux else None,
+                gitops_kubeconfig=self.virtual_clusters.gitops_kubeconfigs.get(env),
             )
             for env, res in self.environments.items()
         }
@@ -109,4 +116,6 @@ class Tenant(pulumi.ComponentResource):
             # Which app runs at which version in each environment, and where GitOps reads from.
             "apps": {env: d.apps for env, d in self.delivery.items() if d.apps},
             "gitops": {env: d.gitops for env, d in self.delivery.items() if d.gitops is not None},
+            # Read back by components/vcluster/previous.py: keep the key and its environment keys.
+            **({"virtualClusters": self.virtual_clusters.summaries} if self.virtual_clusters.summaries else {}),
         }

@@ -13,11 +13,17 @@ from tools.harness import ProgramRun
 
 
 def test_one_tenant_component_per_tenant_in_the_stack(dev_plan: ProgramRun, prod_plan: ProgramRun) -> None:
-    assert sorted(r.name for r in dev_plan.of_type("tenancy:index:Tenant")) == ["acme", "genomics-lab", "status-page"]
+    assert sorted(r.name for r in dev_plan.of_type("tenancy:index:Tenant")) == [
+        "acme",
+        "genomics-lab",
+        "operator-lab",
+        "status-page",
+    ]
     assert sorted(r.name for r in prod_plan.of_type("tenancy:index:Tenant")) == [
         "acme",
         "genomics-lab",
         "northwind",
+        "operator-lab",
         "status-page",
     ]
 
@@ -48,6 +54,9 @@ def test_shared_roles_exist_once_per_cluster(dev_plan: ProgramRun) -> None:
         "tenancy-tenant-deployer",
         "tenancy-tenant-operator",
         "tenancy-tenant-viewer",
+        # Bound by virtual clusters' namespaces (an example tenant has one): components/vcluster/roles.py.
+        "tenancy-vcluster-access",
+        "tenancy-vcluster-syncer",
     ]
     assert all(
         dev_plan.tenant_of(r) is None for r in dev_plan.of_type("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole")

@@ -96,6 +96,9 @@ def _wire_to_json(struct: Any) -> Any:
 
 # Outputs that StackReferences resolve to under mocks, by fully qualified stack name.
 STACK_REFERENCE_OUTPUTS: dict[str, dict[str, Any]] = {}
+# What the engine answers as a stack's last deployed outputs (`pulumi:pulumi:readStackOutputs`),
+# by fully qualified stack name; empty: a first deployment.
+PREVIOUS_STACK_OUTPUTS: dict[str, dict[str, Any]] = {}
 
 
 # Every generated credential under mocks starts with this, so tests can prove none leaks into
@@ -167,7 +170,12 @@ class _Mocks(pulumi.runtime.Mocks):
         return f"{args.name}-id", state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
-        return {}, None
+        # No failures is an empty list: the mock monitor iterates the second item.
+        if args.token == "pulumi:pulumi:readStackOutputs":
+            # A stack's last outputs, read synchronously (components/vcluster/previous.py).
+            name = str(args.args.get("name", ""))
+            return {"name": name, "outputs": PREVIOUS_STACK_OUTPUTS.get(name, {}), "secretOutputNames": []}, []
+        return {}, []
 
 
 class RecordingMonitor(mocks.MockMonitor):

@@ -22,6 +22,7 @@ from components.admission.rules import PolicyDefinition, node_pool, validating_p
 from components.model.admission import PolicySettings, RuleAction
 from components.model.labels import TENANT_KEY, platform_labels
 from components.platform.roles import ROLE_NAMES
+from components.vcluster.rbac import ROLE_RULES as VIRTUAL_CLUSTER_ROLES
 
 # Deny and Warn may not be combined in one binding; Warn also records the violation in the audit log.
 VALIDATION_ACTIONS: dict[RuleAction, list[str]] = {"Deny": ["Deny"], "Warn": ["Warn", "Audit"], "Audit": ["Audit"]}
@@ -53,6 +54,13 @@ def _match_constraints(
     return {"resource_rules": definition.resource_rules, "namespace_selector": tenant_namespace_selector()}
 
 
+def bindable_roles() -> list[str]:
+    """The ClusterRoles RoleBindings in tenant namespaces may reference: the tenant roles, and the
+    virtual cluster's syncer and access roles (components/vcluster/rbac.py), which are namespace-scoped
+    once bound and which Kubernetes' escalation check keeps a tenant from granting beyond its own rights."""
+    return sorted([*ROLE_NAMES.values(), *VIRTUAL_CLUSTER_ROLES])
+
+
 @dataclass
 class PolicyBundleArgs:
     """The stack's policy settings and the cluster's Kubernetes minor version (`1.36`)."""
@@ -74,7 +82,7 @@ class PolicyBundle(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         self.policy_names = []
         if args.settings.enabled:
-            for definition in validating_policies(args.settings, sorted(ROLE_NAMES.values()), args.storage_classes):
+            for definition in validating_policies(args.settings, bindable_roles(), args.storage_classes):
                 action = getattr(args.settings.actions, definition.rule)
                 self._validating(name, definition, VALIDATION_ACTIONS[action], labels, child)
             if args.settings.inject_node_pool and has_mutating_policies(args.kubernetes_version):

@@ -91,12 +91,14 @@ def build_delivery(
     *,
     workload_account: pulumi.Resource | None = None,
     depends_on: list[pulumi.Resource] | None = None,
+    gitops_kubeconfig: tuple[str, str] | None = None,
 ) -> DeliveryResources:
     """Register one environment's apps and GitOps objects as children of `parent` (the Tenant).
 
     `workload_account` is the tenant's workload identity ServiceAccount in this namespace (None:
     the environment has none); app pods run as it. `depends_on` is the cluster's Flux
     installation when the stack installs it: Flux objects can only be created once its CRDs exist.
+    `gitops_kubeconfig`: the virtual cluster's kubeconfig Secret (name, key) when GitOps applies there.
     """
     env_name = environment.environment
     target = delivery_target(
@@ -107,6 +109,7 @@ def build_delivery(
         workload_account=workload_account,
         depends_on=depends_on or [],
     )
+    target.gitops_kubeconfig = gitops_kubeconfig
     result = DeliveryResources(env_name)
     # HTTPS chart repositories registered in this namespace so far: one HelmRepository each.
     repositories: dict[str, str] = {}

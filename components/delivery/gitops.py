@@ -35,6 +35,17 @@ def gitops_revision(gitops: GitOpsSpec) -> str:
     raise AssertionError("GitRef validates exactly one of branch, tag or commit")
 
 
+def _virtual_cluster_target(secret: str, key: str) -> dict[str, Any]:
+    """Apply inside the environment's virtual cluster: its kubeconfig instead of impersonation.
+
+    The kubeconfig is the virtual cluster's admin, whose reach ends at the virtual cluster; Flux
+    impersonates the deployer's name there, which the virtual cluster binds (components/vcluster/inside.py).
+    No target namespace: the repository may create namespaces and CRDs there. No pool patches
+    either: the syncer pins every pod it syncs to the host.
+    """
+    return {"kubeConfig": {"secretRef": {"name": secret, "key": key}}}
+
+
 def register_gitops(target: DeliveryTarget, *, environment: str, gitops: GitOpsSpec) -> dict[str, str]:
     """The tenant's repository and a Kustomization that applies one path of it as the deployer.
 
@@ -60,9 +71,12 @@ def register_gitops(target: DeliveryTarget, *, environment: str, gitops: GitOpsS
         "targetNamespace": target.namespace,
         "timeout": "5m",
     }
+    if target.gitops_kubeconfig is not None:
+        del spec["targetNamespace"]
+        spec.update(_virtual_cluster_target(*target.gitops_kubeconfig))
     # Placement only: the repository's own manifests choose their service account (`workload`).
     patches = pod_patches(target.pool)
-    if patches:
+    if patches and target.gitops_kubeconfig is None:
         spec["patches"] = patches
     k8s.apiextensions.CustomResource(
         f"{target.prefix}-gitops",

@@ -28,6 +28,9 @@ class DeliveryTarget:
     opts: pulumi.ResourceOptions
     # The tenant's workload identity account in this namespace, when it has one.
     workload_account: str | None = None
+    # The Secret (name, key) holding the kubeconfig of the environment's virtual cluster, when GitOps
+    # applies there instead of into the namespace (components/vcluster/).
+    gitops_kubeconfig: tuple[str, str] | None = None
 
 
 def flux_object(api_version: str, kind: str, name: str, *, target: DeliveryTarget) -> dict[str, Any]:

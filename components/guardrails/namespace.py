@@ -21,6 +21,7 @@ from components.guardrails.access import register_access
 from components.guardrails.cluster_network import namespace_isolation
 from components.guardrails.network import (
     ISOLATION_POLICY,
+    NetworkRules,
     granted_cidrs,
     isolation_policy,
     network_annotations,
@@ -133,6 +134,29 @@ def register_namespace(
     )
 
 
+def _register_isolation(
+    prefix: str,
+    ns_name: str,
+    owned_labels: dict[str, str],
+    rules: NetworkRules,
+    mode: str,
+    namespace: pulumi.Resource,
+    inside: pulumi.ResourceOptions,
+) -> None:
+    """The namespace's isolation: one NetworkPolicy, or its ClusterNetworkPolicy in that mode."""
+    if mode == "clusterNetworkPolicy":
+        # Cluster-scoped, so not deleted with the namespace: no deleted_with.
+        cluster_opts = pulumi.ResourceOptions(parent=inside.parent, depends_on=[namespace])
+        namespace_isolation(prefix, ns_name, owned_labels, rules, cluster_opts)
+    else:
+        metadata: k8s.meta.v1.ObjectMetaArgsDict = {
+            "name": ISOLATION_POLICY,
+            "namespace": ns_name,
+            "labels": owned_labels,
+        }
+        isolation_policy(f"{prefix}-isolation", metadata=metadata, rules=rules, opts=inside)
+
+
 def build_environment(
     parent: pulumi.Resource,
     name: str,
@@ -174,18 +198,12 @@ def build_environment(
         tenant_egress=spec.egress,
         peers=(environment, spec.accepts_from, spec.connects_to),
     )
-    if settings.network.mode == "clusterNetworkPolicy":
-        # Cluster-scoped, so not deleted with the namespace: no deleted_with.
-        cluster_opts = pulumi.ResourceOptions(parent=parent, depends_on=[namespace])
-        namespace_isolation(prefix, ns_name, owned_labels, rules, cluster_opts)
-    else:
-        isolation_policy(
-            f"{prefix}-isolation", metadata=metadata(ISOLATION_POLICY, owned_labels), rules=rules, opts=inside
-        )
+    _register_isolation(prefix, ns_name, owned_labels, rules, settings.network.mode, namespace, inside)
     deployer = register_access(
         prefix,
         access=spec.access,
-        read_only=read_only,
+        # In a virtual cluster the tenant's groups work inside it; on the host they view (components/vcluster/rbac.py).
+        read_only=read_only or spec.isolation_in(environment) == "virtual-cluster",
         ns_name=ns_name,
         metadata=metadata,
         labels=labels,

@@ -8,6 +8,7 @@ bad file from half-applying.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from components.model.consistency import consistency_problems
 from components.model.data_checks import data_problems, pool_problems, stack_data_problems
 from components.model.errors import ConfigurationError, Problem
 from components.model.fields import format_location
+from components.model.isolation_checks import stack_isolation_problems, switch_back_problems
 from components.model.labels import default_domain
 from components.model.network_checks import consent_problems, network_problems, network_stack_problems
 from components.model.quota_checks import quota_split_problems
@@ -190,6 +192,7 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: Cl
         problems += [Problem(label, where, message) for where, message in network_problems(spec, settings)]
         if spec.quota is None or spec.quota.tier is None or spec.quota.tier in settings.quota_tiers:
             problems += [Problem(label, where, message) for where, message in quota_split_problems(spec, settings)]
+        problems += stack_isolation_problems(spec, label, settings)
         if spec.node_pool is not None and spec.node_pool not in settings.node_pools:
             known = ", ".join(sorted(settings.node_pools)) or "none"
             problems.append(
@@ -259,13 +262,20 @@ def _domain_problems(spec: TenantSpec, label: str, suffix: str, claimed: list[tu
 
 
 def load_catalog(
-    tenants_dir: Path, settings: StackSettings, stack: str, *, cloud: CloudRules, root: Path | None = None
+    tenants_dir: Path,
+    settings: StackSettings,
+    stack: str,
+    *,
+    cloud: CloudRules,
+    root: Path | None = None,
+    previous_virtual_clusters: Mapping[str, Sequence[str]] | None = None,
 ) -> Catalog:
     """Read `tenants_dir/*.yaml` for `stack`; raise ConfigurationError listing every problem.
 
     `cloud` is the stack's cloud (`components.clouds.registry.cloud_for`): what its databases can
     be and which of its own settings tenants' data needs; passed in because the model imports no
-    component."""
+    component. `previous_virtual_clusters`: the environments that had a virtual cluster in the stack's
+    last deployment, by tenant (components/vcluster/previous.py), for the switch-back check."""
     problems: list[Problem] = []
     entries: list[CatalogEntry] = []
     files_by_name: dict[str, str] = {}
@@ -295,6 +305,7 @@ def load_catalog(
             entries.append(CatalogEntry(spec=spec, source=label))
     entries.sort(key=lambda entry: entry.spec.name)
     problems += _cross_check(entries, settings, cloud)
+    problems += switch_back_problems([(e.spec, e.source) for e in entries], previous_virtual_clusters or {})
     if problems:
         raise ConfigurationError(problems)
     return Catalog(stack=stack, tenants=entries)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from components.model.isolation_checks import isolation_problems
 from components.model.labels import MAX_DNS_LABEL, max_tenant_name_length, namespace_name
 from components.model.tenant_file import TenantSpec
 
@@ -61,6 +62,7 @@ def consistency_problems(spec: TenantSpec) -> list[tuple[str, str]]:
     # Group names (commas, blanks, `system:` groups) are checked by the field type: name_checks.py.
     problems += _app_secret_problems(spec)
     problems += _app_database_problems(spec)
+    problems += isolation_problems(spec)
     return problems
 
 

@@ -19,6 +19,7 @@ from components.model.data import DataSettings
 from components.model.delivery import DeliverySettings
 from components.model.errors import ConfigurationError, Problem
 from components.model.fields import ComputeAmounts, DnsLabel, Domain, QuotaSpec, StrictModel, format_location
+from components.model.isolation import VirtualClusterSettings
 from components.model.network import NetworkSettings
 from components.model.pools import NodePools
 from components.model.quota_budget import SMALL_OBJECT_COUNTS
@@ -135,6 +136,8 @@ class StackSettings(StrictModel):
     data: DataSettings = DataSettings()
     # The StorageClasses tenants may claim, rendered with reclaim policy Delete (docs/data-and-secrets.md).
     storage: StorageSettings = StorageSettings()
+    # What every virtual cluster of the stack gets (components/model/isolation.py).
+    virtual_clusters: VirtualClusterSettings = VirtualClusterSettings()
     tenants_dir: str = "tenants"
     # all: everything in one stack (small installs). platform: only cluster-wide parts.
     # tenants: one shard of the tenants, reading the platform stack through a StackReference.

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from components.model.errors import Problem
+from components.model.isolation import virtual_environments
 from components.model.labels import namespace_name
 
 if TYPE_CHECKING:
@@ -120,8 +121,9 @@ def settings_problems(settings: StackSettings) -> list[Problem]:
 
 
 def renders_flux_objects(spec: TenantSpec) -> bool:
-    """Whether the tenant gets Flux objects (a HelmRelease per chart app, a Kustomization for GitOps)."""
-    return spec.gitops is not None or any(app.chart is not None for app in spec.apps)
+    """Whether the tenant gets Flux objects (a HelmRelease per chart app or virtual cluster, a Kustomization)."""
+    virtual = virtual_environments(spec.isolation, spec.environments)
+    return spec.gitops is not None or any(app.chart is not None for app in spec.apps) or bool(virtual)
 
 
 def flux_problems(tenants: Sequence[tuple[TenantSpec, str]], settings: StackSettings) -> list[Problem]:

@@ -22,6 +22,7 @@ from components.model.fields import (
     unique,
     unique_names,
 )
+from components.model.isolation import Isolation, IsolationMode, VirtualClusterSpec, isolation_of
 from components.model.name_checks import AccessGroup, TenantNameCheck
 from components.model.network import TenantPeer, unique_peers
 from components.model.tenant_apps import AppSpec, GitOpsSpec
@@ -87,8 +88,21 @@ class TenantSpec(StrictModel):
     shared_secrets: Annotated[list[DnsLabel], AfterValidator(unique)] = []
     apps: Annotated[list[AppSpec], AfterValidator(unique_names)] = []
     gitops: GitOpsSpec | None = None
+    # components/model/isolation.py
+    isolation: Annotated[
+        Isolation,
+        Field(
+            description="`namespace` (soft tenancy) or `virtual-cluster` (a vCluster control plane in the namespace), "
+            "for every environment or per environment: `{dev: virtual-cluster}`. See docs/virtual-clusters.md."
+        ),
+    ] = "namespace"
+    virtual_cluster: VirtualClusterSpec = VirtualClusterSpec()
     # Pin to a shard instead of the hash of the name (large installs split into shard stacks).
     shard: Annotated[int, Field(ge=0)] | None = None
+
+    def isolation_in(self, environment: str) -> IsolationMode:
+        """The isolation mode of one environment."""
+        return isolation_of(self.isolation, environment)
 
     def in_environment(self, items: list[Any], environment: str) -> list[Any]:
         """The entries of a section (databases, secrets, apps) that apply to one environment."""

@@ -16,6 +16,7 @@ from components.model.stack import parse_settings
 from tests.cel_admission import AdmissionChain, CelEngine, Request
 from tests.k8s_schema import validate_builtin
 from tests.support import EXAMPLE_TENANTS, kubernetes_objects, objects_of_kind, plan, tenant_document, write_tenants
+from tests.vcluster.helpers import stack_virtual_clusters
 from tools.harness import ProgramRun
 
 BUNDLE_KINDS = {
@@ -190,7 +191,10 @@ def test_injection_can_be_switched_off_on_136() -> None:
 
 
 def test_registry_allow_list_reaches_the_workload_policy() -> None:
-    run = plan("dev", policy=json.dumps({"allowedRegistries": ["ghcr.io/example", "registry.acme-corp.example"]}))
+    # The example virtual clusters need their images from the allow-list too (docs/virtual-clusters.md).
+    mirror = stack_virtual_clusters("dev", imageRegistry="ghcr.io/example/vcluster")
+    allowed = json.dumps({"allowedRegistries": ["ghcr.io/example", "registry.acme-corp.example"]})
+    run = plan("dev", policy=allowed, virtualClusters=mirror)
     [policy] = [
         p for p in objects_of_kind(run, "ValidatingAdmissionPolicy") if p["metadata"]["name"] == "tenancy-workloads"
     ]

@@ -410,11 +410,14 @@ def test_registry_allow_list() -> None:
     import json
 
     from tests.support import plan
+    from tests.vcluster.helpers import stack_virtual_clusters
 
     # A config override replaces all of tenancy:policy, so it repeats the stack's platform identity.
     identity = {"platformIdentities": {"users": ["tenancy-ci@tenancy-prod.iam.gserviceaccount.com"]}}
+    policy = json.dumps({"allowedRegistries": ["registry.acme-corp.example", "ghcr.io/example"], **identity})
+    # The example virtual clusters need their images from the allow-list too (docs/virtual-clusters.md).
     run = plan(
-        "prod", policy=json.dumps({"allowedRegistries": ["registry.acme-corp.example", "ghcr.io/example"], **identity})
+        "prod", policy=policy, virtualClusters=stack_virtual_clusters("prod", imageRegistry="ghcr.io/example/vc")
     )
     chain = AdmissionChain(kubernetes_objects(run))
     ns = namespace(run, "tenant-acme-prod")

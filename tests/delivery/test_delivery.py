@@ -74,7 +74,9 @@ def test_flux_reconciles_as_the_tenants_deployer_inside_its_namespace(example_pl
             namespace = obj["metadata"]["namespace"]
             assert obj["spec"]["serviceAccountName"] == "deployer", namespace
             if kind == "Kustomization":
-                assert obj["spec"]["targetNamespace"] == namespace
+                # Into its own namespace, or into the virtual cluster in it (docs/virtual-clusters.md).
+                target = obj["spec"].get("targetNamespace") or obj["spec"]["kubeConfig"]["secretRef"]["name"]
+                assert target in (namespace, "vcluster-kubeconfig")
                 assert obj["spec"]["prune"] is True
             # No cross-namespace references: every source is in the object's own namespace.
             reference = obj["spec"].get("sourceRef") or obj["spec"].get("chartRef") or obj["spec"]["chart"]["spec"]

@@ -28,6 +28,7 @@ from tests.support import kubernetes_objects
 from tools.harness import ProgramRun
 
 METADATA_NAME = "kubernetes.io/metadata.name"
+PodSample = tuple[str, str, dict[str, str]]
 # Platform pods: (namespace, pod name, labels). Their namespaces are created if the plan has none.
 PLATFORM_PODS = [
     ("ingress-nginx", "ingress-controller", {"app.kubernetes.io/name": "ingress-nginx"}),
@@ -59,8 +60,9 @@ def _pod(namespace: str, name: str, labels: dict[str, str], ip: str) -> dict[str
     }
 
 
-def sample_pods(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One app and one worker pod per tenant namespace, an instance pod per in-namespace database, the platform pods."""
+def sample_pods(objects: list[dict[str, Any]], extra: Sequence[PodSample] = ()) -> list[dict[str, Any]]:
+    """One app and one worker pod per tenant namespace, an instance pod per in-namespace database, the
+    platform pods, and `extra` pods a test adds (namespace, name, labels)."""
     pods: list[dict[str, Any]] = []
     tenant_namespaces = [o["metadata"]["name"] for o in objects if o["kind"] == "Namespace"]
     for namespace in tenant_namespaces:
@@ -70,7 +72,7 @@ def sample_pods(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if obj["kind"] in ("Cluster", "MariaDB") and obj["metadata"].get("namespace") in tenant_namespaces:
             name = f"db-{obj['metadata']['name']}"
             pods.append(_pod(obj["metadata"]["namespace"], name, {"tenancy.io/sample": "database"}, ""))
-    pods += [_pod(namespace, name, labels, "") for namespace, name, labels in PLATFORM_PODS]
+    pods += [_pod(namespace, name, labels, "") for namespace, name, labels in [*PLATFORM_PODS, *extra]]
     for index, pod in enumerate(pods):
         pod["status"]["podIP"] = f"10.244.{index // 250}.{index % 250 + 1}"
     return pods
@@ -142,17 +144,20 @@ def _endpoint(text: str) -> str:
     return text.removesuffix("[Pod]")
 
 
-def analyze(run: ProgramRun, extra: Sequence[dict[str, Any]] = ()) -> Connectivity:
+def analyze(
+    run: ProgramRun, extra: Sequence[dict[str, Any]] = (), extra_pods: Sequence[PodSample] = ()
+) -> Connectivity:
     """Run nca on the plan's namespaces and policies with the sample pods, and parse its map.
 
-    `extra`: objects a tenant applies beside the plan (its own NetworkPolicies). ClusterNetworkPolicies
-    reach nca as Calico policies (tests/guardrails/cnp_translation.py), the only form it reads.
+    `extra`: objects a tenant applies beside the plan (its own NetworkPolicies); `extra_pods`: pods a
+    test adds. ClusterNetworkPolicies reach nca as Calico policies (tests/guardrails/cnp_translation.py),
+    the only form it reads.
     """
     command = nca_command()
     if command is None:
         raise RuntimeError("nca (network-config-analyzer) is not installed in this environment")
     objects = kubernetes_objects(run) + list(extra)
-    pods = sample_pods(objects)
+    pods = sample_pods(objects, extra_pods)
     policies = [o for o in objects if o["kind"] == "NetworkPolicy"] + calico_policies(objects)
     with tempfile.TemporaryDirectory() as directory:
         root = Path(directory)

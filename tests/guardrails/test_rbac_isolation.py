@@ -87,7 +87,8 @@ def test_nothing_is_bound_cluster_wide_to_tenants(dev_plan: ProgramRun) -> None:
     objects = kubernetes_objects(dev_plan)
     assert [o for o in objects if o["kind"] == "ClusterRoleBinding" and "tenant" in str(o)] == []
     for binding in (o for o in objects if o["kind"] == "RoleBinding"):
-        assert binding["roleRef"]["name"].startswith("tenancy-tenant-"), binding["metadata"]
+        # The tenant roles, or a virtual cluster's syncer and access roles (components/vcluster/rbac.py).
+        assert binding["roleRef"]["name"].startswith(("tenancy-tenant-", "tenancy-vcluster-")), binding["metadata"]
 
 
 # --- Outsiders: nobody outside a tenant reaches its namespaces, on every stack ----------------

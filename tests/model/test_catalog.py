@@ -38,8 +38,8 @@ def problems_for(tmp_path: Path, *documents: dict[str, Any], raw: dict[str, str]
 
 def test_example_tenants_load_for_each_stack() -> None:
     for stack, expected in {
-        "dev": ["acme", "genomics-lab", "status-page"],
-        "prod": ["acme", "genomics-lab", "northwind", "status-page"],
+        "dev": ["acme", "genomics-lab", "operator-lab", "status-page"],
+        "prod": ["acme", "genomics-lab", "northwind", "operator-lab", "status-page"],
     }.items():
         config, _ = stack_config(stack)
         settings = parse_settings(config, f"Pulumi.{stack}.yaml")

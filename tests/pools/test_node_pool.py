@@ -317,7 +317,7 @@ def test_outputs_per_pool_list_kind_cost_code_and_tenants(prod_plan: ProgramRun,
         "nodeSelector": {NODE_POOL_KEY: "customers"},
         "taint": f"{NODE_POOL_KEY}=customers:NoSchedule",
     }
-    assert outputs["research"]["tenants"] == ["genomics-lab"]
+    assert outputs["research"]["tenants"] == ["genomics-lab", "operator-lab"]
     assert {name: pool["kind"] for name, pool in aws_plan.outputs["nodePools"].items()} == {
         "shared": "eks",
         "customers": "karpenter",

@@ -1,0 +1,184 @@
+"""The host-side objects of one tenant environment's virtual cluster (6 per environment).
+
+Registered as children of the Tenant inside its namespace, like the guard rails (no component per
+environment): the syncer's ServiceAccount and its binding, the tenant admins' access binding, the
+control plane's NetworkPolicy, and the chart's source and HelmRelease, which helm-controller applies
+as the tenant's deployer (ADR 0011). The bindings and the NetworkPolicy carry the platform-owned
+label, so only the platform may change them (admission rule 5). The HelmRelease, its source and the
+ServiceAccount are kinds the deployer may write in its namespace: what it could change there is
+applied as the deployer and judged by the host rules, and the next `pulumi up` restores it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.guardrails.access import DEPLOYER_ACCOUNT
+from components.model.isolation import VirtualClusterSettings
+from components.model.labels import PLATFORM_OWNED_KEY
+from components.model.network import EgressTarget
+from components.vcluster.rbac import ACCESS_ROLE, SYNCER_ROLE
+from components.vcluster.values import (
+    CONTROL_PLANE_PORT,
+    KUBECONFIG_SECRET,
+    RELEASE_NAME,
+    SYNCER_ACCOUNT,
+    chart_values,
+)
+
+HELM_RELEASE_API = "helm.toolkit.fluxcd.io/v2"
+SOURCE_API = "source.toolkit.fluxcd.io/v1"
+CHART_SOURCE = "vcluster-charts"
+NETWORK_POLICY = "tenancy-vcluster"
+# Label of the control plane pod: what its NetworkPolicy selects.
+CONTROL_PLANE_KEY = "tenancy.io/vcluster-control-plane"
+_RBAC = "rbac.authorization.k8s.io"
+_SYNCER_REF: k8s.rbac.v1.RoleRefArgsDict = {"api_group": _RBAC, "kind": "ClusterRole", "name": SYNCER_ROLE}
+_ACCESS_REF: k8s.rbac.v1.RoleRefArgsDict = {"api_group": _RBAC, "kind": "ClusterRole", "name": ACCESS_ROLE}
+_METADATA_NAME = "kubernetes.io/metadata.name"
+
+
+@dataclass
+class VirtualClusterTarget:
+    """Where one virtual cluster goes and what its objects share."""
+
+    prefix: str
+    namespace: str
+    labels: dict[str, str]
+    pool: str | None
+    admin_groups: list[str]
+    # The bindings inside the virtual cluster (inside.py), as YAML.
+    inside_manifests: str
+    flux_namespace: str
+    interval: str
+    # helm-controller drift detection (`delivery.driftDetection`), as for chart apps.
+    drift_detection: str
+    # The platform StorageClass the state volume claims (tenant claims may name no other).
+    storage_class: str
+    opts: pulumi.ResourceOptions
+
+
+def _metadata(target: VirtualClusterTarget, name: str, *, owned: bool = False) -> k8s.meta.v1.ObjectMetaArgsDict:
+    """`owned`: the platform-owned label, on the kinds admission rule 5 locks (bindings, policies)."""
+    labels = {**target.labels, PLATFORM_OWNED_KEY: "true"} if owned else target.labels
+    return {"name": name, "namespace": target.namespace, "labels": labels}
+
+
+def _group(name: str) -> k8s.rbac.v1.SubjectArgsDict:
+    return {"kind": "Group", "api_group": _RBAC, "name": name}
+
+
+def _bindings(target: VirtualClusterTarget) -> None:
+    k8s.core.v1.ServiceAccount(
+        f"{target.prefix}-vcluster-account", metadata=_metadata(target, SYNCER_ACCOUNT), opts=target.opts
+    )
+    k8s.rbac.v1.RoleBinding(
+        f"{target.prefix}-vcluster-syncer",
+        metadata=_metadata(target, SYNCER_ROLE, owned=True),
+        role_ref=_SYNCER_REF,
+        subjects=[{"kind": "ServiceAccount", "name": SYNCER_ACCOUNT, "namespace": target.namespace}],
+        opts=target.opts,
+    )
+    if target.admin_groups:
+        k8s.rbac.v1.RoleBinding(
+            f"{target.prefix}-vcluster-access",
+            metadata=_metadata(target, ACCESS_ROLE, owned=True),
+            role_ref=_ACCESS_REF,
+            subjects=[_group(group) for group in target.admin_groups],
+            opts=target.opts,
+        )
+
+
+def control_plane_policy_spec(
+    *, api_server: EgressTarget, flux_namespace: str
+) -> k8s.networking.v1.NetworkPolicySpecArgsDict:
+    """What the control plane needs beyond the namespace's isolation policy, and nothing more:
+    egress to the host API server (the syncer), ingress from Flux on the control plane's port (a
+    Kustomization that targets the virtual cluster). DNS and traffic inside the namespace (synced
+    pods to the virtual API server, the virtual CoreDNS) are already open."""
+    return {
+        "pod_selector": {"match_labels": {CONTROL_PLANE_KEY: "true"}},
+        "policy_types": ["Ingress", "Egress"],
+        "egress": [
+            {
+                "to": [{"ip_block": {"cidr": cidr}} for cidr in api_server.cidrs],
+                "ports": [{"protocol": api_server.protocol, "port": port} for port in api_server.ports],
+            }
+        ],
+        "ingress": [
+            {
+                "from_": [{"namespace_selector": {"match_labels": {_METADATA_NAME: flux_namespace}}}],
+                "ports": [{"protocol": "TCP", "port": CONTROL_PLANE_PORT}],
+            }
+        ],
+    }
+
+
+def register_virtual_cluster(
+    target: VirtualClusterTarget, *, settings: VirtualClusterSettings, api_server: EgressTarget, protect: bool
+) -> dict[str, str]:
+    """Register one virtual cluster; returns what the tenant's outputs show (names, never the kubeconfig).
+
+    `protect`: the HelmRelease holds the virtual cluster's state; Pulumi refuses to delete it while
+    protected, the backstop behind the catalog's switch-back check (components/vcluster/previous.py).
+    """
+    _bindings(target)
+    k8s.networking.v1.NetworkPolicy(
+        f"{target.prefix}-vcluster-network",
+        metadata=_metadata(target, NETWORK_POLICY, owned=True),
+        spec=control_plane_policy_spec(api_server=api_server, flux_namespace=target.flux_namespace),
+        opts=target.opts,
+    )
+    chart = settings.chart
+    k8s.apiextensions.CustomResource(
+        f"{target.prefix}-vcluster-source",
+        api_version=SOURCE_API,
+        kind="HelmRepository",
+        metadata=_metadata(target, CHART_SOURCE),
+        spec={"interval": target.interval, "url": chart.repository},
+        opts=target.opts,
+    )
+    values = chart_values(
+        namespace=target.namespace,
+        pool=target.pool,
+        settings=settings,
+        labels={CONTROL_PLANE_KEY: "true"},
+        manifests=target.inside_manifests,
+        storage_class=target.storage_class,
+    )
+    k8s.apiextensions.CustomResource(
+        f"{target.prefix}-vcluster",
+        api_version=HELM_RELEASE_API,
+        kind="HelmRelease",
+        metadata=_metadata(target, RELEASE_NAME),
+        spec=release_spec(target, settings=settings, values=values),
+        opts=pulumi.ResourceOptions.merge(target.opts, pulumi.ResourceOptions(protect=protect)),
+    )
+    return {"kubeconfigSecret": KUBECONFIG_SECRET, "chartVersion": chart.version, "release": RELEASE_NAME}
+
+
+def release_spec(
+    target: VirtualClusterTarget, *, settings: VirtualClusterSettings, values: dict[str, Any]
+) -> dict[str, Any]:
+    """The HelmRelease spec: the pinned chart from the namespace's own source, applied as the deployer."""
+    return {
+        "interval": target.interval,
+        "releaseName": RELEASE_NAME,
+        "serviceAccountName": DEPLOYER_ACCOUNT,
+        "chart": {
+            "spec": {
+                "chart": settings.chart.name,
+                "version": settings.chart.version,
+                "sourceRef": {"kind": "HelmRepository", "name": CHART_SOURCE},
+                "interval": target.interval,
+            }
+        },
+        "install": {"remediation": {"retries": 3}},
+        "upgrade": {"remediation": {"retries": 3}},
+        "driftDetection": {"mode": target.drift_detection},
+        "values": values,
+    }

@@ -1,0 +1,53 @@
+"""What the stack's last deployment gave each tenant: which environments had a virtual cluster.
+
+Read synchronously before anything is registered, through the engine's builtin
+`pulumi:pulumi:readStackOutputs` invoke (the one the Node.js SDK's StackReference.getOutputSync
+uses) on this very stack, so the catalog can refuse a switch back to `namespace` with the file and
+field named instead of failing halfway through an update. The stack output read is the one
+`__main__.py` exports: `tenants.<name>.virtualClusters.<environment>`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+
+READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
+OUTPUT_KEY = "virtualClusters"
+DEFAULT_ORGANIZATION = "organization"
+
+
+def own_stack_name() -> str:
+    """This stack's fully qualified name, as StackReferences name stacks (`organization` is what
+    self-managed backends call the one organization they have)."""
+    return f"{pulumi.get_organization() or DEFAULT_ORGANIZATION}/{pulumi.get_project()}/{pulumi.get_stack()}"
+
+
+def virtual_clusters_in(outputs: Any) -> dict[str, list[str]]:
+    """Tenant name -> environments with a virtual cluster, from a stack's outputs (any shape tolerated:
+    an older deployment has no such key)."""
+    tenants = outputs.get("tenants") if isinstance(outputs, dict) else None
+    if not isinstance(tenants, dict):
+        return {}
+    found: dict[str, list[str]] = {}
+    for name, summary in tenants.items():
+        clusters = summary.get(OUTPUT_KEY) if isinstance(summary, dict) else None
+        if isinstance(clusters, dict) and clusters:
+            found[name] = sorted(clusters)
+    return found
+
+
+def previous_virtual_clusters() -> dict[str, list[str]]:
+    """What the last deployment of this stack exported; empty on a first deployment.
+
+    If the engine cannot answer, nothing is refused here and the protected HelmRelease
+    (objects.py) is what stops the deletion: a warning says so.
+    """
+    try:
+        result = pulumi.runtime.invoke(READ_STACK_OUTPUTS, {"name": own_stack_name()})
+    except Exception as error:
+        pulumi.log.warn(f"could not read this stack's last outputs ({error}); virtual clusters rely on protection")
+        return {}
+    value = result.value if result.value is not None else {}
+    return virtual_clusters_in(value.get("outputs", {}))

@@ -1,0 +1,70 @@
+"""What the virtual cluster's syncer may do on the host, and what the tenant's groups may do there.
+
+The syncer's rules follow the chart's own namespaced Role for the kinds this platform syncs
+(chart/templates/role.yaml of loft-sh/vcluster, without private nodes): pods and their subresources,
+services, endpoints, config maps, secrets and claims in the tenant's namespace, read access to the
+namespace's workloads, events and logs. It is a Role, never a ClusterRole: nothing it grants reaches
+another namespace, a node, or a cluster-scoped object, and it holds no RBAC verb at all, so it
+cannot grant itself more (tests/vcluster/test_rbac.py proves both with tests/rbac.py).
+
+In a virtual-cluster environment the tenant's groups are viewers of the host namespace (their
+workloads live in the virtual cluster) plus the access Role here: read the kubeconfig Secret and
+port-forward to the control plane. Inside the virtual cluster the kubeconfig is cluster-admin.
+"""
+
+from __future__ import annotations
+
+import pulumi_kubernetes as k8s
+
+from components.vcluster.values import KUBECONFIG_SECRET, RELEASE_NAME
+
+SYNCER_ROLE = "tenancy-vcluster-syncer"
+ACCESS_ROLE = "tenancy-vcluster-access"
+_CRUD = ["create", "delete", "patch", "update", "get", "list", "watch"]
+_READ = ["get", "list", "watch"]
+
+Rules = list[k8s.rbac.v1.PolicyRuleArgsDict]
+
+
+def syncer_rules() -> Rules:
+    """The syncer's Role in the tenant's host namespace."""
+    return [
+        {
+            "api_groups": [""],
+            "resources": [
+                "configmaps",
+                "secrets",
+                "services",
+                "pods",
+                "pods/attach",
+                "pods/portforward",
+                "pods/exec",
+                "persistentvolumeclaims",
+            ],
+            "verbs": _CRUD,
+        },
+        {"api_groups": [""], "resources": ["pods/status", "pods/ephemeralcontainers"], "verbs": ["patch", "update"]},
+        {"api_groups": ["apps"], "resources": ["statefulsets", "replicasets", "deployments"], "verbs": _READ},
+        {"api_groups": [""], "resources": ["endpoints", "events", "pods/log"], "verbs": _READ},
+        # Endpoints of services synced from the virtual cluster (sync.toHost.endpoints, on by default).
+        {"api_groups": [""], "resources": ["endpoints"], "verbs": ["create", "delete", "patch", "update"]},
+    ]
+
+
+def access_rules() -> Rules:
+    """What the tenant's admin groups need on the host namespace beyond viewing it: the kubeconfig
+    and a tunnel to the control plane, by name only."""
+    return [
+        {"api_groups": [""], "resources": ["secrets"], "resource_names": [KUBECONFIG_SECRET], "verbs": ["get"]},
+        {
+            "api_groups": [""],
+            "resources": ["pods/portforward"],
+            "resource_names": [f"{RELEASE_NAME}-0"],
+            "verbs": ["get", "create"],
+        },
+    ]
+
+
+# Shared ClusterRoles, created once per cluster and bound per namespace (ADR 0006): a RoleBinding to
+# a ClusterRole grants its rules in that one namespace only.
+ROLE_RULES = {SYNCER_ROLE: syncer_rules, ACCESS_ROLE: access_rules}

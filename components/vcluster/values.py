@@ -1,0 +1,161 @@
+"""The values the vCluster chart is installed with: a control plane that fits the host's rules.
+
+Every value here exists because a host guard rail demands it or because the platform, not the
+chart, owns it:
+- the chart renders no RBAC and no ServiceAccount of its own: the syncer's account and its
+  namespace-scoped Role are registered by the platform (rbac.py), visible in every preview;
+- the control plane runs as non-root with every capability dropped and a memory limit, so it is
+  admitted under Pod Security `restricted` and the workload rule like any tenant pod;
+- the control plane and every pod it syncs to the host select the tenant's pool and tolerate its
+  taint only; the host's node-pool rule refuses anything else, so this is what makes them schedulable;
+- nodes are virtual (fake nodes), so the syncer never needs a ClusterRole to read real nodes;
+- the kubeconfig is exported into a Secret in the host namespace, addressed through the in-cluster
+  Service, for the tenant and for Flux (gitops.py); it never passes through Pulumi.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.model.isolation import VirtualClusterSettings
+from components.model.labels import NODE_POOL_KEY, NODE_POOL_TAINT_EFFECT
+
+# The Helm release name: the StatefulSet is `vcluster`, its pod `vcluster-0`, its Service `vcluster`.
+RELEASE_NAME = "vcluster"
+# The platform-registered account the control plane (syncer) runs as.
+SYNCER_ACCOUNT = "vcluster"
+# The Secret vCluster writes its admin kubeconfig into, in the host namespace.
+KUBECONFIG_SECRET = "vcluster-kubeconfig"
+# The key vCluster stores the kubeconfig under in that Secret.
+KUBECONFIG_KEY = "config"
+# The port the control plane listens on; its Service maps 443 to it.
+CONTROL_PLANE_PORT = 8443
+# A non-root user for the control plane (any non-zero id; the image runs as any user).
+_RUN_AS = 12345
+
+
+def server_url(namespace: str) -> str:
+    """The virtual cluster's API server as seen from inside the host cluster (Flux, tenant pods)."""
+    return f"https://{RELEASE_NAME}.{namespace}.svc:443"
+
+
+def _placement(pool: str | None) -> tuple[dict[str, str], list[dict[str, str]]]:
+    if pool is None:
+        return {}, []
+    toleration = {"key": NODE_POOL_KEY, "operator": "Equal", "value": pool, "effect": NODE_POOL_TAINT_EFFECT}
+    return {NODE_POOL_KEY: pool}, [toleration]
+
+
+def _security() -> dict[str, Any]:
+    return {
+        "podSecurityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": _RUN_AS,
+            "runAsGroup": _RUN_AS,
+            "fsGroup": _RUN_AS,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "containerSecurityContext": {
+            "allowPrivilegeEscalation": False,
+            "runAsNonRoot": True,
+            "runAsUser": _RUN_AS,
+            "runAsGroup": _RUN_AS,
+            "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+    }
+
+
+def _control_plane(
+    pool: str | None, settings: VirtualClusterSettings, labels: dict[str, str], storage_class: str
+) -> dict[str, Any]:
+    selector, tolerations = _placement(pool)
+    security = _security()
+    return {
+        # Upstream Kubernetes as the virtual control plane; its binaries arrive through init
+        # containers, which must be as hardened as the main container to pass Pod Security.
+        # Always pull: the host's workloads rule requires it of every pod in a tenant namespace.
+        "distro": {
+            "k8s": {
+                "enabled": True,
+                "apiServer": {"imagePullPolicy": "Always"},
+                "controllerManager": {"imagePullPolicy": "Always"},
+                "scheduler": {"imagePullPolicy": "Always"},
+                "securityContext": security["containerSecurityContext"],
+            }
+        },
+        "statefulSet": {
+            "imagePullPolicy": "Always",
+            "labels": labels,
+            "pods": {"labels": labels},
+            "resources": {
+                "requests": {"cpu": settings.cpu_request, "memory": settings.memory_request},
+                "limits": {"memory": settings.memory_limit},
+            },
+            "scheduling": {"nodeSelector": selector, "tolerations": tolerations},
+            "security": security,
+            "persistence": {
+                # The state store: deleted with the StatefulSet, so what `discardState` acknowledges
+                # is exactly what a switch back to `namespace` removes (no orphan volume in the quota).
+                # On the platform's class (reclaim policy Delete): the host refuses claims on any other.
+                "volumeClaim": {
+                    "enabled": True,
+                    "retentionPolicy": "Delete",
+                    "size": settings.storage,
+                    "storageClass": storage_class,
+                },
+            },
+        },
+        # The syncer's account is the platform's (rbac.py); the chart must not make one.
+        "advanced": {
+            "serviceAccount": {"enabled": False, "name": SYNCER_ACCOUNT},
+            **({"defaultImageRegistry": settings.image_registry} if settings.image_registry else {}),
+        },
+        "service": {"enabled": True, "spec": {"type": "ClusterIP"}},
+        "ingress": {"enabled": False},
+    }
+
+
+def chart_values(
+    *,
+    namespace: str,
+    pool: str | None,
+    settings: VirtualClusterSettings,
+    labels: dict[str, str],
+    manifests: str,
+    storage_class: str,
+) -> dict[str, Any]:
+    """The chart values for one tenant environment's virtual cluster."""
+    selector, tolerations = _placement(pool)
+    enforced = [f"{t['key']}={t['value']}:{t['effect']}" for t in tolerations]
+    return {
+        "controlPlane": _control_plane(pool, settings, labels, storage_class),
+        "sync": {
+            "toHost": {
+                # Only namespaced kinds whose host copies every host rule already judges.
+                "pods": {"enabled": True, "enforceTolerations": enforced},
+                "ingresses": {"enabled": False},
+                "networkPolicies": {"enabled": False},
+                "serviceAccounts": {"enabled": False},
+                "priorityClasses": {"enabled": False},
+                "persistentVolumes": {"enabled": False},
+                "storageClasses": {"enabled": False},
+            },
+            "fromHost": {
+                # Fake nodes: no ClusterRole on the host. The selector labels are set as the node
+                # selector of every pod synced to the host (the chart's contract for this field).
+                "nodes": {"enabled": False, "syncBackChanges": False, "selector": {"all": False, "labels": selector}},
+            },
+        },
+        "rbac": {"role": {"enabled": False}, "clusterRole": {"enabled": False}},
+        "networking": {"advanced": {"fallbackHostCluster": False}},
+        # The host's NetworkPolicies apply (objects.py); the chart's own policy would duplicate them.
+        "policies": {"networkPolicy": {"enabled": False}},
+        "exportKubeConfig": {
+            "server": server_url(namespace),
+            "secret": {"name": KUBECONFIG_SECRET},
+        },
+        "telemetry": {"enabled": False},
+        # Applied inside the virtual cluster at startup: who may do what in it (inside.py).
+        "experimental": {"deploy": {"manifests": manifests}},
+    }

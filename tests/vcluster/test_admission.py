@@ -1,0 +1,180 @@
+"""Pods and services a virtual cluster syncs into its host namespace obey the host's rules.
+
+The syncer creates them as its own ServiceAccount, so each request is played through the layers a
+real API server applies (tests/admission/layers.py): RBAC over the rendered bindings, then the
+rendered admission bundle (mutating, then validating) with the syncer's identity. Pod Security
+Admission is not evaluated offline (layers.py says why); the workload rule holds the same line for
+privilege here. Each attack has its legitimate twin, admitted.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from components.model.labels import NODE_POOL_KEY
+from tests.admission.layers import Cluster, cluster, stack_policy
+from tests.rbac import Subject, UserInfo
+from tests.support import objects_of_kind
+from tests.vcluster.helpers import HARD, hard_tenant, run_tenants, stack_virtual_clusters
+
+SYNCER = Subject("ServiceAccount", "vcluster", HARD)
+PODS, SERVICES = "/v1/pods", "/v1/services"
+_POOL_TOLERATION = {"key": NODE_POOL_KEY, "operator": "Equal", "value": "research", "effect": "NoSchedule"}
+_MIRROR = "ghcr.io/example/mirror"
+_REGISTRIES = ["ghcr.io/example"]
+# kube-controller-manager's StatefulSet controller creates the control plane pod; it holds pod
+# creation cluster-wide through the system roles, modelled here as the masters group.
+STATEFULSET_CONTROLLER_USER = UserInfo("system:serviceaccount:kube-system:statefulset-controller", ("system:masters",))
+
+
+@pytest.fixture(scope="module", params=["dev", "prod", "prod-aws"])
+def host(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Cluster:
+    stack = str(request.param)
+    policy = stack_policy(stack, allowedRegistries=_REGISTRIES)
+    mirror = stack_virtual_clusters(stack, imageRegistry=_MIRROR)
+    run = run_tenants(tmp_path_factory.mktemp(stack), hard_tenant(), stack=stack, policy=policy, virtualClusters=mirror)
+    return cluster(run)
+
+
+def synced_pod(**spec: Any) -> dict[str, Any]:
+    """A pod as the syncer writes it to the host: the chart's node selector and toleration applied."""
+    container = {
+        "name": "app",
+        "image": "ghcr.io/example/app:1.0.0",
+        # The host requires Always of every pod (tenancy-workloads); the syncer copies the field.
+        "imagePullPolicy": "Always",
+        "resources": {"limits": {"memory": "128Mi"}},
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "runAsNonRoot": True,
+            "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+    }
+    body = {"containers": [container], "nodeSelector": {NODE_POOL_KEY: "research"}, "tolerations": [_POOL_TOLERATION]}
+    body.update(spec)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "app-x-default-x-vcluster"}, "spec": body}
+
+
+def test_a_synced_pod_on_the_tenants_pool_is_admitted(host: Cluster) -> None:
+    outcome = host.attempt(SYNCER, "CREATE", PODS, synced_pod(), HARD)
+    assert outcome.stopped_by is None, outcome.decision.denials
+
+
+def test_a_synced_pod_without_the_pool_never_lands_off_it(host: Cluster) -> None:
+    """1.34 (prod, prod-aws): refused. 1.36 (dev): the host's mutating policy pins it first."""
+    pod = synced_pod()
+    del pod["spec"]["nodeSelector"]
+    outcome = host.attempt(SYNCER, "CREATE", PODS, pod, HARD)
+    if outcome.stopped_by is None:
+        assert outcome.decision.object is not None
+        assert outcome.decision.object["spec"]["nodeSelector"] == {NODE_POOL_KEY: "research"}
+    else:
+        assert outcome.denied_by("tenancy-node-pool")
+
+
+def test_a_synced_pod_tolerating_another_pool_is_refused(host: Cluster) -> None:
+    other = {**_POOL_TOLERATION, "value": "customers"}
+    outcome = host.attempt(SYNCER, "CREATE", PODS, synced_pod(tolerations=[_POOL_TOLERATION, other]), HARD)
+    assert outcome.denied_by("tenancy-node-pool")
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"hostNetwork": True},
+        {"hostPID": True},
+        {"volumes": [{"name": "root", "hostPath": {"path": "/"}}]},
+    ],
+)
+def test_a_synced_pod_asking_for_the_node_is_refused(host: Cluster, change: dict[str, Any]) -> None:
+    """Inside the virtual cluster the tenant is cluster-admin; its pods still land under the host's rules."""
+    outcome = host.attempt(SYNCER, "CREATE", PODS, synced_pod(**change), HARD)
+    assert outcome.denied_by("tenancy-workloads")
+
+
+def test_a_privileged_synced_container_is_refused(host: Cluster) -> None:
+    pod = synced_pod()
+    container = copy.deepcopy(pod["spec"]["containers"][0])
+    container["securityContext"]["privileged"] = True
+    pod["spec"]["containers"] = [container]
+    assert host.attempt(SYNCER, "CREATE", PODS, pod, HARD).denied_by("tenancy-workloads")
+
+
+def test_a_synced_pod_from_an_unlisted_registry_is_refused(host: Cluster) -> None:
+    pod = synced_pod()
+    pod["spec"]["containers"][0]["image"] = "docker.io/attacker/miner:1"
+    assert host.attempt(SYNCER, "CREATE", PODS, pod, HARD).denied_by(
+        "tenancy-workloads", "not from an allowed registry"
+    )
+
+
+def test_a_synced_node_port_service_is_refused(host: Cluster) -> None:
+    service: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "web-x-default-x-vcluster"},
+        "spec": {"type": "NodePort", "ports": [{"port": 80}], "selector": {"app": "web"}},
+    }
+    assert host.attempt(SYNCER, "CREATE", SERVICES, service, HARD).denied_by("tenancy-services")
+    service["spec"]["type"] = "ClusterIP"
+    assert host.attempt(SYNCER, "CREATE", SERVICES, service, HARD).stopped_by is None
+
+
+def test_the_syncer_cannot_touch_the_platforms_objects(host: Cluster) -> None:
+    """The isolation policy is platform-owned; the syncer holds no verb on NetworkPolicies at all."""
+    policy = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {"name": "tenancy-isolation"}}
+    outcome = host.attempt(SYNCER, "DELETE", "networking.k8s.io/v1/networkpolicies", None, HARD, old=policy)
+    assert outcome.stopped_by == "rbac"
+
+
+def control_plane_pod(host: Cluster) -> dict[str, Any]:
+    """The control plane pod as the chart's StatefulSet template builds it from the rendered values:
+    scheduling, security contexts, resources, labels, and images under `defaultImageRegistry`."""
+    [release] = [r for r in objects_of_kind(host.run, "HelmRelease", HARD) if r["metadata"]["name"] == "vcluster"]
+    values = release["spec"]["values"]["controlPlane"]
+    stateful = values["statefulSet"]
+    container = {
+        "name": "syncer",
+        "image": f"{values['advanced']['defaultImageRegistry']}/loft-sh/vcluster:0.20.0",
+        "imagePullPolicy": stateful["imagePullPolicy"],
+        "resources": stateful["resources"],
+        "securityContext": stateful["security"]["containerSecurityContext"],
+    }
+    # The distro's binaries arrive through init containers with the distro's security context.
+    init = {
+        "name": "kubernetes",
+        "image": f"{values['advanced']['defaultImageRegistry']}/kube-apiserver:v1.29.0",
+        "imagePullPolicy": values["distro"]["k8s"]["apiServer"]["imagePullPolicy"],
+        "securityContext": values["distro"]["k8s"]["securityContext"],
+        "resources": {"limits": {"memory": "256Mi"}},
+    }
+    spec = {
+        "serviceAccountName": "vcluster",
+        "initContainers": [init],
+        "containers": [container],
+        "securityContext": stateful["security"]["podSecurityContext"],
+        "nodeSelector": stateful["scheduling"]["nodeSelector"],
+        "tolerations": stateful["scheduling"]["tolerations"],
+    }
+    metadata = {"name": "vcluster-0", "labels": stateful["pods"]["labels"]}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+
+
+def test_the_control_plane_itself_is_admitted_under_the_host_rules(host: Cluster) -> None:
+    """Created by the StatefulSet controller: pool, hardening, memory limit and registry all hold."""
+    outcome = host.attempt(STATEFULSET_CONTROLLER_USER, "CREATE", PODS, control_plane_pod(host), HARD)
+    assert outcome.stopped_by is None, outcome.decision.denials
+    pod = control_plane_pod(host)
+    pod["spec"]["containers"][0]["image"] = "ghcr.io/loft-sh/vcluster:0.20.0"
+    assert host.attempt(STATEFULSET_CONTROLLER_USER, "CREATE", PODS, pod, HARD).denied_by("tenancy-workloads")
+
+
+def test_an_init_container_left_unhardened_would_be_refused(host: Cluster) -> None:
+    """Guards the test above: the workload rule does read init containers."""
+    pod = control_plane_pod(host)
+    pod["spec"]["initContainers"][0]["securityContext"] = {}
+    assert host.attempt(STATEFULSET_CONTROLLER_USER, "CREATE", PODS, pod, HARD).denied_by("tenancy-workloads")
