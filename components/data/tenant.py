@@ -48,6 +48,7 @@ def build_tenant_data(
     namespaces = [res.namespace_name for res in environments.values()]
     identity = backend.identity(spec.name, namespaces, cost_labels(spec.name, spec.cost_center), guard)
     result.identity = identity.principal
+    result.key = identity.key
     namespace_resources: dict[str, pulumi.Resource] = {env: res.namespace for env, res in environments.items()}
     namespace_resources.update(retained_namespaces)
     # Released data is registered for every environment of the file, so none of it is dropped.

@@ -28,6 +28,8 @@ class DeliveryTarget:
     opts: pulumi.ResourceOptions
     # The tenant's workload identity account in this namespace, when it has one.
     workload_account: str | None = None
+    # The tenant is suspended (components/lifecycle.py): Flux objects stop, image apps scale to zero.
+    suspended: bool = False
 
 
 def flux_object(api_version: str, kind: str, name: str, *, target: DeliveryTarget) -> dict[str, Any]:
@@ -37,6 +39,12 @@ def flux_object(api_version: str, kind: str, name: str, *, target: DeliveryTarge
         "kind": kind,
         "metadata": {"name": name, "namespace": target.namespace, "labels": target.labels},
     }
+
+
+def suspension(target: DeliveryTarget) -> dict[str, Any]:
+    """`suspend: true` for a Flux object's spec while the tenant is suspended; nothing otherwise,
+    so resuming renders exactly the spec the object had before (Flux resumes from there)."""
+    return {"suspend": True} if target.suspended else {}
 
 
 def secret_ref(secret: str | None) -> dict[str, Any]:

@@ -12,7 +12,7 @@ RoleBinding (access.py). This module composes them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -20,7 +20,7 @@ import pulumi_kubernetes as k8s
 from components.guardrails.access import register_access
 from components.guardrails.network import ISOLATION_POLICY, granted_cidrs, isolation_policy, network_rules
 from components.guardrails.quota import LIMITS_NAME, QUOTA_NAME, environment_hard, register_limits, register_quota
-from components.lifecycle import namespace_options
+from components.lifecycle import namespace_options, people_read_only, state_of, suspension_labels
 from components.model.labels import (
     ALLOW_LOAD_BALANCER_KEY,
     AUTHORIZED_DOMAINS_KEY,
@@ -68,6 +68,8 @@ def namespace_labels(spec: TenantSpec, environment: str, *, kubernetes_version: 
     }
     if spec.node_pool is not None:
         labels[NODE_POOL_KEY] = spec.node_pool
+    # A suspended tenant's namespaces say so: the suspension admission rule reads it.
+    labels.update(suspension_labels(spec.lifecycle))
     return labels
 
 
@@ -132,7 +134,8 @@ def build_environment(
     """Register one environment's namespace and guard rails as children of `parent`; `holds_data`:
     tenant data lives in the namespace (components/lifecycle.py)."""
     ns_name = namespace_name(spec.name, environment)
-    read_only = environment in settings.read_only_environments
+    # People are viewers in read-only environments and while the tenant is suspended.
+    read_only = people_read_only(spec.lifecycle, environment_read_only=environment in settings.read_only_environments)
     labels = kubernetes_labels(spec.name, environment)
     owned_labels = {**labels, PLATFORM_OWNED_KEY: "true"}
     prefix = f"{name}-{environment}"
@@ -154,12 +157,12 @@ def build_environment(
     )
     register_quota(prefix, metadata=metadata(QUOTA_NAME, owned_labels), spec=spec, hard=hard, opts=inside)
     register_limits(prefix, metadata=metadata(LIMITS_NAME, owned_labels), limits=settings.limit_defaults, opts=inside)
-    isolation_policy(
-        f"{prefix}-isolation",
-        metadata=metadata(ISOLATION_POLICY, owned_labels),
-        rules=network_rules(settings=settings, facts=network, tenant_egress=spec.egress),
-        opts=inside,
-    )
+    rules = network_rules(settings=settings, facts=network, tenant_egress=spec.egress)
+    if not state_of(spec.lifecycle).serves_traffic:
+        # Suspended: ingress controllers and gateways (platform namespaces) no longer reach the
+        # tenant's pods, so its hostnames stop being served; operators still reach its databases.
+        rules = replace(rules, platform_namespaces=())
+    isolation_policy(f"{prefix}-isolation", metadata=metadata(ISOLATION_POLICY, owned_labels), rules=rules, opts=inside)
     deployer = register_access(
         prefix,
         access=spec.access,

@@ -15,6 +15,7 @@ from components.admission.rules import (
     secret_stores,
     services,
     side_doors,
+    suspension,
     workloads,
 )
 from components.model.admission import PolicySettings
@@ -36,6 +37,7 @@ def validating_policies(settings: PolicySettings, tenant_roles: list[str]) -> li
         *side_doors.policies(),
         *network_policies.policies(),
         *secret_stores.policies(identities.users, identities.groups),
+        *suspension.policies(),
     ]
 
 
