@@ -34,7 +34,7 @@ def policies() -> list[PolicyDefinition]:
             ],
             variables=[
                 TENANT_VARIABLE,
-                {"name": "suspended", "expression": f"{namespace_label(SUSPENDED_KEY)} == 'true'"},
+                {"name": "suspended", "expression": f"({namespace_label(SUSPENDED_KEY)}) == 'true'"},
             ],
             validations=[
                 {
