@@ -188,7 +188,12 @@ def test_no_hostname_is_published_in_a_suspended_namespace(
     clusters: tuple[Cluster, Cluster], resource: str, kind: str, spec: dict[str, Any]
 ) -> None:
     active, suspended = clusters
-    obj = {"apiVersion": resource.rpartition("/")[0], "kind": kind, "metadata": {"name": "web"}, "spec": spec}
+    obj: dict[str, Any] = {
+        "apiVersion": resource.rpartition("/")[0],
+        "kind": kind,
+        "metadata": {"name": "web"},
+        "spec": spec,
+    }
     deployer = Subject("ServiceAccount", "deployer", ACME_PROD)
     platform = platform_identity(active.stack)
     # Active: the deployer publishes its own hostname.

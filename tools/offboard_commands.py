@@ -57,8 +57,8 @@ def _kubectl_objects(resources: list[RecordedResource]) -> Commands:
 
 
 def _input(item: RetainedItem, type_suffix: str, key: str) -> str:
-    (resource, *_) = item.of_type(type_suffix) or [None]
-    return str(resource.inputs[key]) if resource is not None else f"<{item.name}: no {type_suffix} in plan>"
+    found = item.of_type(type_suffix)
+    return str(found[0].inputs[key]) if found else f"<{item.name}: no {type_suffix} in plan>"
 
 
 def gcp_commands(item: RetainedItem, settings: StackSettings) -> Commands:

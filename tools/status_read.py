@@ -101,5 +101,5 @@ def kubernetes_reader(context: str | None) -> ClusterReader:
     """A reader on the kubeconfig's cluster (its current context unless `context` is given)."""
     from kubernetes import client, config
 
-    api = config.new_client_from_config(context=context)
+    api = config.new_client_from_config(context=context)  # type: ignore[no-untyped-call]
     return ClusterReader(client.CoreV1Api(api), client.CustomObjectsApi(api))

@@ -135,11 +135,14 @@ def register_image_app(target: DeliveryTarget, *, app: AppSpec, image: ImageSour
     k8s.apps.v1.Deployment(
         f"{target.prefix}-app-{app.name}",
         metadata=deployment_metadata(target, metadata),
-        spec={
-            "selector": {"match_labels": {APP_NAME_KEY: app.name}},
-            "template": {"metadata": {"labels": labels}, "spec": cast(k8s.core.v1.PodSpecArgsDict, pod)},
-            **suspended_replicas(target),
-        },
+        spec=cast(
+            k8s.apps.v1.DeploymentSpecArgsDict,
+            {
+                "selector": {"match_labels": {APP_NAME_KEY: app.name}},
+                "template": {"metadata": {"labels": labels}, "spec": cast(k8s.core.v1.PodSpecArgsDict, pod)},
+                **suspended_replicas(target),
+            },
+        ),
         opts=target.opts,
     )
     if image.port is not None:
