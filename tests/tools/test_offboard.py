@@ -154,3 +154,21 @@ def test_a_decommissioned_tenant_without_a_date_is_refused_naming_file_and_field
     directory = write_tenants(tmp_path / "tenants", document)
     assert offboard.main(["--stack", "dev", "--tenants-dir", str(directory)]) == 2
     assert "gone.yaml: decommissionedOn: required with lifecycle: decommissioned" in capsys.readouterr().err
+
+
+def test_the_tenant_summary_says_the_state_and_what_is_retained(
+    planned: tuple[ProgramRun, StackSettings, dict[str, str]], dev_plan: ProgramRun
+) -> None:
+    run, _, _ = planned
+    acme = run.outputs["tenants"]["acme"]
+    assert (acme["lifecycle"], acme["decommissionedOn"]) == ("decommissioned", DECOMMISSIONED_ON)
+    retained = acme["retained"]
+    assert set(retained["databases"]) == {"dev", "prod"} and set(retained["secrets"]["prod"]) == {
+        "session-key",
+        "payment-api-key",
+    }
+    # A cloud keeps a key per tenant; a local cluster keeps the namespaces that hold the data.
+    assert ("key" in retained) is (run.stack != "dev")
+    assert retained.get("namespaces", []) == (["tenant-acme-dev", "tenant-acme-prod"] if run.stack == "dev" else [])
+    active = dev_plan.outputs["tenants"]["acme"]
+    assert (active["lifecycle"], active["retained"]) == ("active", {}) and "decommissionedOn" not in active
