@@ -37,6 +37,8 @@ class LocalCloud:
     """`Cloud` for a local cluster."""
 
     data: DataSettings
+    # The platform StorageClass in-cluster databases claim (tenant claims may name no other).
+    storage_class: str
     name: str = "local"
     capabilities: CloudCapabilities = CAPABILITIES
     # Identity endpoints and data operators the network model opens (network.py beside this file).
@@ -54,7 +56,7 @@ class LocalCloud:
 
     def data_backend(self, *, values: pulumi.Output[Any], opts: pulumi.ResourceOptions) -> DataBackend:
         delivery = LocalDelivery(self.data.shared_secrets, shared_sources(self.data, opts))
-        return LocalData(self.data, delivery)
+        return LocalData(self.data, delivery, self.storage_class)
 
     def database_problems(self) -> list[str]:
         return []
