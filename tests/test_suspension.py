@@ -210,3 +210,22 @@ def test_no_hostname_is_published_in_a_suspended_namespace(
     leaving["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     outcome = suspended.attempt(deployer, "UPDATE", resource, copy.deepcopy(leaving), ACME_PROD, old=copy.deepcopy(obj))
     assert outcome.stopped_by is None, outcome
+
+
+def test_the_suspension_rule_covers_every_kind_that_publishes_a_hostname(runs: list[ProgramRun]) -> None:
+    (policy,) = [
+        p
+        for p in objects_of_kind(runs[0], "ValidatingAdmissionPolicy")
+        if p["metadata"]["name"] == "tenancy-suspension"
+    ]
+    covered = {
+        (group, resource)
+        for rule in policy["spec"]["matchConstraints"]["resourceRules"]
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+    }
+    routes = {"httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes", "listenersets"}
+    assert covered == {("networking.k8s.io", "ingresses")} | {("gateway.networking.k8s.io", r) for r in routes}
+    assert all(
+        rule["operations"] == ["CREATE", "UPDATE"] for rule in policy["spec"]["matchConstraints"]["resourceRules"]
+    )

@@ -6,6 +6,7 @@ namespaces) and a second tenant, shop, whose databases live on shared instances.
 
 from __future__ import annotations
 
+import copy
 import datetime
 import json
 import shlex
@@ -172,3 +173,16 @@ def test_the_tenant_summary_says_the_state_and_what_is_retained(
     assert retained.get("namespaces", []) == (["tenant-acme-dev", "tenant-acme-prod"] if run.stack == "dev" else [])
     active = dev_plan.outputs["tenants"]["acme"]
     assert (active["lifecycle"], active["retained"]) == ("active", {}) and "decommissionedOn" not in active
+
+
+def test_a_retained_resource_no_item_explains_is_reported_not_dropped(
+    planned: tuple[ProgramRun, StackSettings, dict[str, str]],
+) -> None:
+    run, _, _ = planned
+    stray_run = copy.deepcopy(run)
+    (tenant,) = [r for r in stray_run.resources if r.type == "tenancy:index:Tenant" and r.name == "acme"]
+    stray = copy.deepcopy(next(r for r in stray_run.resources if r.retain_on_delete and r.parent == tenant.urn))
+    stray.urn, stray.name = stray.urn.rsplit("::", 1)[0] + "::acme-stray", "acme-stray"
+    stray_run.resources.append(stray)
+    items = decommissioned_tenants(stray_run)[0].items
+    assert [(i.kind, i.name) for i in items if i.resources == [stray]] == [("unattributed", "acme-stray")]

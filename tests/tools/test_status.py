@@ -234,3 +234,9 @@ def test_help_and_an_unknown_tenant(capsys: pytest.CaptureFixture[str]) -> None:
         status.main(["--help"])
     assert exit_info.value.code == 0 and "--context" in capsys.readouterr().out
     assert status.main(["--stack", "dev", "--tenant", "nobody"], reader=_reader({})) == 2
+
+
+def test_a_cluster_that_refuses_the_reads_is_reported_with_exit_code_2(capsys: pytest.CaptureFixture[str]) -> None:
+    refusing = ClusterReader(FakeCore(fixtures(), failing=403), FakeCustom(fixtures()))
+    assert status.main(["--stack", "dev", "--tenant", "acme"], reader=refusing) == 2
+    assert "cannot read the cluster (ApiException)" in capsys.readouterr().err
