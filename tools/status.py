@@ -115,7 +115,7 @@ def render_text(statuses: list[dict[str, Any]]) -> str:
             lines.append(
                 f"    pods: {env['runningPods']} running, not ready: {', '.join(env['podsNotReady']) or 'none'}"
             )
-            lines.append(f"    last reconcile: {env['lastReconcile'] or 'unknown'}")
+            lines.append(f"    last reconcile (latest Flux condition change): {env['lastReconcile'] or 'unknown'}")
         for db in tenant["cloudDatabases"]:
             lines.append(
                 f"  cloud database {db['environment']}/{db['database']}: {db['instance']}, state {db['state']}"

@@ -47,6 +47,8 @@ class EnvironmentStatus:
 
     @property
     def last_reconcile(self) -> str | None:
+        """The latest condition change of the environment's Flux objects: Flux records when a
+        reconcile changed something (Ready flipped, a new revision applied), not every run."""
         times = [o.last for o in self.objects if o.kind in FLUX_KINDS and o.last]
         return max(times) if times else None
 
