@@ -26,6 +26,7 @@ from tools.plan import write_plan
 from tools.plan_diff import diff_dirs
 
 SUSPENDED = ("acme", "genomics-lab")
+HTTPS_CHART = {"repository": "https://charts.acme-corp.example", "name": "docs", "version": "1.2.0"}
 FLUX_KINDS = {"HelmRelease", "OCIRepository", "HelmRepository", "GitRepository", "Kustomization"}
 # What a suspension may touch: the switches, never data, identities or secrets delivery.
 SWITCHED = {
@@ -37,6 +38,7 @@ SWITCHED = {
     "kubernetes:helm.toolkit.fluxcd.io/v2:HelmRelease",
     "kubernetes:source.toolkit.fluxcd.io/v1:OCIRepository",
     "kubernetes:source.toolkit.fluxcd.io/v1:GitRepository",
+    "kubernetes:source.toolkit.fluxcd.io/v1:HelmRepository",
     "kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization",
 }
 
@@ -50,6 +52,9 @@ def tenants(directory: Path, lifecycle: str) -> Path:
         path = directory / f"{name}.yaml"
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
         document["lifecycle"] = lifecycle
+        if name == "acme":
+            # An HTTPS chart as well, so a HelmRepository is among the suspended sources.
+            document["apps"].append({"name": "docs", "chart": HTTPS_CHART, "environments": ["dev"]})
         path.write_text(yaml.safe_dump(document), encoding="utf-8")
     return directory
 
@@ -117,7 +122,7 @@ def _of(run: ProgramRun, tenant: str, kind: str) -> list[dict[str, Any]]:
 def test_a_suspended_tenants_flux_objects_are_suspended_and_valid(runs: list[ProgramRun]) -> None:
     active, suspended, _ = runs
     flux = [obj for kind in FLUX_KINDS for tenant in SUSPENDED for obj in _of(suspended, tenant, kind)]
-    assert {obj["kind"] for obj in flux} >= {"HelmRelease", "OCIRepository", "GitRepository", "Kustomization"}
+    assert {obj["kind"] for obj in flux} == FLUX_KINDS
     for obj in flux:
         assert obj["spec"]["suspend"] is True
         validate_custom(obj)
