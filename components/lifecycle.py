@@ -2,8 +2,12 @@
 
 Offboarding is deliberate and takes two steps, never the side effect of deleting a file:
 - active: everything exists; data is protected (Pulumi refuses to delete it).
-- suspended: everything stays, but the quota admits no pod: controllers keep their objects, data
-  stays, nothing runs.
+- suspended: everything stays, nothing runs or serves: the quota admits no pod, the tenant's Flux
+  objects are suspended, platform-managed app workloads (image apps) scale to zero, people keep
+  read access only, and the namespace is marked suspended (`tenancy.io/suspended`) so its
+  isolation policy admits no traffic from platform namespaces (ingress controllers, gateways) and
+  admission refuses new or changed Ingresses and routes there. Data and identities stay. Every
+  suspension switch is an addition to the active render, so resuming renders it exactly again.
 - decommissioned: the namespaces, their guard rails and deliveries are removed; the data (databases,
   keys, secrets, identity) is *released*: registered unprotected and retained on delete, so removing
   the tenant file afterwards takes it out of Pulumi's state and leaves it in the cloud. Where data
@@ -20,6 +24,7 @@ from dataclasses import dataclass
 import pulumi
 
 from components.clouds.base import Guard
+from components.model.labels import SUSPENDED_KEY
 from components.model.tenant_file import Lifecycle, TenantSpec
 
 
@@ -33,11 +38,24 @@ class LifecycleState:
     admits_pods: bool
     # Data-bearing resources are released: unprotected and retained when they leave the state.
     releases_data: bool
+    # Flux reconciles the tenant's sources, releases and kustomizations (else `spec.suspend: true`).
+    reconciles: bool = True
+    # Platform namespaces (ingress controllers, gateways) reach the tenant's pods: hostnames are served.
+    serves_traffic: bool = True
+    # People get the roles of their groups (else viewer only, as in read-only environments).
+    people_write: bool = True
 
 
 STATES: dict[Lifecycle, LifecycleState] = {
     "active": LifecycleState(environments=True, admits_pods=True, releases_data=False),
-    "suspended": LifecycleState(environments=True, admits_pods=False, releases_data=False),
+    "suspended": LifecycleState(
+        environments=True,
+        admits_pods=False,
+        releases_data=False,
+        reconciles=False,
+        serves_traffic=False,
+        people_write=False,
+    ),
     "decommissioned": LifecycleState(environments=False, admits_pods=False, releases_data=True),
 }
 
@@ -45,6 +63,20 @@ STATES: dict[Lifecycle, LifecycleState] = {
 def state_of(lifecycle: Lifecycle) -> LifecycleState:
     """The decisions for one state."""
     return STATES[lifecycle]
+
+
+def suspension_labels(lifecycle: Lifecycle) -> dict[str, str]:
+    """Namespace labels that mark a suspended tenant, for admission rules and people to read.
+
+    Empty while the tenant serves, so an active namespace renders exactly as before suspension.
+    """
+    return {} if state_of(lifecycle).serves_traffic else {SUSPENDED_KEY: "true"}
+
+
+def people_read_only(lifecycle: Lifecycle, *, environment_read_only: bool) -> bool:
+    """Whether people get viewer only: in read-only environments, and in every environment of a
+    tenant whose state takes their write access away (suspended)."""
+    return environment_read_only or not state_of(lifecycle).people_write
 
 
 def data_guard(*, parent: pulumi.Resource, lifecycle: Lifecycle, protect: bool) -> Guard:

@@ -17,6 +17,7 @@ from components.guardrails.namespace import (
     register_namespace,
 )
 from components.lifecycle import holds_cluster_data, retained_environments, state_of
+from components.model.labels import namespace_name
 from components.model.network import CloudNetworkFacts
 from components.model.stack import StackSettings
 from components.model.tenant_file import TenantSpec
@@ -47,6 +48,9 @@ class Tenant(pulumi.ComponentResource):
     delivery: dict[str, DeliveryResources]
     data: TenantData
     virtual_clusters: VirtualClusters
+    spec: TenantSpec
+    # Namespaces registered only because they hold released data (decommissioned, local).
+    retained_namespaces: list[str]
 
     def __init__(self, name: str, args: TenantArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("tenancy:index:Tenant", name, None, opts)
@@ -105,11 +109,23 @@ class Tenant(pulumi.ComponentResource):
             env: f"system:serviceaccount:{res.namespace_name}:{DEPLOYER_ACCOUNT}"
             for env, res in self.environments.items()
         }
+        self.spec = spec
+        self.retained_namespaces = sorted(namespace_name(spec.name, env) for env in retained)
         self.register_outputs({"namespaces": self.namespaces, "deployers": self.deployers, "lifecycle": spec.lifecycle})
 
     def summary(self) -> dict[str, object]:
-        """What the tenant's team needs to know, for the stack outputs (no secrets)."""
+        """What the tenant's team needs to know, for the stack outputs (no secrets).
+
+        `lifecycle` and `retained` are the operators': once decommissioned, `retained` lists what
+        stays in the cloud and cluster (components/lifecycle.py) with the names the cloud gave it.
+        """
+        lifecycle: dict[str, object] = {"lifecycle": self.spec.lifecycle}
+        if self.spec.decommissioned_on is not None:
+            lifecycle["decommissionedOn"] = self.spec.decommissioned_on.isoformat()
+        released = state_of(self.spec.lifecycle).releases_data
+        lifecycle["retained"] = self.data.retained(self.retained_namespaces) if released else {}
         return {
+            **lifecycle,
             "namespaces": self.namespaces,
             "deployers": self.deployers,
             "data": self.data.summary(),

@@ -12,6 +12,8 @@ from tools.harness import MOCK_SECRET_PREFIX, PROJECT_ROOT, ProgramRun, Recorded
 from tools.plan import is_kubernetes_object, manifest, write_plan
 
 EXAMPLE_TENANTS = PROJECT_ROOT / "tenants"
+# The day tests' decommissioned tenants were decommissioned, unless a test says otherwise.
+DECOMMISSIONED_ON = "2026-01-15"
 
 
 def tenant_document(name: str, **fields: Any) -> dict[str, Any]:
@@ -23,6 +25,9 @@ def tenant_document(name: str, **fields: Any) -> dict[str, Any]:
         "costCenter": f"cc-{name}",
     }
     document.update(fields)
+    if document.get("lifecycle") == "decommissioned":
+        # A decommissioned tenant file must say since when (components/model/consistency.py).
+        document.setdefault("decommissionedOn", DECOMMISSIONED_ON)
     return document
 
 

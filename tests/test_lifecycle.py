@@ -16,8 +16,10 @@ from components.lifecycle import (
     data_guard,
     holds_cluster_data,
     namespace_options,
+    people_read_only,
     retained_environments,
     state_of,
+    suspension_labels,
 )
 from components.model.tenant_file import Lifecycle, TenantSpec
 
@@ -114,3 +116,30 @@ def test_decommissioned_tenants_keep_only_namespaces_holding_data(
 ) -> None:
     spec = _spec(lifecycle, databases=[DATABASE])
     assert retained_environments(spec, data_in_namespaces=in_namespaces) == retained
+
+
+@pytest.mark.parametrize(
+    ("lifecycle", "reconciles", "serves", "people_write"),
+    [("active", True, True, True), ("suspended", False, False, False), ("decommissioned", True, True, True)],
+)
+def test_suspension_stops_reconciling_serving_and_writing(
+    lifecycle: Lifecycle, reconciles: bool, serves: bool, people_write: bool
+) -> None:
+    state = state_of(lifecycle)
+    assert (state.reconciles, state.serves_traffic, state.people_write) == (reconciles, serves, people_write)
+
+
+def test_only_a_suspended_namespace_is_marked() -> None:
+    assert suspension_labels("suspended") == {"tenancy.io/suspended": "true"}
+    # Active renders carry no trace of a suspension, so resuming renders them exactly again.
+    assert suspension_labels("active") == {}
+
+
+@pytest.mark.parametrize(
+    ("lifecycle", "environment_read_only", "read_only"),
+    [("active", False, False), ("active", True, True), ("suspended", False, True), ("suspended", True, True)],
+)
+def test_people_are_viewers_in_read_only_environments_and_while_suspended(
+    lifecycle: Lifecycle, environment_read_only: bool, read_only: bool
+) -> None:
+    assert people_read_only(lifecycle, environment_read_only=environment_read_only) is read_only

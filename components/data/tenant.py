@@ -61,6 +61,8 @@ def build_tenant_data(
         )
         if identity.principal is not None:
             result.identity[environment] = identity.principal
+        if identity.key is not None:
+            result.keys[environment] = identity.key
         scope = environment_scope(
             name=name,
             spec=spec,

@@ -23,6 +23,7 @@ from components.delivery.gitops import register_gitops
 from components.delivery.images import image_version, register_image_app
 from components.delivery.objects import DeliveryTarget
 from components.guardrails.namespace import EnvironmentResources
+from components.lifecycle import state_of
 from components.model.delivery import DeliverySettings
 from components.model.labels import kubernetes_labels
 from components.model.tenant_apps import AppSpec
@@ -55,6 +56,7 @@ def delivery_target(
         labels=kubernetes_labels(spec.name, env_name),
         pool=spec.node_pool,
         workload_account=WORKLOAD_ACCOUNT if workload_account is not None else None,
+        suspended=not state_of(spec.lifecycle).reconciles,
         opts=pulumi.ResourceOptions(
             parent=parent,
             deleted_with=environment.namespace,

@@ -22,7 +22,7 @@ from urllib.parse import urlparse
 
 import pulumi_kubernetes as k8s
 
-from components.delivery.objects import SOURCE_API, DeliveryTarget, flux_object, secret_ref
+from components.delivery.objects import SOURCE_API, DeliveryTarget, flux_object, secret_ref, suspension
 from components.delivery.pod_patch import pod_patches
 from components.guardrails.access import DEPLOYER_ACCOUNT
 from components.model.delivery import DeliverySettings
@@ -89,6 +89,7 @@ def register_chart_source(
                 "ref": {"tag": chart.version},
                 "layerSelector": {"mediaType": _HELM_CHART_LAYER, "operation": "copy"},
                 **secret_ref(chart.secret),
+                **suspension(target),
             },
             opts=target.opts,
         )
@@ -99,7 +100,7 @@ def register_chart_source(
         k8s.apiextensions.CustomResource(
             f"{target.prefix}-{repositories[key]}",
             **flux_object(SOURCE_API, "HelmRepository", repositories[key], target=target),
-            spec={"interval": interval, "url": chart.repository, **secret_ref(chart.secret)},
+            spec={"interval": interval, "url": chart.repository, **secret_ref(chart.secret), **suspension(target)},
             opts=target.opts,
         )
     return {
@@ -138,6 +139,7 @@ def register_chart_app(
         spec["valuesFrom"] = database_values_from(app)
     if app.values:
         spec["values"] = app.values
+    spec.update(suspension(target))
     # Pods run as the tenant's workload identity; the release itself is applied as the deployer.
     patches = pod_patches(target.pool, service_account=target.workload_account)
     if patches:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pulumi_kubernetes as k8s
 
-from components.delivery.objects import SOURCE_API, DeliveryTarget, flux_object, secret_ref
+from components.delivery.objects import SOURCE_API, DeliveryTarget, flux_object, secret_ref, suspension
 from components.delivery.pod_patch import pod_patches
 from components.guardrails.access import DEPLOYER_ACCOUNT
 from components.model.tenant_apps import GitOpsSpec
@@ -55,7 +55,13 @@ def register_gitops(target: DeliveryTarget, *, environment: str, gitops: GitOpsS
     k8s.apiextensions.CustomResource(
         f"{target.prefix}-gitops-source",
         **flux_object(SOURCE_API, "GitRepository", GITOPS_NAME, target=target),
-        spec={"interval": gitops.interval, "url": gitops.url, "ref": ref, **secret_ref(gitops.secret)},
+        spec={
+            "interval": gitops.interval,
+            "url": gitops.url,
+            "ref": ref,
+            **secret_ref(gitops.secret),
+            **suspension(target),
+        },
         opts=target.opts,
     )
     path = gitops_path(gitops, environment)
@@ -78,6 +84,7 @@ def register_gitops(target: DeliveryTarget, *, environment: str, gitops: GitOpsS
     patches = pod_patches(target.pool)
     if patches and target.gitops_kubeconfig is None:
         spec["patches"] = patches
+    spec.update(suspension(target))
     k8s.apiextensions.CustomResource(
         f"{target.prefix}-gitops",
         **flux_object(KUSTOMIZE_API, "Kustomization", GITOPS_NAME, target=target),

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-import pulumi
 import pulumi_kubernetes as k8s
 
 from components.delivery.objects import DeliveryTarget
@@ -18,6 +17,8 @@ from components.model.tenant_apps import AppSpec, ImageSource
 from components.model.tenant_data import credentials_secret_name
 
 SECRET_MOUNT_ROOT = "/var/run/secrets/tenancy"
+# pulumi-kubernetes: force a server-side apply over field-manager conflicts for this object.
+_PATCH_FORCE = "pulumi.com/patchForce"
 
 
 def image_reference(image: ImageSource) -> str:
@@ -106,6 +107,29 @@ def pod_spec(target: DeliveryTarget, *, app: AppSpec, image: ImageSource) -> dic
     return pod
 
 
+def suspended_replicas(target: DeliveryTarget) -> dict[str, Any]:
+    """`replicas: 0` while the tenant is suspended; no replica count otherwise.
+
+    Without a count the API server starts at 1 and autoscalers own the field from there: with
+    server-side apply (components/platform/providers.py) Pulumi never owns a field it does not
+    declare, so `pulumi up` never reverts what they set. That is also why there is no
+    `ignore_changes` on it: Pulumi would copy the suspended 0 into every later update and a resumed
+    app would stay at zero. Resuming drops the field again, the API server resets it to its default
+    of 1, and autoscalers take over as after a first deployment.
+    """
+    return {"replicas": 0} if target.suspended else {}
+
+
+def deployment_metadata(
+    target: DeliveryTarget, metadata: k8s.meta.v1.ObjectMetaArgsDict
+) -> k8s.meta.v1.ObjectMetaArgsDict:
+    """While suspended, the Deployment's apply takes `replicas` over from an autoscaler that owns it
+    (`pulumi.com/patchForce`), instead of failing on the field-manager conflict."""
+    if not target.suspended:
+        return metadata
+    return {**metadata, "annotations": {_PATCH_FORCE: "true"}}
+
+
 def register_image_app(target: DeliveryTarget, *, app: AppSpec, image: ImageSource) -> None:
     """Register the app's Deployment, and its ClusterIP Service when the image has a port."""
     labels = {**target.labels, APP_NAME_KEY: app.name}
@@ -113,14 +137,16 @@ def register_image_app(target: DeliveryTarget, *, app: AppSpec, image: ImageSour
     pod = pod_spec(target, app=app, image=image)
     k8s.apps.v1.Deployment(
         f"{target.prefix}-app-{app.name}",
-        metadata=metadata,
-        spec={
-            # No replica count: the API server starts at 1 and autoscalers own it from there;
-            # ignore_changes keeps `pulumi up` from ever reverting what they set.
-            "selector": {"match_labels": {APP_NAME_KEY: app.name}},
-            "template": {"metadata": {"labels": labels}, "spec": cast(k8s.core.v1.PodSpecArgsDict, pod)},
-        },
-        opts=pulumi.ResourceOptions.merge(target.opts, pulumi.ResourceOptions(ignore_changes=["spec.replicas"])),
+        metadata=deployment_metadata(target, metadata),
+        spec=cast(
+            k8s.apps.v1.DeploymentSpecArgsDict,
+            {
+                "selector": {"match_labels": {APP_NAME_KEY: app.name}},
+                "template": {"metadata": {"labels": labels}, "spec": cast(k8s.core.v1.PodSpecArgsDict, pod)},
+                **suspended_replicas(target),
+            },
+        ),
+        opts=target.opts,
     )
     if image.port is not None:
         k8s.core.v1.Service(

@@ -31,6 +31,8 @@ class DeliveryTarget:
     # The Secret (name, key) holding the kubeconfig of the environment's virtual cluster, when GitOps
     # applies there instead of into the namespace (components/vcluster/).
     gitops_kubeconfig: tuple[str, str] | None = None
+    # The tenant is suspended (components/lifecycle.py): Flux objects stop, image apps scale to zero.
+    suspended: bool = False
 
 
 def flux_object(api_version: str, kind: str, name: str, *, target: DeliveryTarget) -> dict[str, Any]:
@@ -40,6 +42,12 @@ def flux_object(api_version: str, kind: str, name: str, *, target: DeliveryTarge
         "kind": kind,
         "metadata": {"name": name, "namespace": target.namespace, "labels": target.labels},
     }
+
+
+def suspension(target: DeliveryTarget) -> dict[str, Any]:
+    """`suspend: true` for a Flux object's spec while the tenant is suspended; nothing otherwise,
+    so resuming renders exactly the spec the object had before (Flux resumes from there)."""
+    return {"suspend": True} if target.suspended else {}
 
 
 def secret_ref(secret: str | None) -> dict[str, Any]:

@@ -12,7 +12,7 @@ RoleBinding (access.py). This module composes them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -29,7 +29,7 @@ from components.guardrails.network import (
     network_rules,
 )
 from components.guardrails.quota import LIMITS_NAME, QUOTA_NAME, environment_hard, register_limits, register_quota
-from components.lifecycle import namespace_options
+from components.lifecycle import namespace_options, people_read_only, state_of, suspension_labels
 from components.model.labels import (
     ALLOW_LOAD_BALANCER_KEY,
     AUTHORIZED_DOMAINS_KEY,
@@ -77,6 +77,8 @@ def namespace_labels(spec: TenantSpec, environment: str, *, kubernetes_version: 
     }
     if spec.node_pool is not None:
         labels[NODE_POOL_KEY] = spec.node_pool
+    # A suspended tenant's namespaces say so: the suspension admission rule reads it.
+    labels.update(suspension_labels(spec.lifecycle))
     return labels
 
 
@@ -170,7 +172,8 @@ def build_environment(
     """Register one environment's namespace and guard rails as children of `parent`; `holds_data`:
     tenant data lives in the namespace (components/lifecycle.py)."""
     ns_name = namespace_name(spec.name, environment)
-    read_only = environment in settings.read_only_environments
+    # People are viewers in read-only environments and while the tenant is suspended.
+    read_only = people_read_only(spec.lifecycle, environment_read_only=environment in settings.read_only_environments)
     labels = kubernetes_labels(spec.name, environment)
     owned_labels = {**labels, PLATFORM_OWNED_KEY: "true"}
     prefix = f"{name}-{environment}"
@@ -198,6 +201,10 @@ def build_environment(
         tenant_egress=spec.egress,
         peers=(environment, spec.accepts_from, spec.connects_to),
     )
+    if not state_of(spec.lifecycle).serves_traffic:
+        # Suspended: ingress controllers and gateways (platform namespaces) no longer reach the
+        # tenant's pods, so its hostnames stop being served; operators still reach its databases.
+        rules = replace(rules, platform_namespaces=())
     _register_isolation(prefix, ns_name, owned_labels, rules, settings.network.mode, namespace, inside)
     deployer = register_access(
         prefix,

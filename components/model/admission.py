@@ -53,6 +53,7 @@ class RuleActions(StrictModel):
     side_doors: RuleAction = "Deny"
     network_policies: RuleAction = "Deny"
     secret_stores: RuleAction = "Deny"
+    suspension: RuleAction = "Deny"
 
 
 class PlatformIdentities(StrictModel):

@@ -27,6 +27,7 @@ def consistency_problems(spec: TenantSpec) -> list[tuple[str, str]]:
                 f"(at most {max_tenant_name_length(spec.environments)} for these environments)",
             )
         )
+    problems += _lifecycle_problems(spec)
     sections: list[tuple[str, list[Any]]] = [
         ("databases", spec.databases),
         ("secrets", spec.secrets),
@@ -64,6 +65,22 @@ def consistency_problems(spec: TenantSpec) -> list[tuple[str, str]]:
     problems += _app_database_problems(spec)
     problems += isolation_problems(spec)
     return problems
+
+
+def _lifecycle_problems(spec: TenantSpec) -> list[tuple[str, str]]:
+    """A decommissioned tenant says since when (its data's retention counts from that day); no
+    other state carries the date, so a resumed tenant cannot keep a stale one."""
+    if spec.lifecycle == "decommissioned" and spec.decommissioned_on is None:
+        return [
+            (
+                "decommissionedOn",
+                "required with lifecycle: decommissioned: the day it was set (YYYY-MM-DD); "
+                "the stack's data.retentionDays count from it",
+            )
+        ]
+    if spec.lifecycle != "decommissioned" and spec.decommissioned_on is not None:
+        return [("decommissionedOn", f"only a decommissioned tenant has one (lifecycle is {spec.lifecycle})")]
+    return []
 
 
 def _app_secret_problems(spec: TenantSpec) -> list[tuple[str, str]]:

@@ -22,6 +22,8 @@ NODE_POOL_TAINT_EFFECT = "NoSchedule"
 COST_CODE_KEY = "tenancy.io/cost-code"
 # Marks platform-owned objects inside tenant namespaces (quota, limits, network policy, bindings).
 PLATFORM_OWNED_KEY = "tenancy.io/platform-owned"
+# On the Namespaces of a suspended tenant (components/lifecycle.py): admission and people read it.
+SUSPENDED_KEY = "tenancy.io/suspended"
 # Tenant Namespace annotations the admission policy bundle reads (per-tenant data without a
 # resource per tenant): comma-separated hostname patterns, "true"/"false", comma-separated groups.
 AUTHORIZED_DOMAINS_KEY = "tenancy.io/authorized-domains"

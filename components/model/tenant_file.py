@@ -10,6 +10,7 @@ today stay valid as the platform grows.
 
 from __future__ import annotations
 
+import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, EmailStr, Field, model_validator
@@ -69,6 +70,9 @@ class TenantSpec(StrictModel):
     # Stacks this tenant exists in; None means every stack.
     stacks: list[DnsLabel] | None = None
     lifecycle: Lifecycle = "active"
+    # The day the tenant was set to `decommissioned` (YYYY-MM-DD): its data's retention period
+    # (`tenancy:data.retentionDays`) counts from here. Required once decommissioned (consistency.py).
+    decommissioned_on: datetime.date | None = None
     access: AccessSpec = AccessSpec()
     quota: QuotaChoice | None = None
     node_pool: DnsLabel | None = None

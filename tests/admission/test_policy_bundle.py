@@ -44,6 +44,7 @@ VALIDATING = {
     "tenancy-volume-claims",
     "tenancy-network-policies",
     "tenancy-secret-stores",
+    "tenancy-suspension",
 }
 
 

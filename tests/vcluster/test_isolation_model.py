@@ -114,7 +114,10 @@ def test_an_image_allow_list_needs_the_control_planes_registry_on_it(tmp_path: P
 
 @pytest.mark.parametrize(
     ("change", "field"),
-    [({"environments": ["prod"]}, "environments"), ({"lifecycle": "decommissioned"}, "lifecycle")],
+    [
+        ({"environments": ["prod"]}, "environments"),
+        ({"lifecycle": "decommissioned", "decommissionedOn": "2026-11-01"}, "lifecycle"),
+    ],
 )
 def test_removing_the_environment_or_the_tenant_needs_the_same_acknowledgement(
     tmp_path: Path, change: dict[str, object], field: str

@@ -15,6 +15,7 @@ from components.admission.rules import (
     secret_stores,
     services,
     side_doors,
+    suspension,
     workloads,
 )
 from components.model.admission import PolicySettings
@@ -38,6 +39,7 @@ def validating_policies(
         *side_doors.policies(storage_classes),
         *network_policies.policies(),
         *secret_stores.policies(identities.users, identities.groups),
+        *suspension.policies(),
     ]
 
 
