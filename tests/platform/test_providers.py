@@ -44,9 +44,11 @@ def test_kubernetes_provider_pins_the_cluster_identity(run: ProgramRun) -> None:
 def test_cluster_identity_does_not_follow_the_kubeconfig_context() -> None:
     # Switching the context changes the provider's context input, never its identity.
     before = plan("dev").of_type("pulumi:providers:kubernetes")[0].inputs
-    after = plan("dev", cluster='{"name": "tenancy", "context": "kind-renamed"}').of_type(
-        "pulumi:providers:kubernetes"
-    )[0].inputs
+    after = (
+        plan("dev", cluster='{"name": "tenancy", "context": "kind-renamed"}')
+        .of_type("pulumi:providers:kubernetes")[0]
+        .inputs
+    )
     assert after["context"] == "kind-renamed" and before.get("context") != "kind-renamed"
     assert before["clusterIdentifier"] == after["clusterIdentifier"] == "tenancy"
 

@@ -8,6 +8,7 @@ import jsonschema
 import pytest
 import yaml
 
+from tests.pins import pins
 from tools.harness import PROJECT_ROOT
 
 PROJECT_SCHEMA = PROJECT_ROOT.parent / "shared" / "schemas" / "pulumi-project.schema.json"
@@ -52,10 +53,8 @@ def test_required_pulumi_version_admits_the_cli_ci_installs() -> None:
     project = yaml.safe_load((PROJECT_ROOT / "Pulumi.yaml").read_text(encoding="utf-8"))
     # Pulumi reads a semver range ("a b" means both); as PEP 440 specifiers the same bounds read "a, b".
     required = SpecifierSet(",".join(project["requiredPulumiVersion"].split()))
-    pins = dict(
-        line.split("==") for line in (PROJECT_ROOT / "requirements.txt").read_text().splitlines() if "==" in line
-    )
-    sdk = pins["pulumi"].split()[0].rstrip("\\").strip()
+    sdk_pins = pins(PROJECT_ROOT / "requirements.txt")
+    sdk = sdk_pins["pulumi"]
     assert sdk in required, (sdk, required)
     assert "4.0.0" not in required
 
