@@ -22,6 +22,7 @@ import yaml
 from components.model.errors import ConfigurationError
 from tools.harness import PROJECT_ROOT, ProgramRun, RecordedResource, run_stack
 from tools.plan_diff import diff_dirs, render_markdown
+from tools.plan_dirs import attribute_overrides, diff_problem, keep_previous, out_problem
 
 CLUSTER_SCOPE = "_cluster"
 
@@ -111,6 +112,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.diff is not None and args.out is None:
         parser.error("--diff compares against the plan written by --out; give --out too")
+    refusal = out_problem(args.out) or diff_problem(args.diff)
+    if refusal is not None:
+        print(refusal, file=sys.stderr)
+        return 2
 
     overrides = _parse_set(args.set)
     if args.tenants_dir is not None:
@@ -118,17 +123,21 @@ def main(argv: list[str] | None = None) -> int:
     try:
         run = run_stack(args.stack, overrides)
     except ConfigurationError as error:
-        print(str(error), file=sys.stderr)
+        print(str(attribute_overrides(error, args.stack, overrides)), file=sys.stderr)
         return 2
     except FileNotFoundError as error:
         print(str(error), file=sys.stderr)
         return 2
     print(summary(run))
+    previous = None
     if args.out is not None:
+        # The earlier plan of this directory is kept as DIR.previous and, without --diff, diffed.
+        previous = keep_previous(args.out)
         count = write_plan(run, args.out)
         print(f"\nwrote {count} files to {args.out}")
-    if args.diff is not None and args.out is not None:
-        print("\n" + render_markdown(diff_dirs(args.diff, args.out), f"Plan diff: {args.stack}"), end="")
+    base, title = (args.diff, "Plan diff") if args.diff is not None else (previous, "Changes since the last plan")
+    if base is not None and args.out is not None:
+        print("\n" + render_markdown(diff_dirs(base, args.out), f"{title}: {args.stack}"), end="")
     return 0
 
 

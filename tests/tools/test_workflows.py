@@ -157,9 +157,8 @@ def test_drift_runs_on_a_schedule_and_fails_loudly() -> None:
 
 
 def pulumi_step() -> dict[str, Any]:
-    (step,) = [
-        s for s in load("pulumi-stack.yml")["jobs"]["run"]["steps"] if s.get("uses", "").startswith("pulumi/actions@")
-    ]
+    steps: list[dict[str, Any]] = load("pulumi-stack.yml")["jobs"]["run"]["steps"]
+    (step,) = [s for s in steps if s.get("uses", "").startswith("pulumi/actions@")]
     return step
 
 
