@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from components.model.capabilities import CloudRules
 from components.model.consistency import consistency_problems
@@ -21,6 +21,7 @@ from components.model.data_checks import data_problems, pool_problems, stack_dat
 from components.model.errors import ConfigurationError, Problem
 from components.model.fields import format_location
 from components.model.labels import default_domain
+from components.model.messages import problem_message, yaml_hint
 from components.model.network_checks import network_problems
 from components.model.sharding import shard_of
 from components.model.stack import StackSettings
@@ -119,7 +120,8 @@ def _read_yaml(path: Path, label: str) -> tuple[dict[str, Any] | None, list[Prob
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(file)"
         reason = getattr(error, "problem", None) or str(error)
-        return None, [Problem(label, where, f"malformed YAML: {reason}")]
+        hint = yaml_hint(reason)
+        return None, [Problem(label, where, f"malformed YAML: {reason}" + (f"; {hint}" if hint else ""))]
     except (OSError, UnicodeDecodeError) as error:
         return None, [Problem(label, "(file)", f"cannot read: {error}")]
     if not isinstance(document, dict):
@@ -127,8 +129,10 @@ def _read_yaml(path: Path, label: str) -> tuple[dict[str, Any] | None, list[Prob
     return document, []
 
 
-def _validation_problems(label: str, error: ValidationError, prefix: str = "") -> list[Problem]:
-    return [Problem(label, prefix + format_location(e["loc"]), e["msg"]) for e in error.errors()]
+def _validation_problems(
+    label: str, error: ValidationError, prefix: str = "", model: type[BaseModel] = TenantFile
+) -> list[Problem]:
+    return [Problem(label, prefix + format_location(e["loc"]), problem_message(e, model)) for e in error.errors()]
 
 
 def _resolve(document: dict[str, Any], stack: str, label: str) -> tuple[TenantSpec | None, bool, list[Problem]]:
@@ -154,7 +158,7 @@ def _resolve(document: dict[str, Any], stack: str, label: str) -> tuple[TenantSp
         try:
             spec = TenantSpec.model_validate(merge_override(base, override))
         except ValidationError as error:
-            problems += _validation_problems(label, error, prefix=f"overrides.{override_stack} -> ")
+            problems += _validation_problems(label, error, prefix=f"overrides.{override_stack} -> ", model=TenantSpec)
             continue
         if override_stack == stack:
             merged_for_stack = spec
