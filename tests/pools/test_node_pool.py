@@ -454,7 +454,8 @@ _EKS_REQUIRED = {"nodeRoleArn": "arn:aws:iam::111122223333:role/nodes", "subnetI
         (
             "dev",
             {"gpu": _pool("existing", machineType="e2-standard-4")},
-            "Pulumi.dev.yaml: tenancy:nodePools.gpu.machineType: unknown field 'machineType' for this kind (other kinds have it)",
+            "Pulumi.dev.yaml: tenancy:nodePools.gpu.machineType: unknown field 'machineType' for this kind "
+            "(other kinds have it)",
         ),
         (
             "dev",
