@@ -13,7 +13,7 @@ from components.admission.bundle import PolicyBundle, PolicyBundleArgs
 from components.clouds.registry import cloud_for
 from components.data.platform import build_platform_data
 from components.delivery.flux import install_flux
-from components.model.catalog import load_catalog
+from components.model.catalog import load_catalog, project_stacks
 from components.model.stack import read_stack_settings
 from components.platform.link import PLATFORM_OUTPUT, local_platform, referenced_platform
 from components.platform.providers import providers
@@ -29,7 +29,12 @@ settings = read_stack_settings(stack)
 cloud = cloud_for(settings)
 # Split stacks (`prod-shard-3`) read tenant files as their base stack (`prod`) would.
 catalog = load_catalog(
-    PROJECT_ROOT / settings.tenants_dir, settings, settings.base_stack or stack, cloud=cloud, root=PROJECT_ROOT
+    PROJECT_ROOT / settings.tenants_dir,
+    settings,
+    settings.base_stack or stack,
+    cloud=cloud,
+    root=PROJECT_ROOT,
+    known_stacks=project_stacks(PROJECT_ROOT),
 )
 cluster = providers(cluster=settings.cluster, cloud=cloud)
 

@@ -8,6 +8,7 @@ bad file from half-applying.
 from __future__ import annotations
 
 import copy
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -135,7 +136,35 @@ def _validation_problems(
     return [Problem(label, prefix + format_location(e["loc"]), problem_message(e, model)) for e in error.errors()]
 
 
-def _resolve(document: dict[str, Any], stack: str, label: str) -> tuple[TenantSpec | None, bool, list[Problem]]:
+def _unknown_stacks(as_written: TenantFile, known: set[str], label: str) -> list[Problem]:
+    """`stacks:` entries and `overrides` keys that name no stack of the project: a typo there would
+    silently drop the tenant from a stack, or skip the override."""
+    named = [(f"stacks.{i}", name) for i, name in enumerate(as_written.stacks or [])]
+    named += [(f"overrides.{name}", name) for name in as_written.overrides]
+    problems = []
+    for field, name in named:
+        if name not in known:
+            close = difflib.get_close_matches(name, sorted(known), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            problems.append(
+                Problem(label, field, f"{name!r} is not a stack of this project ({', '.join(sorted(known))}){hint}")
+            )
+    return problems
+
+
+def project_stacks(root: Path) -> set[str]:
+    """The project's own stacks: every `Pulumi.<stack>.yaml` except those `tools.shards` generates
+    (shards read tenant files as their base stack, so tenants name base stacks only)."""
+    return {
+        path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+        for path in root.glob("Pulumi.*.yaml")
+        if not path.read_text(encoding="utf-8").startswith("# Generated from")
+    }
+
+
+def _resolve(
+    document: dict[str, Any], stack: str, label: str, known_stacks: set[str] | None = None
+) -> tuple[TenantSpec | None, bool, list[Problem]]:
     """Validate the file as written and as merged for every stack it overrides.
 
     Returns the spec as merged for `stack`, whether the tenant is present in `stack`, and problems.
@@ -146,6 +175,8 @@ def _resolve(document: dict[str, Any], stack: str, label: str) -> tuple[TenantSp
         return None, False, _validation_problems(label, error)
 
     problems: list[Problem] = []
+    if known_stacks is not None:
+        problems += _unknown_stacks(as_written, {stack, *known_stacks}, label)
     base = {k: v for k, v in document.items() if k != "overrides"}
     merged_for_stack: TenantSpec | None = None
     for override_stack in sorted({stack, *as_written.overrides}):
@@ -258,13 +289,20 @@ def _domain_problems(spec: TenantSpec, label: str, suffix: str, claimed: list[tu
 
 
 def load_catalog(
-    tenants_dir: Path, settings: StackSettings, stack: str, *, cloud: CloudRules, root: Path | None = None
+    tenants_dir: Path,
+    settings: StackSettings,
+    stack: str,
+    *,
+    cloud: CloudRules,
+    root: Path | None = None,
+    known_stacks: set[str] | None = None,
 ) -> Catalog:
     """Read `tenants_dir/*.yaml` for `stack`; raise ConfigurationError listing every problem.
 
     `cloud` is the stack's cloud (`components.clouds.registry.cloud_for`): what its databases can
     be and which of its own settings tenants' data needs; passed in because the model imports no
-    component."""
+    component. With `known_stacks` (`project_stacks`), a tenant's `stacks:` and `overrides` must
+    name stacks of the project, whichever stack is planned."""
     problems: list[Problem] = []
     entries: list[CatalogEntry] = []
     files_by_name: dict[str, str] = {}
@@ -277,7 +315,7 @@ def load_catalog(
         problems += read_problems
         if document is None:
             continue
-        spec, present, file_problems = _resolve(document, stack, label)
+        spec, present, file_problems = _resolve(document, stack, label, known_stacks)
         problems += file_problems
         name = document.get("name")
         if isinstance(name, str):
