@@ -21,6 +21,7 @@ import yaml
 
 from components.model.errors import ConfigurationError
 from tools.harness import PROJECT_ROOT, ProgramRun, RecordedResource, run_stack
+from tools.mock_marks import manifest_header, matcher, mock_paths
 from tools.plan_diff import diff_dirs, render_markdown
 from tools.plan_dirs import attribute_overrides, diff_problem, keep_previous, out_problem
 
@@ -89,14 +90,21 @@ def write_plan(run: ProgramRun, out: Path) -> int:
         shutil.rmtree(out)
     out.mkdir(parents=True)
     written = 0
+    mocked = matcher(run.mock_made)
     for scope, resources in group_by_tenant(run).items():
         for resource in resources:
             if is_kubernetes_object(resource):
                 path = _manifest_path(out, scope, resource)
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(yaml.safe_dump(manifest(resource), sort_keys=True), encoding="utf-8")
+                body = manifest(resource)
+                header = manifest_header(mock_paths(body, mocked))
+                path.write_text(header + yaml.safe_dump(body, sort_keys=True), encoding="utf-8")
                 written += 1
     records = [{**r.as_json(), "tenant": run.tenant_of(r)} for r in run.resources]
+    for record in records:
+        # Fields whose values the mocks made up (tools/mock_marks.py); absent when there are none.
+        if paths := mock_paths(record["inputs"], mocked):
+            record["mockMade"] = [f"inputs.{path}" for path in paths]
     (out / "resources.json").write_text(json.dumps(records, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     (out / "outputs.json").write_text(json.dumps(run.outputs, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return written + 2
