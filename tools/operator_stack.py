@@ -110,7 +110,8 @@ def stack_object(
     env_refs: dict[str, Any] = {}
     if source.backend.startswith("https://"):
         env_refs["PULUMI_ACCESS_TOKEN"] = {"type": "Secret", "secret": {"name": PULUMI_SECRET, "key": "accessToken"}}
-    if secrets_provider in (None, "passphrase"):
+    # No secrets provider named: Pulumi Cloud encrypts for its stacks, other backends use a passphrase.
+    if secrets_provider == "passphrase" or (secrets_provider is None and not source.backend.startswith("https://")):
         env_refs["PULUMI_CONFIG_PASSPHRASE"] = {
             "type": "Secret",
             "secret": {"name": PULUMI_SECRET, "key": "passphrase"},

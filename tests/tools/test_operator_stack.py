@@ -96,6 +96,16 @@ def test_backend_and_secrets_provider_come_with_their_credentials() -> None:
         assert refs["PULUMI_CONFIG_PASSPHRASE"]["secret"] == {"name": operator_stack.PULUMI_SECRET, "key": "passphrase"}
 
 
+def test_a_stack_without_a_secrets_provider_needs_a_passphrase_only_outside_pulumi_cloud() -> None:
+    document = {"config": {}}
+    cloud = operator_manifest("x", document, STACKS, OperatorSource("acme", REPO))
+    bucket = operator_manifest("x", document, STACKS, OperatorSource("acme", REPO, backend="s3://b?region=eu-west-1"))
+    assert all(
+        "PULUMI_CONFIG_PASSPHRASE" not in s["spec"]["envRefs"] for s in stacks_of(list(yaml.safe_load_all(cloud)))
+    )
+    assert all("PULUMI_CONFIG_PASSPHRASE" in s["spec"]["envRefs"] for s in stacks_of(list(yaml.safe_load_all(bucket))))
+
+
 @pytest.mark.parametrize(
     ("repo", "expected"),
     [
