@@ -97,7 +97,7 @@ def test_backend_and_secrets_provider_come_with_their_credentials() -> None:
 
 
 def test_a_stack_without_a_secrets_provider_needs_a_passphrase_only_outside_pulumi_cloud() -> None:
-    document = {"config": {}}
+    document: dict[str, Any] = {"config": {}}
     cloud = operator_manifest("x", document, STACKS, OperatorSource("acme", REPO))
     bucket = operator_manifest("x", document, STACKS, OperatorSource("acme", REPO, backend="s3://b?region=eu-west-1"))
     assert all(
