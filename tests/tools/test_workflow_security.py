@@ -130,7 +130,11 @@ def test_permissions_are_granted_per_job(path: Path) -> None:
 
 def test_deploy_and_drift_share_one_concurrency_group_per_stack() -> None:
     run = load("pulumi-stack.yml")["jobs"]["run"]
-    assert run["concurrency"] == {"group": "pulumi-stack-${{ inputs.stack }}", "cancel-in-progress": False}
+    group = run["concurrency"]["group"]
+    assert run["concurrency"]["cancel-in-progress"] is False
+    # up and drift share `pulumi-stack-<stack>`; a preview gets a group of its own run.
+    assert "|| format('pulumi-stack-{0}', inputs.stack) }}" in group
+    assert group.startswith("${{ inputs.command == 'preview' && format('pulumi-preview-{0}-{1}', inputs.stack,")
     for workflow, names in {"deploy.yml": ["dev", "dev-shards", "prod", "prod-shards"], "drift.yml": ["drift"]}.items():
         for name in names:
             assert jobs(workflow)[name]["uses"] == REUSABLE, (workflow, name)
