@@ -1,5 +1,6 @@
 # Two commands do everything on a fresh machine: `make plan` (the main job) and `make test`.
-# Both create the virtualenv from requirements.txt when it is missing.
+# Both create the virtualenv from requirements-dev.txt (the runtime set plus the test tools, exported
+# with hashes from uv.lock) when it is missing.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -8,10 +9,10 @@ OUT ?= build/plan
 
 .PHONY: plan test lint schema docs up preview bench clean
 
-$(BIN)/activate: requirements.txt requirements-analyzer.txt
+$(BIN)/activate: requirements.txt requirements-dev.txt requirements-analyzer.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet -r requirements-dev.txt
 	$(BIN)/pip install --quiet --no-deps -r requirements-analyzer.txt
 	touch $(BIN)/activate
 

@@ -14,7 +14,7 @@ from components.clouds.registry import cloud_for
 from components.data.platform import build_platform_data
 from components.delivery.flux import install_flux
 from components.guardrails.cluster_network import ClusterIsolation, cluster_isolation_args
-from components.model.catalog import load_catalog
+from components.model.catalog import load_catalog, project_stacks
 from components.model.isolation_checks import uses_virtual_clusters
 from components.model.stack import read_stack_settings
 from components.model.storage import tenant_storage_classes
@@ -42,6 +42,7 @@ catalog = load_catalog(
     cloud=cloud,
     root=PROJECT_ROOT,
     previous_virtual_clusters=previous_virtual_clusters(),
+    known_stacks=project_stacks(PROJECT_ROOT),
 )
 cluster = providers(cluster=settings.cluster, cloud=cloud)
 

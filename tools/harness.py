@@ -76,7 +76,7 @@ def redact(value: Any) -> Any:
     if isinstance(value, dict):
         signature = value.get(_SIG_KEY)
         if signature == _SECRET_SIG:
-            return SECRET_PLACEHOLDER
+            return _redact_secret(value.get("value"))
         if signature == _RESOURCE_SIG:
             return {"$ref": value.get("urn")}
         return {key: redact(item) for key, item in value.items() if key != _SIG_KEY}
@@ -88,6 +88,16 @@ def redact(value: Any) -> Any:
         # The wire carries every number as a double; ports and counts are integers.
         return int(value)
     return value
+
+
+def _redact_secret(inner: Any) -> Any:
+    """A secret's value with its shape kept: map keys (field names, a Secret's data keys) are not
+    secret and stay, every leaf becomes the placeholder, so a redacted object still passes its schema."""
+    if isinstance(inner, dict) and _SIG_KEY not in inner:
+        return {key: _redact_secret(item) for key, item in inner.items()}
+    if isinstance(inner, list):
+        return [_redact_secret(item) for item in inner]
+    return SECRET_PLACEHOLDER
 
 
 def _wire_to_json(struct: Any) -> Any:
@@ -157,6 +167,11 @@ def _computed_outputs(typ: str, name: str, state: dict[str, Any], reading: bool)
 class _Mocks(pulumi.runtime.Mocks):
     """Return inputs as outputs, plus the computed values some resources need downstream."""
 
+    def __init__(self) -> None:
+        # Every value these mocks made up (ids, e-mails, ARNs, addresses; not secrets, which are
+        # redacted anyway), so plan files can mark where one ended up (tools/mock_marks.py).
+        self.made: set[str] = set()
+
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
         if args.typ == "pulumi:pulumi:StackReference":
             # A tenants shard reads the platform stack: serve the outputs of its offline plan.
@@ -166,6 +181,11 @@ class _Mocks(pulumi.runtime.Mocks):
         computed = _computed_outputs(args.typ, args.name, state, reading=bool(args.resource_id))
         if computed is not None:
             resource_id, extra = computed
+            made = [resource_id, *(value for value in extra.values() if isinstance(value, str))]
+            # The resource's own name (an IAM role's) is the program's; `<name>-id` is every mocked
+            # resource's id, never a cloud value the program passes on.
+            ordinary = {args.name, f"{args.name}-id"}
+            self.made.update(v for v in made if v not in ordinary and not v.startswith(MOCK_SECRET_PREFIX))
             return resource_id, {**state, **extra}
         return f"{args.name}-id", state
 
@@ -248,6 +268,8 @@ class ProgramRun:
     stack: str
     resources: list[RecordedResource] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
+    # Values the mocks made up where the cloud would compute them (see _Mocks.made).
+    mock_made: frozenset[str] = frozenset()
 
     def of_type(self, type_token: str) -> list[RecordedResource]:
         return [r for r in self.resources if r.type == type_token]
@@ -324,7 +346,9 @@ def run_program(
 
     _run()
     resources = sorted(monitor.recorded, key=lambda r: r.urn)
-    return ProgramRun(stack=stack, resources=resources, outputs=dict(sorted(monitor.stack_outputs.items())))
+    made = frozenset(getattr(monitor.mocks, "made", ()))
+    outputs = dict(sorted(monitor.stack_outputs.items()))
+    return ProgramRun(stack=stack, resources=resources, outputs=outputs, mock_made=made)
 
 
 def run_stack(stack: str, overrides: Mapping[str, str] | None = None, root: Path = PROJECT_ROOT) -> ProgramRun:

@@ -21,7 +21,9 @@ import yaml
 
 from components.model.errors import ConfigurationError
 from tools.harness import PROJECT_ROOT, ProgramRun, RecordedResource, run_stack
+from tools.mock_marks import manifest_header, matcher, mock_paths
 from tools.plan_diff import diff_dirs, render_markdown
+from tools.plan_dirs import attribute_overrides, diff_problem, keep_previous, out_problem
 
 CLUSTER_SCOPE = "_cluster"
 
@@ -88,14 +90,21 @@ def write_plan(run: ProgramRun, out: Path) -> int:
         shutil.rmtree(out)
     out.mkdir(parents=True)
     written = 0
+    mocked = matcher(run.mock_made)
     for scope, resources in group_by_tenant(run).items():
         for resource in resources:
             if is_kubernetes_object(resource):
                 path = _manifest_path(out, scope, resource)
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(yaml.safe_dump(manifest(resource), sort_keys=True), encoding="utf-8")
+                body = manifest(resource)
+                header = manifest_header(mock_paths(body, mocked))
+                path.write_text(header + yaml.safe_dump(body, sort_keys=True), encoding="utf-8")
                 written += 1
     records = [{**r.as_json(), "tenant": run.tenant_of(r)} for r in run.resources]
+    for record in records:
+        # Fields whose values the mocks made up (tools/mock_marks.py); absent when there are none.
+        if paths := mock_paths(record["inputs"], mocked):
+            record["mockMade"] = [f"inputs.{path}" for path in paths]
     (out / "resources.json").write_text(json.dumps(records, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     (out / "outputs.json").write_text(json.dumps(run.outputs, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return written + 2
@@ -111,6 +120,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.diff is not None and args.out is None:
         parser.error("--diff compares against the plan written by --out; give --out too")
+    refusal = out_problem(args.out) or diff_problem(args.diff)
+    if refusal is not None:
+        print(refusal, file=sys.stderr)
+        return 2
 
     overrides = _parse_set(args.set)
     if args.tenants_dir is not None:
@@ -118,17 +131,21 @@ def main(argv: list[str] | None = None) -> int:
     try:
         run = run_stack(args.stack, overrides)
     except ConfigurationError as error:
-        print(str(error), file=sys.stderr)
+        print(str(attribute_overrides(error, args.stack, overrides)), file=sys.stderr)
         return 2
     except FileNotFoundError as error:
         print(str(error), file=sys.stderr)
         return 2
     print(summary(run))
+    previous = None
     if args.out is not None:
+        # The earlier plan of this directory is kept as DIR.previous and, without --diff, diffed.
+        previous = keep_previous(args.out)
         count = write_plan(run, args.out)
         print(f"\nwrote {count} files to {args.out}")
-    if args.diff is not None and args.out is not None:
-        print("\n" + render_markdown(diff_dirs(args.diff, args.out), f"Plan diff: {args.stack}"), end="")
+    base, title = (args.diff, "Plan diff") if args.diff is not None else (previous, "Changes since the last plan")
+    if base is not None and args.out is not None:
+        print("\n" + render_markdown(diff_dirs(base, args.out), f"{title}: {args.stack}"), end="")
     return 0
 
 

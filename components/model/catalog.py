@@ -8,13 +8,14 @@ bad file from half-applying.
 from __future__ import annotations
 
 import copy
+import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from components.model.capabilities import CloudRules
 from components.model.consistency import consistency_problems
@@ -23,6 +24,7 @@ from components.model.errors import ConfigurationError, Problem
 from components.model.fields import format_location
 from components.model.isolation_checks import stack_isolation_problems, switch_back_problems
 from components.model.labels import default_domain
+from components.model.messages import problem_message, yaml_hint
 from components.model.network_checks import consent_problems, network_problems, network_stack_problems
 from components.model.quota_checks import quota_split_problems
 from components.model.sharding import shard_of
@@ -122,7 +124,8 @@ def _read_yaml(path: Path, label: str) -> tuple[dict[str, Any] | None, list[Prob
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(file)"
         reason = getattr(error, "problem", None) or str(error)
-        return None, [Problem(label, where, f"malformed YAML: {reason}")]
+        hint = yaml_hint(reason)
+        return None, [Problem(label, where, f"malformed YAML: {reason}" + (f"; {hint}" if hint else ""))]
     except (OSError, UnicodeDecodeError) as error:
         return None, [Problem(label, "(file)", f"cannot read: {error}")]
     if not isinstance(document, dict):
@@ -130,11 +133,41 @@ def _read_yaml(path: Path, label: str) -> tuple[dict[str, Any] | None, list[Prob
     return document, []
 
 
-def _validation_problems(label: str, error: ValidationError, prefix: str = "") -> list[Problem]:
-    return [Problem(label, prefix + format_location(e["loc"]), e["msg"]) for e in error.errors()]
+def _validation_problems(
+    label: str, error: ValidationError, prefix: str = "", model: type[BaseModel] = TenantFile
+) -> list[Problem]:
+    return [Problem(label, prefix + format_location(e["loc"]), problem_message(e, model)) for e in error.errors()]
 
 
-def _resolve(document: dict[str, Any], stack: str, label: str) -> tuple[TenantSpec | None, bool, list[Problem]]:
+def _unknown_stacks(as_written: TenantFile, known: set[str], label: str) -> list[Problem]:
+    """`stacks:` entries and `overrides` keys that name no stack of the project: a typo there would
+    silently drop the tenant from a stack, or skip the override."""
+    named = [(f"stacks.{i}", name) for i, name in enumerate(as_written.stacks or [])]
+    named += [(f"overrides.{name}", name) for name in as_written.overrides]
+    problems = []
+    for field, name in named:
+        if name not in known:
+            close = difflib.get_close_matches(name, sorted(known), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            problems.append(
+                Problem(label, field, f"{name!r} is not a stack of this project ({', '.join(sorted(known))}){hint}")
+            )
+    return problems
+
+
+def project_stacks(root: Path) -> set[str]:
+    """The project's own stacks: every `Pulumi.<stack>.yaml` except those `tools.shards` generates
+    (shards read tenant files as their base stack, so tenants name base stacks only)."""
+    return {
+        path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+        for path in root.glob("Pulumi.*.yaml")
+        if not path.read_text(encoding="utf-8").startswith("# Generated from")
+    }
+
+
+def _resolve(
+    document: dict[str, Any], stack: str, label: str, known_stacks: set[str] | None = None
+) -> tuple[TenantSpec | None, bool, list[Problem]]:
     """Validate the file as written and as merged for every stack it overrides.
 
     Returns the spec as merged for `stack`, whether the tenant is present in `stack`, and problems.
@@ -145,6 +178,8 @@ def _resolve(document: dict[str, Any], stack: str, label: str) -> tuple[TenantSp
         return None, False, _validation_problems(label, error)
 
     problems: list[Problem] = []
+    if known_stacks is not None:
+        problems += _unknown_stacks(as_written, {stack, *known_stacks}, label)
     base = {k: v for k, v in document.items() if k != "overrides"}
     merged_for_stack: TenantSpec | None = None
     for override_stack in sorted({stack, *as_written.overrides}):
@@ -157,7 +192,7 @@ def _resolve(document: dict[str, Any], stack: str, label: str) -> tuple[TenantSp
         try:
             spec = TenantSpec.model_validate(merge_override(base, override))
         except ValidationError as error:
-            problems += _validation_problems(label, error, prefix=f"overrides.{override_stack} -> ")
+            problems += _validation_problems(label, error, prefix=f"overrides.{override_stack} -> ", model=TenantSpec)
             continue
         if override_stack == stack:
             merged_for_stack = spec
@@ -269,13 +304,16 @@ def load_catalog(
     cloud: CloudRules,
     root: Path | None = None,
     previous_virtual_clusters: Mapping[str, Sequence[str]] | None = None,
+    known_stacks: set[str] | None = None,
 ) -> Catalog:
     """Read `tenants_dir/*.yaml` for `stack`; raise ConfigurationError listing every problem.
 
     `cloud` is the stack's cloud (`components.clouds.registry.cloud_for`): what its databases can
     be and which of its own settings tenants' data needs; passed in because the model imports no
     component. `previous_virtual_clusters`: the environments that had a virtual cluster in the stack's
-    last deployment, by tenant (components/vcluster/previous.py), for the switch-back check."""
+    last deployment, by tenant (components/vcluster/previous.py), for the switch-back check.
+    With `known_stacks` (`project_stacks`), a tenant's `stacks:` and `overrides` must
+    name stacks of the project, whichever stack is planned."""
     problems: list[Problem] = []
     entries: list[CatalogEntry] = []
     files_by_name: dict[str, str] = {}
@@ -288,7 +326,7 @@ def load_catalog(
         problems += read_problems
         if document is None:
             continue
-        spec, present, file_problems = _resolve(document, stack, label)
+        spec, present, file_problems = _resolve(document, stack, label, known_stacks)
         problems += file_problems
         name = document.get("name")
         if isinstance(name, str):

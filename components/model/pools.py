@@ -244,7 +244,8 @@ def _without_kind_tag(value: Any, handler: Callable[[Any], Any]) -> Any:
                 location = location[1:]
             details.append(
                 InitErrorDetails(
-                    type=PydanticCustomError(item["type"], item["msg"]),
+                    # The context (a pattern, a limit) stays, for messages that explain it.
+                    type=PydanticCustomError(item["type"], item["msg"], item.get("ctx")),
                     loc=location,
                     input=item["input"],
                 )

@@ -20,6 +20,7 @@ from components.model.delivery import DeliverySettings
 from components.model.errors import ConfigurationError, Problem
 from components.model.fields import ComputeAmounts, DnsLabel, Domain, QuotaSpec, StrictModel, format_location
 from components.model.isolation import VirtualClusterSettings
+from components.model.messages import problem_message
 from components.model.network import NetworkSettings
 from components.model.pools import NodePools
 from components.model.quota_budget import SMALL_OBJECT_COUNTS
@@ -199,7 +200,8 @@ def parse_settings(raw_config: Mapping[str, Any], source: str) -> StackSettings:
         settings = StackSettings.model_validate(values)
     except ValidationError as error:
         problems = [
-            Problem(source, f"{CONFIG_NAMESPACE}:{format_location(e['loc'])}", e["msg"]) for e in error.errors()
+            Problem(source, f"{CONFIG_NAMESPACE}:{format_location(e['loc'])}", problem_message(e, StackSettings))
+            for e in error.errors()
         ]
         raise ConfigurationError(problems) from None
     settings._source = source

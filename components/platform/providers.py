@@ -32,10 +32,18 @@ class Providers:
 
 
 def kubernetes_provider(*, cluster: ClusterSettings) -> k8s.Provider:
-    """The cluster's provider: the configured kubeconfig context, or the current one."""
+    """The cluster's provider: the configured kubeconfig context, or the current one.
+
+    `cluster_identifier` pins the provider's identity to the cluster's name. Without it the provider
+    decides from the kubeconfig whether it points at another cluster, so renaming or switching a
+    context (a CI runner's generated kubeconfig, `kubectl config rename-context`) would replace the
+    provider and with it every Kubernetes object of every tenant. With it, only a changed cluster
+    name replaces them; every other provider change is an update.
+    """
     return k8s.Provider(
         "cluster",
         context=cluster.context,
+        cluster_identifier=cluster.name,
         # Server-side apply lets other controllers (autoscalers) own fields such as replicas.
         enable_server_side_apply=True,
     )

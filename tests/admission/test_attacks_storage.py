@@ -92,9 +92,9 @@ def test_a_stack_lists_its_own_classes_and_may_mark_the_first_default() -> None:
     ("storage", "field", "reason"),
     [
         ({"classes": [{"name": "a", "provisioner": "x"}, {"name": "a", "provisioner": "y"}]}, "storage.classes", "a"),
-        ({"classes": [{"name": "Fast_SSD", "provisioner": "x"}]}, "storage.classes.0.name", "pattern"),
+        ({"classes": [{"name": "Fast_SSD", "provisioner": "x"}]}, "storage.classes.0.name", "lowercase DNS name"),
         ({"classes": [{"name": "fast"}]}, "storage.classes.0.provisioner", "Field required"),
-        ({"reclaimPolicy": "Retain"}, "storage.reclaimPolicy", "Extra inputs"),
+        ({"reclaimPolicy": "Retain"}, "storage.reclaimPolicy", "unknown field 'reclaimPolicy'"),
     ],
 )
 def test_bad_storage_settings_name_the_file_and_field(storage: dict[str, object], field: str, reason: str) -> None:

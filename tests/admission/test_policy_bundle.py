@@ -206,7 +206,7 @@ def test_registry_allow_list_reaches_the_workload_policy() -> None:
     ("policy", "field", "message"),
     [
         ({"actions": {"hostnames": "Block"}}, "tenancy:policy.actions.hostnames", "'Deny', 'Warn' or 'Audit'"),
-        ({"actions": {"dns": "Warn"}}, "tenancy:policy.actions.dns", "Extra inputs are not permitted"),
+        ({"actions": {"dns": "Warn"}}, "tenancy:policy.actions.dns", "unknown field 'dns'; allowed here: hostnames"),
         (
             {"allowedRegistries": ["https://ghcr.io/example"]},
             "tenancy:policy.allowedRegistries.0",
@@ -216,19 +216,19 @@ def test_registry_allow_list_reaches_the_workload_policy() -> None:
         (
             {"platformIdentities": {"users": ["ci bot"]}},
             "tenancy:policy.platformIdentities.users.0",
-            "String should match pattern",
+            "must be a user or group name without spaces, quotes or commas; got 'ci bot'",
         ),
         (
             {"allowedPriorityClasses": ["High_Priority"]},
             "tenancy:policy.allowedPriorityClasses.0",
-            "String should match pattern",
+            "must be a lowercase DNS name",
         ),
         (
             {"ingressAnnotations": {"controllers": {"nginx.ingress.kubernetes.io": ["server snippet"]}}},
             "tenancy:policy.ingressAnnotations.controllers.nginx.ingress.kubernetes.io.0",
-            "String should match pattern",
+            "must be a name of letters and digits, separated by",
         ),
-        ({"ingressAnnotations": {"nginx": []}}, "tenancy:policy.ingressAnnotations.nginx", "Extra inputs"),
+        ({"ingressAnnotations": {"nginx": []}}, "tenancy:policy.ingressAnnotations.nginx", "unknown field 'nginx'"),
     ],
 )
 def test_policy_settings_reject_bad_values(policy: dict[str, Any], field: str, message: str) -> None:

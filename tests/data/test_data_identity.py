@@ -194,7 +194,8 @@ def test_irsa_issuer_of_another_provider_is_refused(tmp_path: Path) -> None:
 
 def test_irsa_issuer_with_a_scheme_is_refused_by_format(tmp_path: Path) -> None:
     message = _refused(tmp_path, {**IRSA, "oidcIssuer": f"https://{ISSUER}"})
-    assert "Pulumi.prod-aws.yaml: tenancy:aws.oidcIssuer: String should match pattern" in message
+    expected = "Pulumi.prod-aws.yaml: tenancy:aws.oidcIssuer: must be an OIDC issuer host and path, without https://"
+    assert expected in message
 
 
 def test_pod_identity_without_the_controller_role_names_the_key(tmp_path: Path) -> None:

@@ -52,5 +52,5 @@ def test_external_secret_is_released_with_a_decommissioned_tenant(tmp_path: Path
 def test_generated_secret_keeps_its_value_managed(tmp_path: Path) -> None:
     tenant = tenant_document("shop", secrets=[{"name": "session-key", "source": "generated"}])
     secret = _secret(plan("dev", write_tenants(tmp_path, tenant)), "shop-prod-secret-session-key-secret")
-    assert secret.inputs["stringData"] == "[secret]"
+    assert secret.inputs["stringData"] == {"value": "[secret]"}
     assert secret.ignore_changes == []

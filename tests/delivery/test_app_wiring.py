@@ -352,7 +352,7 @@ def _refused(tmp_path: Path, app: dict[str, Any]) -> list[str]:
         ),
         (
             {"name": "api", "chart": _CHART, "databases": [{"name": "orders", "values": {"host": "db..host"}}]},
-            "apps.1.databases.0.values.host: String should match pattern",
+            "apps.1.databases.0.values.host: must be a Helm value path such as 'db.hosts[0].name'",
         ),
         (
             {"name": "api", "chart": _CHART, "databases": [{"name": "orders", "values": {"endpoint": "db.host"}}]},
@@ -364,7 +364,7 @@ def _refused(tmp_path: Path, app: dict[str, Any]) -> list[str]:
         ),
         (
             {"name": "api", "image": _IMAGE, "databases": ["Orders"]},
-            "apps.1.databases.0.name: String should match pattern",
+            "apps.1.databases.0.name: must be a database name: a lowercase letter, then",
         ),
     ],
 )

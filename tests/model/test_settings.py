@@ -49,7 +49,7 @@ def test_structured_values_arrive_as_json_and_versions_stay_strings() -> None:
 
 def test_unknown_key_is_an_error_naming_it() -> None:
     assert problems({"tenancy:domainSufix": "x.example.com"}) == [
-        "Pulumi.test.yaml: tenancy:domainSufix: Extra inputs are not permitted"
+        "Pulumi.test.yaml: tenancy:domainSufix: unknown field 'domainSufix'; did you mean 'domainSuffix'?"
     ]
 
 
@@ -63,7 +63,7 @@ def test_missing_domain_suffix() -> None:
     ("key", "value", "field", "message"),
     [
         ("cloud", "azure", "tenancy:cloud", "Input should be 'local', 'gcp' or 'aws'"),
-        ("kubernetesVersion", "1.29", "tenancy:kubernetesVersion", "String should match pattern"),
+        ("kubernetesVersion", "1.29", "tenancy:kubernetesVersion", "must be a Kubernetes minor version such as"),
         ("domainSuffix", "Not A Domain", "tenancy:domainSuffix", "is not a lowercase DNS name"),
         ("environments", '["dev", "dev"]', "tenancy:environments", "duplicate entries: dev"),
         ("readOnlyEnvironments", '["staging"]', "tenancy", "readOnlyEnvironments names environments not in"),

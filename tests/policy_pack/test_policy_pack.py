@@ -40,6 +40,7 @@ from policy_pack.tenancy_policies import (
     validate_rbac_boundaries,
     validate_secret_values,
 )
+from tests.pins import pins
 from tests.support import plan
 from tools.harness import PROJECT_ROOT
 
@@ -404,9 +405,9 @@ def test_pack_files_and_pins() -> None:
     manifest = yaml.safe_load((POLICY_DIR / "PulumiPolicy.yaml").read_text(encoding="utf-8"))
     assert manifest["runtime"]["name"] == "python"
     assert (POLICY_DIR / manifest["runtime"]["options"]["virtualenv"]).resolve() == PROJECT_ROOT / ".venv"
-    root_pins = set((PROJECT_ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines())
-    pack_pins = [line for line in (POLICY_DIR / "requirements.txt").read_text().splitlines() if "==" in line]
-    assert pack_pins and set(pack_pins) <= root_pins
+    root_pins = pins(PROJECT_ROOT / "requirements.txt")
+    pack_pins = pins(POLICY_DIR / "requirements.txt")
+    assert pack_pins and pack_pins.items() <= root_pins.items()
 
 
 # --- the real plans --------------------------------------------------------------------------

@@ -411,8 +411,8 @@ _EKS_REQUIRED = {"nodeRoleArn": "arn:aws:iam::111122223333:role/nodes", "subnetI
         (
             "prod-aws",
             {"gpu": _pool("eks", nodeRoleArn="nodes", subnetIds=["subnet-0123456789abcdef0"])},
-            "Pulumi.prod-aws.yaml: tenancy:nodePools.gpu.nodeRoleArn: String should match pattern "
-            "'^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9_+=,.@/-]+$'",
+            "Pulumi.prod-aws.yaml: tenancy:nodePools.gpu.nodeRoleArn: must be an IAM role ARN such as "
+            "'arn:aws:iam::111122223333:role/name'; got 'nodes'",
         ),
         (
             "prod-aws",
@@ -454,7 +454,8 @@ _EKS_REQUIRED = {"nodeRoleArn": "arn:aws:iam::111122223333:role/nodes", "subnetI
         (
             "dev",
             {"gpu": _pool("existing", machineType="e2-standard-4")},
-            "Pulumi.dev.yaml: tenancy:nodePools.gpu.machineType: Extra inputs are not permitted",
+            "Pulumi.dev.yaml: tenancy:nodePools.gpu.machineType: unknown field 'machineType' for this kind "
+            "(other kinds have it)",
         ),
         (
             "dev",

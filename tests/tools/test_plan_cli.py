@@ -30,8 +30,11 @@ def test_plan_writes_manifests_and_resources(tmp_path: Path, capsys: pytest.Capt
 def test_plan_replaces_an_older_plan(tmp_path: Path) -> None:
     out = tmp_path / "plan"
     (out / "manifests" / "stale").mkdir(parents=True)
+    (out / "resources.json").write_text("[]\n")
     assert main(["--stack", "dev", "--out", str(out)]) == 0
     assert not (out / "manifests" / "stale").exists()
+    # The earlier plan is kept beside it, for the diff since the last plan (tests/tools/test_plan_dirs.py).
+    assert (tmp_path / "plan.previous" / "manifests" / "stale").is_dir()
 
 
 def test_invalid_input_exits_2_lists_every_problem_and_writes_nothing(
@@ -79,7 +82,8 @@ def test_set_overrides_a_config_key(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 def test_bad_set_value_is_a_config_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--stack", "dev", "--set", "tenancy:kubernetesVersion=1.20"]) == 2
-    assert "Pulumi.dev.yaml: tenancy:kubernetesVersion" in capsys.readouterr().err
+    # The stack file is fine: the problem is charged to the override that caused it.
+    assert "--set tenancy:kubernetesVersion: tenancy:kubernetesVersion" in capsys.readouterr().err
 
 
 def test_unknown_stack(capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,6 +8,7 @@ import jsonschema
 import pytest
 import yaml
 
+from tests.pins import pins
 from tools.harness import PROJECT_ROOT
 
 PROJECT_SCHEMA = PROJECT_ROOT.parent / "shared" / "schemas" / "pulumi-project.schema.json"
@@ -37,10 +38,30 @@ def test_stack_files_hold_only_tenancy_config_and_known_settings() -> None:
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
         assert set(document) <= {"config", "secretsprovider", "encryptionsalt", "encryptedkey", "environment"}, path
         for key in document.get("config", {}):
-            assert key.split(":")[0] in {"tenancy", "kubernetes", "gcp", "aws"}, (path, key)
+            assert key.split(":")[0] in {"tenancy", "kubernetes", "gcp", "aws", "pulumi"}, (path, key)
 
 
 def test_dev_uses_passphrase_secrets_and_a_local_cluster() -> None:
     dev = yaml.safe_load((PROJECT_ROOT / "Pulumi.dev.yaml").read_text(encoding="utf-8"))
     assert dev["secretsprovider"] == "passphrase"
     assert dev["config"]["tenancy:cloud"] == "local"
+
+
+def test_required_pulumi_version_admits_the_cli_ci_installs() -> None:
+    from packaging.specifiers import SpecifierSet
+
+    project = yaml.safe_load((PROJECT_ROOT / "Pulumi.yaml").read_text(encoding="utf-8"))
+    # Pulumi reads a semver range ("a b" means both); as PEP 440 specifiers the same bounds read "a, b".
+    required = SpecifierSet(",".join(project["requiredPulumiVersion"].split()))
+    sdk_pins = pins(PROJECT_ROOT / "requirements.txt")
+    sdk = sdk_pins["pulumi"]
+    assert sdk in required, (sdk, required)
+    assert "4.0.0" not in required
+
+
+@pytest.mark.parametrize(
+    ("stack", "scheme"), [("prod", "gcpkms://projects/tenancy-prod/"), ("prod-aws", "awskms://alias/")]
+)
+def test_prod_stacks_name_their_cloud_kms_secrets_provider(stack: str, scheme: str) -> None:
+    document = yaml.safe_load((PROJECT_ROOT / f"Pulumi.{stack}.yaml").read_text(encoding="utf-8"))
+    assert document["secretsprovider"].startswith(scheme), document.get("secretsprovider")

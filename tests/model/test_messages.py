@@ -1,0 +1,82 @@
+"""Messages a person can act on: "did you mean" for unknown fields, pattern rules in words, and
+what to do about tabs in YAML, both in tenant files and in stack settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from components.model.errors import ConfigurationError
+from components.model.messages import PATTERN_WORDS, allowed_fields
+from components.model.stack import StackSettings, parse_settings
+from components.model.tenant_file import TenantFile, TenantSpec
+from tests.support import plan, tenant_document, write_tenants
+
+
+def problems_of(tmp_path: Path, *documents: dict[str, Any], raw: dict[str, str] | None = None) -> list[str]:
+    tenants = write_tenants(tmp_path / "tenants", *documents, raw=raw)
+    with pytest.raises(ConfigurationError) as caught:
+        plan("dev", tenants)
+    return [str(problem) for problem in caught.value.problems]
+
+
+def patterns(node: Any) -> set[str]:
+    if isinstance(node, dict):
+        found = {node["pattern"]} if isinstance(node.get("pattern"), str) else set()
+        return found.union(*(patterns(value) for value in node.values()))
+    if isinstance(node, list):
+        return set().union(*(patterns(value) for value in node))
+    return set()
+
+
+@pytest.mark.parametrize("model", [TenantFile, TenantSpec, StackSettings])
+def test_every_pattern_of_the_models_is_described_in_words(model: type[BaseModel]) -> None:
+    missing = patterns(model.model_json_schema(by_alias=True)) - PATTERN_WORDS.keys()
+    assert missing == set(), "describe these in components/model/messages.py PATTERN_WORDS"
+
+
+def test_unknown_tenant_field_suggests_the_close_one(tmp_path: Path) -> None:
+    (problem,) = problems_of(tmp_path, tenant_document("acme", contcat="x"))
+    assert problem.endswith("acme.yaml: contcat: unknown field 'contcat'; did you mean 'contact'?")
+
+
+def test_unknown_nested_field_suggests_from_its_own_mapping(tmp_path: Path) -> None:
+    document = tenant_document("acme", databases=[{"name": "orders", "engine": "postgres", "sise": "small"}])
+    problems = problems_of(tmp_path, document)
+    assert any(p.endswith("databases.0.sise: unknown field 'sise'; did you mean 'size'?") for p in problems), problems
+
+
+def test_unknown_field_without_a_close_one_lists_what_is_allowed(tmp_path: Path) -> None:
+    (problem,) = problems_of(tmp_path, tenant_document("acme", zzz=1))
+    assert "unknown field 'zzz'; allowed here: " in problem and "contact" in problem.split("allowed here: ")[1]
+
+
+def test_unknown_field_in_another_stacks_override_is_caught_with_its_path(tmp_path: Path) -> None:
+    document = tenant_document("acme", overrides={"prod": {"contcat": "x"}})
+    (problem,) = problems_of(tmp_path, document)
+    assert problem.endswith("acme.yaml: overrides.prod -> contcat: unknown field 'contcat'; did you mean 'contact'?")
+
+
+def test_pattern_rule_is_named_in_words(tmp_path: Path) -> None:
+    (problem,) = problems_of(tmp_path, tenant_document("acme", costCenter="cost centre 7"))
+    assert problem.endswith("costCenter: must be 1 to 63 letters, digits, '-' or '_' (no spaces); got 'cost centre 7'")
+
+
+def test_tabs_in_yaml_say_what_to_do(tmp_path: Path) -> None:
+    (problem,) = problems_of(tmp_path, raw={"acme.yaml": "name: acme\n\tcontact: team@acme.example.org\n"})
+    assert "line 2, column 1: malformed YAML" in problem
+    assert problem.endswith("YAML indents with spaces, not tabs: replace the tab with spaces")
+
+
+def test_stack_settings_get_the_same_help() -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        parse_settings({"tenancy:cloud": "local", "tenancy:clustr": "{}"}, "Pulumi.dev.yaml")
+    assert "Pulumi.dev.yaml: tenancy:clustr: unknown field 'clustr'; did you mean 'cluster'?" in str(caught.value)
+
+
+def test_allowed_fields_follow_lists_and_maps() -> None:
+    assert "size" in allowed_fields(TenantFile, ("databases", 0))
+    assert "kind" in allowed_fields(StackSettings, ("nodePools", "shared"))

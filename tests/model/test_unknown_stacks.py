@@ -1,0 +1,55 @@
+"""A tenant file is checked against every stack of the project, whichever stack is planned: a
+`stacks:` entry or an `overrides` key naming no stack, and a bad value in another stack's override,
+fail every stack's plan with the full field path (the README promises nothing is silently skipped)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from components.model.catalog import project_stacks
+from components.model.errors import ConfigurationError
+from tests.support import plan, tenant_document, write_tenants
+from tools.harness import PROJECT_ROOT
+
+STACKS = ["dev", "prod", "prod-aws"]
+
+
+def problems(tmp_path: Path, stack: str, *documents: dict[str, object]) -> list[str]:
+    tenants = write_tenants(tmp_path / "tenants", *documents)
+    with pytest.raises(ConfigurationError) as caught:
+        plan(stack, tenants)
+    return [str(p).split("tenants/", 1)[1] for p in caught.value.problems]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_a_misspelt_stack_in_stacks_fails_every_plan(tmp_path: Path, stack: str) -> None:
+    found = problems(tmp_path, stack, tenant_document("acme", stacks=["prod", "prdo"]))
+    assert found == [
+        "acme.yaml: stacks.1: 'prdo' is not a stack of this project (dev, prod, prod-aws); did you mean 'prod'?"
+    ]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_an_override_for_an_unknown_stack_fails_every_plan(tmp_path: Path, stack: str) -> None:
+    found = problems(tmp_path, stack, tenant_document("acme", overrides={"staging": {"displayName": "x"}}))
+    assert found == ["acme.yaml: overrides.staging: 'staging' is not a stack of this project (dev, prod, prod-aws)"]
+
+
+def test_a_bad_value_in_another_stacks_override_fails_this_plan(tmp_path: Path) -> None:
+    document = tenant_document("acme", overrides={"prod": {"costCenter": "not a code"}})
+    found = problems(tmp_path, "dev", document)
+    assert found == [
+        "acme.yaml: overrides.prod -> costCenter: must be 1 to 63 letters, digits, '-' or '_' (no spaces); "
+        "got 'not a code'"
+    ]
+
+
+def test_project_stacks_are_the_stack_files_not_the_generated_shards(tmp_path: Path) -> None:
+    assert project_stacks(PROJECT_ROOT) == set(STACKS)
+    (tmp_path / "Pulumi.live.yaml").write_text("config: {}\n")
+    (tmp_path / "Pulumi.live-shard-0.yaml").write_text(
+        "# Generated from Pulumi.live.yaml by `python -m tools.shards`\n"
+    )
+    assert project_stacks(tmp_path) == {"live"}

@@ -1,0 +1,173 @@
+"""Pulumi Kubernetes Operator manifests for a split stack: everything `kubectl apply` needs to run it.
+
+`python -m tools.shards write` calls `operator_manifest` for deploy/operator/<stack>.yaml. The file
+holds, in apply order: the workspace's ServiceAccount (with the cloud identity it acts as on GKE or
+EKS), its RBAC, and one `Stack` (pulumi.com/v1, operator v2) per stack of the split. Each Stack
+names its state backend, the base stack's secrets provider, how the workspace authenticates to git,
+and a memory request sized from the benchmark (docs/scale.md), so the operator can run it as is
+once the operator and the two Secrets named below exist (docs/scale.md, "Run the shards with the
+operator").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from components.model.stack import ShardSettings
+from components.model.stack_checks import OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT
+from tools.harness import PROJECT_NAME
+
+RESYNC_SECONDS = 600
+PULUMI_CLOUD = "https://api.pulumi.com"
+# Secrets the platform team creates once in the operator's namespace (docs/scale.md).
+GIT_SECRET = "tenancy-git"  # key `accessToken` (https repositories) or `sshPrivateKey` (ssh)
+PULUMI_SECRET = "tenancy-pulumi"  # key `accessToken` (Pulumi Cloud), `passphrase` (passphrase stacks)
+
+# Peak memory of the program under the benchmark (docs/scale.md, "Benchmark"): 305.1 MB at 3,529
+# resources and 2,063.4 MB at 35,029, a straight line of about 56 KB per resource over 108 MB.
+BENCH_POINTS = ((3529, 305.1), (35029, 2063.4))
+# The CLI and the provider plugins run beside the program in the workspace pod; the benchmark runs
+# under mocks and does not measure them, so this allowance is an estimate to check with `kubectl top`.
+ENGINE_AND_PLUGINS_MIB = 1024
+
+
+@dataclass(frozen=True)
+class OperatorSource:
+    """Where the operator fetches the program and keeps the state."""
+
+    org: str
+    repo: str
+    branch: str = "main"
+    # State backend URL (gs://bucket, s3://bucket?region=..., or Pulumi Cloud).
+    backend: str = PULUMI_CLOUD
+    # The cloud identity the workspace acts as: a Google service account e-mail (GKE workload
+    # identity) or an IAM role ARN (EKS IRSA); None on local clusters or with EKS Pod Identity.
+    cloud_identity: str | None = None
+
+
+def program_peak_mib(resources: int) -> int:
+    """The program's peak memory for a stack of `resources`, on the benchmark's straight line."""
+    (r1, m1), (r2, m2) = BENCH_POINTS
+    slope = (m2 - m1) / (r2 - r1)
+    return round(m1 + slope * (resources - r1))
+
+
+def memory_request_mib(resource_budget: int) -> int:
+    """What a workspace of a stack up to `resource_budget` resources asks for."""
+    return program_peak_mib(resource_budget) + ENGINE_AND_PLUGINS_MIB
+
+
+def service_account(cloud_identity: str | None) -> dict[str, Any]:
+    """The workspace's ServiceAccount; the annotation lets it act as the cloud identity."""
+    annotations: dict[str, str] = {}
+    if cloud_identity and cloud_identity.startswith("arn:aws:iam::"):
+        annotations["eks.amazonaws.com/role-arn"] = cloud_identity
+    elif cloud_identity:
+        annotations["iam.gke.io/gcp-service-account"] = cloud_identity
+    metadata: dict[str, Any] = {"name": OPERATOR_SERVICE_ACCOUNT, "namespace": OPERATOR_NAMESPACE}
+    if annotations:
+        metadata["annotations"] = annotations
+    return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": metadata}
+
+
+def cluster_role_bindings() -> list[dict[str, Any]]:
+    """The workspace's RBAC.
+
+    `system:auth-delegator`: the operator v2 talks to the workspace's agent, which checks the
+    operator's token with a TokenReview. `cluster-admin`: the program owns cluster-wide objects
+    (admission policies, ClusterRoles, namespaces of every tenant), the same reach CI's identity
+    has; the platform-owned admission rule lets it through because the shard stack files list
+    this ServiceAccount in `platformIdentities` (tools/shards.py).
+    """
+    subject = {"kind": "ServiceAccount", "name": OPERATOR_SERVICE_ACCOUNT, "namespace": OPERATOR_NAMESPACE}
+    return [
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": f"{OPERATOR_SERVICE_ACCOUNT}:{role.removeprefix('system:')}"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+            "subjects": [subject],
+        }
+        for role in ("system:auth-delegator", "cluster-admin")
+    ]
+
+
+def git_auth(repo: str) -> dict[str, Any]:
+    """SSH key for ssh URLs, an access token for https ones; both from the git Secret."""
+    if repo.startswith(("git@", "ssh://")):
+        key = {"type": "Secret", "secret": {"name": GIT_SECRET, "key": "sshPrivateKey"}}
+        return {"sshAuth": {"sshPrivateKey": key}}
+    return {"accessToken": {"type": "Secret", "secret": {"name": GIT_SECRET, "key": "accessToken"}}}
+
+
+def stack_object(
+    name: str, source: OperatorSource, secrets_provider: str | None, memory_mib: int, prerequisite: str | None
+) -> dict[str, Any]:
+    """One Stack: refresh first, resync periodically so drift is corrected; never destroy on delete."""
+    env_refs: dict[str, Any] = {}
+    if source.backend.startswith("https://"):
+        env_refs["PULUMI_ACCESS_TOKEN"] = {"type": "Secret", "secret": {"name": PULUMI_SECRET, "key": "accessToken"}}
+    # No secrets provider named: Pulumi Cloud encrypts for its stacks, other backends use a passphrase.
+    if secrets_provider == "passphrase" or (secrets_provider is None and not source.backend.startswith("https://")):
+        env_refs["PULUMI_CONFIG_PASSPHRASE"] = {
+            "type": "Secret",
+            "secret": {"name": PULUMI_SECRET, "key": "passphrase"},
+        }
+    spec: dict[str, Any] = {
+        "stack": f"{source.org}/{PROJECT_NAME}/{name}",
+        "projectRepo": source.repo,
+        "branch": source.branch,
+        "gitAuth": git_auth(source.repo),
+        "backend": source.backend,
+        "refresh": True,
+        "continueResyncOnCommitMatch": True,
+        "resyncFrequencySeconds": RESYNC_SECONDS,
+        "destroyOnFinalize": False,
+        "serviceAccountName": OPERATOR_SERVICE_ACCOUNT,
+        "envRefs": env_refs,
+        "workspaceTemplate": {
+            "spec": {
+                "resources": {
+                    "requests": {"memory": f"{memory_mib}Mi"},
+                    "limits": {"memory": f"{2 * memory_mib}Mi"},
+                }
+            }
+        },
+    }
+    if secrets_provider not in (None, "passphrase"):
+        spec["secretsProvider"] = secrets_provider
+    if prerequisite is not None:
+        spec["prerequisites"] = [{"name": prerequisite, "requirement": {"succeededWithinDuration": "24h"}}]
+    return {
+        "apiVersion": "pulumi.com/v1",
+        "kind": "Stack",
+        "metadata": {"name": f"tenancy-{name}", "namespace": OPERATOR_NAMESPACE},
+        "spec": spec,
+    }
+
+
+def operator_objects(
+    stacks: list[str], source: OperatorSource, secrets_provider: str | None, resource_budget: int
+) -> list[dict[str, Any]]:
+    """The ServiceAccount, its bindings and a Stack per name; the first is the one the others wait for."""
+    memory = memory_request_mib(resource_budget)
+    platform, *shards = stacks
+    objects = [service_account(source.cloud_identity), *cluster_role_bindings()]
+    objects.append(stack_object(platform, source, secrets_provider, memory, None))
+    objects += [stack_object(name, source, secrets_provider, memory, f"tenancy-{platform}") for name in shards]
+    return objects
+
+
+def operator_manifest(stack: str, base: dict[str, Any], stacks: list[str], source: OperatorSource) -> str:
+    """deploy/operator/<stack>.yaml from the base stack file's document: the objects above, in order."""
+    shards = ShardSettings.model_validate((base.get("config") or {}).get("tenancy:shards") or {})
+    secrets_provider = base.get("secretsprovider")
+    header = (
+        f"# Generated by `python -m tools.shards write --stack {stack}`: the workspace's ServiceAccount and RBAC,\n"
+        "# then one Pulumi Kubernetes Operator Stack per stack; shards wait for the platform stack.\n"
+    )
+    objects = operator_objects(stacks, source, secrets_provider, shards.resource_budget)
+    return header + yaml.safe_dump_all(objects, sort_keys=True)
