@@ -19,6 +19,7 @@ from components.model.data import DataSettings
 from components.model.delivery import DeliverySettings
 from components.model.errors import ConfigurationError, Problem
 from components.model.fields import ComputeAmounts, DnsLabel, Domain, QuotaSpec, StrictModel, format_location
+from components.model.installs import InstallSettings
 from components.model.network import NetworkSettings
 from components.model.pools import NodePools
 from components.model.quota_budget import SMALL_OBJECT_COUNTS
@@ -131,6 +132,8 @@ class StackSettings(StrictModel):
     node_pools: NodePools = {}
     policy: PolicySettings = PolicySettings()
     delivery: DeliverySettings = DeliverySettings()
+    # Charts installed into a bare cluster before the platform (components/platform/installs.py).
+    installs: InstallSettings = InstallSettings()
     data: DataSettings = DataSettings()
     tenants_dir: str = "tenants"
     # all: everything in one stack (small installs). platform: only cluster-wide parts.
