@@ -54,8 +54,10 @@ class PlatformInstalls(pulumi.ComponentResource):
                 atomic=True,
                 cleanup_on_fail=True,
                 timeout=RELEASE_TIMEOUT,
+                # Never uninstalled by Pulumi: removing the CRDs' chart would delete every database
+                # object of every tenant with them. Uninstall deliberately, with helm, if ever.
                 opts=pulumi.ResourceOptions(
-                    parent=self, depends_on=[self.releases[before] for before in chart.after]
+                    parent=self, depends_on=[self.releases[before] for before in chart.after], retain_on_delete=True
                 ),
             )
         self.register_outputs({"charts": {n: f"{charts[n].chart}@{charts[n].version}" for n in self.releases}})
