@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -40,7 +40,7 @@ class LocalCloud:
 
     data: DataSettings
     # `tenancy:installs`: whether the platform creates placeholder shared-secret sources.
-    installs: InstallSettings = InstallSettings()
+    installs: InstallSettings = field(default_factory=InstallSettings)
     name: str = "local"
     capabilities: CloudCapabilities = CAPABILITIES
     # Identity endpoints and data operators the network model opens (network.py beside this file).
