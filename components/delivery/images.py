@@ -12,7 +12,7 @@ from typing import Any, cast
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.delivery.objects import DeliveryTarget
+from components.delivery.objects import SKIP_AWAIT, DeliveryTarget
 from components.model.labels import APP_NAME_KEY, NODE_POOL_KEY, NODE_POOL_TAINT_EFFECT
 from components.model.tenant_apps import AppSpec, ImageSource
 from components.model.tenant_data import credentials_secret_name
@@ -106,7 +106,13 @@ def pod_spec(target: DeliveryTarget, *, app: AppSpec, image: ImageSource) -> dic
 def register_image_app(target: DeliveryTarget, *, app: AppSpec, image: ImageSource) -> None:
     """Register the app's Deployment, and its ClusterIP Service when the image has a port."""
     labels = {**target.labels, APP_NAME_KEY: app.name}
-    metadata: k8s.meta.v1.ObjectMetaArgsDict = {"name": app.name, "namespace": target.namespace, "labels": labels}
+    # Not awaited (objects.py): a broken app leaves the other tenants' `up` applied.
+    metadata: k8s.meta.v1.ObjectMetaArgsDict = {
+        "name": app.name,
+        "namespace": target.namespace,
+        "labels": labels,
+        "annotations": SKIP_AWAIT,
+    }
     pod = pod_spec(target, app=app, image=image)
     k8s.apps.v1.Deployment(
         f"{target.prefix}-app-{app.name}",

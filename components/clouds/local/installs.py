@@ -33,7 +33,8 @@ def placeholder_secrets(data: DataSettings, guard: Guard) -> dict[str, pulumi.Ou
     namespace = k8s.core.v1.Namespace(
         "shared-secrets-namespace",
         metadata={"name": data.shared_secrets_namespace, "labels": platform_labels()},
-        opts=guard.plain(),
+        # It holds the platform team's real credentials once they replace the placeholders.
+        opts=guard.data(),
     )
     ids: dict[str, pulumi.Output[str]] = {}
     for name, shared in sorted(data.shared_secrets.items()):
@@ -51,7 +52,7 @@ def placeholder_secrets(data: DataSettings, guard: Guard) -> dict[str, pulumi.Ou
             },
             type=shared.type,
             string_data={shared.key: content},
-            opts=guard.plain(
+            opts=guard.data(
                 depends_on=[namespace],
                 deleted_with=namespace,
                 # The platform team replaces the content out of band (docs/runbooks/kind.md).
