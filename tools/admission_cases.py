@@ -286,3 +286,84 @@ CASES: list[Case] = [
         why="a dynamically provisioned volume",
     ),
 ]
+
+# --- Access: `kubectl auth can-i` for every persona (scripts/e2e/can-i.sh) -----------------------
+
+ACME_OPERATOR = Identity("acme-oncall@example.com", ("acme-oncall", "system:authenticated"))
+ACME_VIEWER = Identity("acme-support@example.com", ("acme-support", "system:authenticated"))
+ACME_DEV_DEPLOYER = Identity(
+    f"system:serviceaccount:{ACME_DEV}:deployer",
+    ("system:serviceaccounts", f"system:serviceaccounts:{ACME_DEV}", "system:authenticated"),
+)
+PERSONAS = {
+    "admin": ACME_ADMIN,
+    "operator": ACME_OPERATOR,
+    "viewer": ACME_VIEWER,
+    "deployer-dev": ACME_DEV_DEPLOYER,
+    "deployer-prod": ACME_PROD_DEPLOYER,
+}
+
+
+@dataclass(frozen=True)
+class Access:
+    """Whether `persona` may `verb` the resource (`group`, `plural`, optional subresource) there."""
+
+    persona: str
+    verb: str
+    group: str
+    plural: str
+    namespace: str
+    allowed: bool
+    subresource: str = ""
+
+    @property
+    def who(self) -> Identity:
+        return PERSONAS[self.persona]
+
+    @property
+    def kubectl_resource(self) -> str:
+        """The resource as `kubectl auth can-i` names it (`deployments.apps`, `pods`)."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+def _access(persona: str, verb: str, resource: str, namespace: str, allowed: bool, subresource: str = "") -> Access:
+    """`resource` is `plural` (core) or `group/plural`."""
+    group, _, plural = resource.rpartition("/")
+    return Access(persona, verb, group, plural, namespace, allowed, subresource)
+
+
+def _matrix() -> list[Access]:
+    """Per persona: what its role grants in its own namespaces, and what it never may."""
+    deployments, policies = "apps/deployments", "networking.k8s.io/networkpolicies"
+    return [
+        # admin: read-write in dev, read-only in prod (humans never write prod), nothing elsewhere.
+        _access("admin", "create", deployments, ACME_DEV, True),
+        _access("admin", "get", "secrets", ACME_DEV, True),
+        _access("admin", "create", "pods", ACME_DEV, True, "exec"),
+        _access("admin", "create", deployments, ACME_PROD, False),
+        _access("admin", "get", "secrets", ACME_PROD, False),
+        _access("admin", "list", "pods", ACME_PROD, True),
+        # Its own NetworkPolicies: RBAC lets it, admission keeps them inside the namespace (rule 7).
+        _access("admin", "update", policies, ACME_DEV, True),
+        _access("admin", "delete", "resourcequotas", ACME_DEV, False),
+        _access("admin", "list", "pods", GENOMICS_DEV, False),
+        _access("admin", "delete", "namespaces", ACME_DEV, False),
+        # operator: read everything but secrets, restart and scale.
+        _access("operator", "get", "secrets", ACME_DEV, False),
+        _access("operator", "delete", "pods", ACME_DEV, True),
+        _access("operator", "update", deployments, ACME_DEV, True, "scale"),
+        _access("operator", "create", deployments, ACME_DEV, False),
+        # viewer: read everything but secrets.
+        _access("viewer", "list", "pods", ACME_DEV, True),
+        _access("viewer", "get", "secrets", ACME_DEV, False),
+        _access("viewer", "create", "configmaps", ACME_DEV, False),
+        # deployers: write their own namespace, no exec, never the other environment.
+        _access("deployer-prod", "create", deployments, ACME_PROD, True),
+        _access("deployer-prod", "create", "pods", ACME_PROD, False, "exec"),
+        _access("deployer-prod", "create", deployments, ACME_DEV, False),
+        _access("deployer-dev", "create", deployments, ACME_DEV, True),
+        _access("deployer-dev", "get", "secrets", ACME_PROD, False),
+    ]
+
+
+ACCESS: list[Access] = _matrix()

@@ -19,7 +19,7 @@ from tests.admission.layers import Cluster, cluster
 from tests.k8s_schema import validate_builtin
 from tests.rbac import UserInfo
 from tools import e2e_manifests
-from tools.admission_cases import CASES, Case
+from tools.admission_cases import ACCESS, CASES, PERSONAS, Access, Case
 from tools.harness import ProgramRun, stack_config
 
 
@@ -38,6 +38,30 @@ def test_case_gets_its_outcome_offline(dev: Cluster, case: Case) -> None:
         assert outcome.stopped_by == "rbac", outcome
     else:
         assert outcome.denied_by(case.policy), (outcome.stopped_by, outcome.decision.denials)
+
+
+@pytest.mark.parametrize(
+    "access", ACCESS, ids=lambda a: f"{a.persona}-{a.verb}-{a.plural}-{a.subresource}-{a.namespace}"
+)
+def test_access_matrix_row_holds_offline(dev: Cluster, access: Access) -> None:
+    user = UserInfo(access.who.name, access.who.groups)
+    target = f"{access.plural}/{access.subresource}" if access.subresource else access.plural
+    namespace = "" if access.plural == "namespaces" else access.namespace
+    assert dev.authz.allowed(user, access.verb, target, namespace, group=access.group) is access.allowed
+
+
+def test_the_access_matrix_asks_every_persona_yes_and_no() -> None:
+    for persona in PERSONAS:
+        answers = {a.allowed for a in ACCESS if a.persona == persona}
+        assert answers == {True, False}, persona
+
+
+def test_exported_access_matrix_is_the_one_judged() -> None:
+    lines = (e2e_manifests.CASES_DIR / e2e_manifests.CAN_I).read_text().splitlines()[1:]
+    rows = [line.split("\t") for line in lines]
+    assert [(r[0], r[3], r[4], r[6], r[7]) for r in rows] == [
+        (a.persona, a.verb, a.kubectl_resource, a.namespace, "yes" if a.allowed else "no") for a in ACCESS
+    ]
 
 
 def test_every_outcome_and_every_writer_is_covered() -> None:

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Usage: scripts/pulumi.sh COMMAND [ARGS...]   (make preview / make up: STACK, default dev)
+# Run a Pulumi command against STACK: check the CLI, log in to the stack's backend (dev: a file
+# backend in .pulumi-state, secrets under a passphrase), select the stack (creating dev), run.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+[[ $# -gt 0 ]] || die "usage: scripts/pulumi.sh preview|up|destroy|refresh [ARGS...]"
+command="$1"
+shift
+case "$command" in
+  preview | up | destroy | refresh) ;;
+  *) die "unknown command $command (preview, up, destroy, refresh)" ;;
+esac
+"$ROOT/scripts/check-tools.sh" pulumi
+pulumi_env
+cd "$ROOT"
+pulumi login "$PULUMI_BACKEND_URL" >/dev/null
+if [[ "$STACK" == "dev" ]]; then
+  pulumi stack select --create --secrets-provider passphrase "$STACK"
+else
+  pulumi stack select "$STACK"
+fi
+pulumi "$command" --stack "$STACK" "$@"
