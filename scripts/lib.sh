@@ -49,9 +49,12 @@ need() {
 # passphrase; other stacks must say where theirs live (docs/runbooks/gke.md, eks.md).
 pulumi_env() {
   if [[ "$STACK" == "dev" ]]; then
-    export PULUMI_BACKEND_URL="${PULUMI_BACKEND_URL:-file://$ROOT/.pulumi-state}"
+    if [[ -z "${PULUMI_BACKEND_URL:-}" ]]; then
+      export PULUMI_BACKEND_URL="file://$ROOT/.pulumi-state"
+      mkdir -p "$ROOT/.pulumi-state"
+    fi
+    # A throwaway passphrase for a throwaway cluster; set your own to keep the state elsewhere.
     export PULUMI_CONFIG_PASSPHRASE="${PULUMI_CONFIG_PASSPHRASE-tenancy-dev}"
-    mkdir -p "$ROOT/.pulumi-state"
   elif [[ -z "${PULUMI_BACKEND_URL:-}" ]]; then
     die "stack $STACK: set PULUMI_BACKEND_URL to its state backend (docs/runbooks/)"
   fi

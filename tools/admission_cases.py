@@ -347,7 +347,7 @@ def _matrix() -> list[Access]:
         _access("admin", "update", policies, ACME_DEV, True),
         _access("admin", "delete", "resourcequotas", ACME_DEV, False),
         _access("admin", "list", "pods", GENOMICS_DEV, False),
-        _access("admin", "delete", "namespaces", ACME_DEV, False),
+        _access("admin", "create", "rbac.authorization.k8s.io/rolebindings", GENOMICS_DEV, False),
         # operator: read everything but secrets, restart and scale.
         _access("operator", "get", "secrets", ACME_DEV, False),
         _access("operator", "delete", "pods", ACME_DEV, True),
