@@ -22,4 +22,8 @@ if [[ "$STACK" == "dev" ]]; then
 else
   pulumi stack select "$STACK"
 fi
-pulumi "$command" --stack "$STACK" "$@"
+# The policy pack runs on every preview and up, as in CI (docs/ci.md): nothing that breaks a
+# tenant invariant is applied, here either.
+policy=()
+[[ "$command" == preview || "$command" == up ]] && policy=(--policy-pack policy_pack)
+pulumi "$command" --stack "$STACK" "${policy[@]}" "$@"

@@ -114,7 +114,7 @@ def test_up_logs_in_to_the_dev_file_backend_and_creates_the_stack(stubs: Stubs, 
     assert stubs.calls("pulumi")[1:] == [
         f"pulumi login {backend}",
         "pulumi stack select --create --secrets-provider passphrase dev",
-        "pulumi up --stack dev --yes --skip-preview",
+        "pulumi up --stack dev --policy-pack policy_pack --yes --skip-preview",
     ]
 
 
@@ -233,7 +233,9 @@ def test_decommission_runs_two_ups_and_checks_the_data_stayed(stubs: Stubs, tmp_
     assert result.returncode == 0, result.stdout + result.stderr
     ups = [c for c in stubs.calls("pulumi") if c.startswith("pulumi up")]
     assert len(ups) == 2 and ups[0] == ups[1]
-    assert ups[0].startswith("pulumi up --stack dev --yes --skip-preview --config tenancy:tenantsDir=/")
+    assert ups[0].startswith(
+        "pulumi up --stack dev --policy-pack policy_pack --yes --skip-preview --config tenancy:tenantsDir=/"
+    )
     assert "tenant-acme-dev/cluster.postgresql.cnpg.io/orders" in result.stdout
     # The data disappears after the first up: the script must fail.
     counter = tmp_path / "count"

@@ -46,6 +46,7 @@ def steps_text(job: dict[str, Any]) -> str:
 
 def test_the_expected_workflows_exist() -> None:
     assert {path.name for path in WORKFLOWS} == {
+        "e2e.yml",
         "pull-request.yml",
         "pr-comment.yml",
         "deploy.yml",
