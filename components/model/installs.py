@@ -24,11 +24,15 @@ ChartRepository = Annotated[str, Field(pattern=r"^(https|oci)://[^\s]+[^\s/]$")]
 class ChartInstall(StrictModel):
     """One Helm chart the platform installs (a Helm release named after its key)."""
 
+    # A Helm repository over HTTPS, or an OCI registry path (`oci://ghcr.io/<org>/charts`).
     repository: ChartRepository
-    chart: Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")]
+    # The chart's name in that repository.
+    chart: DnsLabel
+    # The exact chart version: no ranges, no `latest`.
     version: ChartVersion
     # The release's namespace, created with it.
     namespace: DnsLabel
+    # Helm values for the release.
     values: dict[str, Any] = {}
     # Other charts of `installs.charts` this one needs first (CRDs before the operator using them).
     after: list[DnsLabel] = []
@@ -37,6 +41,7 @@ class ChartInstall(StrictModel):
 class InstallSettings(StrictModel):
     """What this stack installs into the cluster before the platform and tenants."""
 
+    # Helm releases by name, installed in the order their `after` gives; tenants wait for them.
     charts: dict[DnsLabel, ChartInstall] = {}
     # Local clouds read shared secrets from Secrets in `data.sharedSecretsNamespace`; with this on,
     # the platform creates each with placeholder content (an empty registry login, a random value)
