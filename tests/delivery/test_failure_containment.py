@@ -22,7 +22,7 @@ NOT_AWAITED = {
 }
 
 
-def annotations(obj: dict[str, object]) -> dict[str, str]:
+def annotations_of(obj: dict[str, object]) -> dict[str, str]:
     metadata = obj["metadata"]
     assert isinstance(metadata, dict)
     found: dict[str, str] = metadata.get("annotations") or {}
@@ -37,7 +37,7 @@ def test_tenant_workloads_and_sources_are_not_awaited(example_plan: ProgramRun) 
     ]
     assert {o["kind"] for o in tenant_objects} >= {"Deployment", "Service", "HelmRelease", "Kustomization"}
     for obj in tenant_objects:
-        assert annotations(obj).items() >= SKIP_AWAIT.items(), (obj["kind"], obj["metadata"]["name"])
+        assert annotations_of(obj).items() >= SKIP_AWAIT.items(), (obj["kind"], obj["metadata"]["name"])
 
 
 def test_platform_objects_stay_awaited(example_plan: ProgramRun) -> None:
@@ -45,7 +45,7 @@ def test_platform_objects_stay_awaited(example_plan: ProgramRun) -> None:
     assert {"Namespace", "NetworkPolicy", "ResourceQuota", "RoleBinding", "ValidatingAdmissionPolicy"} <= {
         o["kind"] for o in awaited
     }
-    assert all("pulumi.com/skipAwait" not in annotations(o) for o in awaited)
+    assert all("pulumi.com/skipAwait" not in annotations_of(o) for o in awaited)
     releases = example_plan.of_type("kubernetes:helm.sh/v3:Release")
     assert all(not r.inputs.get("skipAwait") for r in releases)
 
