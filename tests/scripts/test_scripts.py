@@ -246,3 +246,17 @@ def test_decommission_runs_two_ups_and_checks_the_data_stayed(stubs: Stubs, tmp_
     )
     assert "did not survive" in stubs.run("scripts/e2e/decommission.sh", **env).stderr
     assert "no tenant file" in stubs.run("scripts/e2e/decommission.sh", "nobody", **env).stderr
+
+
+def test_install_tools_installs_the_pinned_versions(stubs: Stubs) -> None:
+    stubs.add("go", 'case "$1" in env) echo /home/runner/go ;; esac')
+    stubs.add("curl", 'echo "echo installer \\$*"')
+    stubs.add("sh", 'cat >/dev/null; echo "sh $*" >> "$STUB_LOG"')
+    result = stubs.run("scripts/install-tools.sh", "kind", "pulumi")
+    assert result.returncode == 0, result.stderr
+    assert stubs.calls("go")[0] == "go install sigs.k8s.io/kind@v0.32.0"
+    assert stubs.calls("curl") == ["curl -fsSL https://get.pulumi.com"]
+    assert "sh -s -- --version 3.272.0" in stubs.log.read_text()
+    assert result.stdout.splitlines() == ["/home/runner/go/bin", f"{stubs.bin}/.pulumi/bin"]
+    refused = stubs.run("scripts/install-tools.sh", "docker")
+    assert refused.returncode == 1 and "cannot install docker" in refused.stderr

@@ -47,7 +47,12 @@ def test_actions_are_pinned_by_full_commit_sha_with_the_version_in_a_comment() -
 
 
 def test_it_runs_the_scripts_make_e2e_runs_in_the_same_order() -> None:
-    scripts = [m for step in steps() for m in re.findall(r"scripts/e2e/([\w-]+)\.sh", str(step.get("run", "")))]
+    scripts = [
+        m
+        for step in steps()
+        if step.get("if") != "failure()"
+        for m in re.findall(r"scripts/e2e/([\w-]+)\.sh", str(step.get("run", "")))
+    ]
     for name in scripts:
         assert (PROJECT_ROOT / "scripts" / "e2e" / f"{name}.sh").is_file(), name
     makefile = (PROJECT_ROOT / "Makefile").read_text(encoding="utf-8")
@@ -56,9 +61,9 @@ def test_it_runs_the_scripts_make_e2e_runs_in_the_same_order() -> None:
     assert scripts[1:] == re.findall(r"scripts/e2e/([\w-]+)\.sh", target)
 
 
-def test_tool_versions_come_from_the_repository() -> None:
-    text = WORKFLOW.read_text(encoding="utf-8")
-    # The Pulumi CLI is the SDK pin of requirements.txt; kind the version scripts/lib.sh names.
-    assert "sed -n 's/^pulumi==//p' requirements.txt" in text
-    assert "KIND_VERSION" in text and 'KIND_VERSION="v0.32.0"' in (PROJECT_ROOT / "scripts" / "lib.sh").read_text()
-    assert "kind v0.32.0" in (PROJECT_ROOT / "kind" / "cluster.yaml").read_text()
+def test_every_command_is_a_script_of_the_repository() -> None:
+    for step in steps():
+        run = str(step.get("run", ""))
+        if run:
+            assert re.fullmatch(r"(make \.venv/bin/activate|scripts/[\w/-]+\.sh[^\n]*)\n?", run), run
+    assert "scripts/install-tools.sh kind pulumi" in WORKFLOW.read_text(encoding="utf-8")
