@@ -49,14 +49,15 @@ need() {
 # passphrase; other stacks must say where theirs live (docs/runbooks/gke.md, eks.md).
 pulumi_env() {
   if [[ "$STACK" == "dev" ]]; then
-    if [[ -z "${PULUMI_BACKEND_URL:-}" ]]; then
-      export PULUMI_BACKEND_URL="file://$ROOT/.pulumi-state"
-      mkdir -p "$ROOT/.pulumi-state"
-    fi
+    export PULUMI_BACKEND_URL="${PULUMI_BACKEND_URL:-file://$ROOT/.pulumi-state}"
     # A throwaway passphrase for a throwaway cluster; set your own to keep the state elsewhere.
     export PULUMI_CONFIG_PASSPHRASE="${PULUMI_CONFIG_PASSPHRASE-tenancy-dev}"
   elif [[ -z "${PULUMI_BACKEND_URL:-}" ]]; then
     die "stack $STACK: set PULUMI_BACKEND_URL to its state backend (docs/runbooks/)"
+  fi
+  # A file backend's directory must exist before `pulumi login`.
+  if [[ "$PULUMI_BACKEND_URL" == file://* ]]; then
+    mkdir -p "${PULUMI_BACKEND_URL#file://}"
   fi
   export PULUMI_SKIP_UPDATE_CHECK=true
 }

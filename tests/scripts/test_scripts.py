@@ -204,19 +204,19 @@ def test_wait_tenants_waits_for_what_exists(stubs: Stubs) -> None:
 
 
 def test_network_checks_fail_when_isolation_leaks(stubs: Stubs) -> None:
-    # Only the in-namespace request succeeds: isolation holds.
-    stubs.add(
-        "kubectl",
-        'case "$*" in "get pods"*) echo 10.244.1.7 ;; '
-        '*"exec -n tenant-status-page-prod deploy/status"*"status.tenant-status-page-prod"*) exit 0 ;; '
-        '"exec"*) exit 1 ;; esac',
-    )
+    # Pod IPs by namespace; only requests inside tenant-acme-dev succeed: isolation holds.
+    ips = 'case "$*" in "get pods -n tenant-acme-dev"*) echo 10.0.0.1 ;; "get pods -n"*) echo 10.0.0.2 ;; '
+    stubs.add("kubectl", ips + '*"exec -n tenant-acme-dev"*"http://10.0.0.1:8080/") exit 0 ;; "exec"*) exit 1 ;; esac')
     result = stubs.run("scripts/e2e/network.sh")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "kubectl exec -n tenant-acme-dev deploy/worker -- wget -q -T 5 -O /dev/null http://10.244.1.7:8080/" in (
-        stubs.calls("kubectl")
-    )
-    stubs.add("kubectl", 'case "$*" in "get pods"*) echo 10.244.1.7 ;; esac')
+    calls = stubs.calls("kubectl")
+    probe = e2e_manifests.CASES_DIR / "pod-own-pool.yaml"
+    assert calls[0] == f"kubectl create -f {probe}"
+    assert "kubectl wait --for=condition=Ready -n tenant-acme-dev pod/e2e-pod --timeout=180s" in calls
+    assert "kubectl exec -n tenant-acme-prod deploy/worker -- wget -q -T 5 -O /dev/null http://10.0.0.1:8080/" in calls
+    assert calls[-1] == f"kubectl delete -f {probe} --wait=false"
+    assert result.stdout.count("ok ") == 6
+    stubs.add("kubectl", ips + "esac")
     leaky = stubs.run("scripts/e2e/network.sh")
     assert leaky.returncode == 1 and "4 reachability checks failed" in leaky.stderr
 
