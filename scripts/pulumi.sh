@@ -24,6 +24,16 @@ else
 fi
 # The policy pack runs on every preview and up, as in CI (docs/ci.md): nothing that breaks a
 # tenant invariant is applied, here either.
-policy=()
-[[ "$command" == preview || "$command" == up ]] && policy=(--policy-pack policy_pack)
-pulumi "$command" --stack "$STACK" "${policy[@]}" "$@"
+extra=()
+[[ "$command" == preview || "$command" == up ]] && extra=(--policy-pack policy_pack)
+if [[ "$STACK" == dev && "$command" != refresh ]]; then
+  need kubectl
+  kubectl config current-context >/dev/null 2>&1 || die "no kubeconfig context: create the cluster first (make cluster)"
+  # On a fresh cluster the custom resources of the operators the stack installs (CloudNativePG,
+  # MariaDB, Flux) have no CRDs yet, so their preview cannot be computed: the first up skips it.
+  if [[ "$command" == up && " $* " != *" --skip-preview "* ]] && ! kubectl get crd clusters.postgresql.cnpg.io >/dev/null 2>&1; then
+    echo "note: a fresh cluster (no CloudNativePG CRD yet): the first up skips the preview" >&2
+    extra+=(--skip-preview)
+  fi
+fi
+pulumi "$command" --stack "$STACK" "${extra[@]}" "$@"

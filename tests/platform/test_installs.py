@@ -8,6 +8,7 @@ every tenant, the shared database instances and the placeholder shared secrets w
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -46,6 +47,13 @@ def test_dev_installs_every_chart_pinned_from_its_repository(dev_plan: ProgramRu
         # Awaited, rolled back on failure, never uninstalled by Pulumi.
         assert inputs["atomic"] is True and "skipAwait" not in inputs
         assert found[f"platform-installs-{name}"].retain_on_delete
+
+
+def test_every_helm_release_of_the_example_stacks_is_pinned(example_plan: ProgramRun) -> None:
+    releases = example_plan.of_type(RELEASE)
+    assert releases or example_plan.stack != "dev"
+    for release in releases:
+        assert re.fullmatch(r"\d+\.\d+\.\d+", release.inputs.get("version", "")), release.name
 
 
 def test_the_operator_crds_come_before_the_operator(dev_plan: ProgramRun) -> None:

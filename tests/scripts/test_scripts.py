@@ -108,6 +108,7 @@ def test_cluster_is_created_from_the_kind_config_once(stubs: Stubs) -> None:
 
 def test_up_logs_in_to_the_dev_file_backend_and_creates_the_stack(stubs: Stubs, tmp_path: Path) -> None:
     stubs.add("pulumi", 'case "$1" in version) echo v3.272.0 ;; esac')
+    stubs.add("kubectl")  # a context, and the operators' CRDs already there
     backend = f"file://{tmp_path}/state"
     result = stubs.run("scripts/e2e/up.sh", PULUMI_BACKEND_URL=backend)
     assert result.returncode == 0, result.stderr
@@ -116,6 +117,18 @@ def test_up_logs_in_to_the_dev_file_backend_and_creates_the_stack(stubs: Stubs, 
         "pulumi stack select --create --secrets-provider passphrase dev",
         "pulumi up --stack dev --policy-pack policy_pack --yes --skip-preview",
     ]
+
+
+def test_make_up_on_a_fresh_cluster_skips_the_first_preview(stubs: Stubs, tmp_path: Path) -> None:
+    stubs.add("pulumi", 'case "$1" in version) echo v3.272.0 ;; esac')
+    stubs.add("kubectl", 'case "$*" in "get crd"*) exit 1 ;; esac')
+    result = stubs.run("scripts/pulumi.sh", "up", PULUMI_BACKEND_URL=f"file://{tmp_path}/state")
+    assert result.returncode == 0, result.stderr
+    assert stubs.calls("pulumi")[-1] == "pulumi up --stack dev --policy-pack policy_pack --skip-preview"
+    assert "the first up skips the preview" in result.stderr
+    stubs.add("kubectl", 'case "$*" in "config current-context") exit 1 ;; esac')
+    no_cluster = stubs.run("scripts/pulumi.sh", "up", PULUMI_BACKEND_URL=f"file://{tmp_path}/state")
+    assert no_cluster.returncode == 1 and "create the cluster first (make cluster)" in no_cluster.stderr
 
 
 def test_other_stacks_need_their_backend_and_commands_are_checked(stubs: Stubs) -> None:
