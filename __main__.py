@@ -15,10 +15,12 @@ from components.data.platform import build_platform_data
 from components.delivery.flux import install_flux
 from components.model.catalog import load_catalog
 from components.model.stack import read_stack_settings
+from components.model.storage import tenant_storage_classes
 from components.platform.installs import after_installs, install_platform
 from components.platform.link import PLATFORM_OUTPUT, local_platform, referenced_platform
 from components.platform.providers import providers
 from components.platform.roles import PlatformRoles, PlatformRolesArgs
+from components.platform.storage import PlatformStorage, PlatformStorageArgs
 from components.pools.component import NodePool, NodePoolArgs, tenants_on
 from components.tenant import Tenant, TenantArgs
 
@@ -43,8 +45,23 @@ if settings.stack_role in ("all", "platform"):
     # The cluster's Flux with the multi-tenancy lockdown, when this stack installs it.
     flux = install_flux(settings.delivery, cluster.options())
     roles = PlatformRoles("platform-roles", PlatformRolesArgs(), opts=cluster.options())
+    # The StorageClasses tenants claim, with reclaim policy Delete, on the cloud's default driver.
+    storage = PlatformStorage(
+        "platform-storage",
+        PlatformStorageArgs(
+            classes=tenant_storage_classes(
+                settings.storage, cloud.capabilities.storage_provisioner, cloud.capabilities.storage_parameters
+            ),
+            mark_default=settings.storage.mark_default,
+        ),
+        opts=cluster.options(),
+    )
     # Admission policies for every tenant namespace (tenant data lives on the namespaces).
-    PolicyBundle("policy-bundle", PolicyBundleArgs(settings.policy, settings.kubernetes_version), cluster.options())
+    PolicyBundle(
+        "policy-bundle",
+        PolicyBundleArgs(settings.policy, settings.kubernetes_version, storage.class_names),
+        cluster.options(),
+    )
     # Node pools span every shard, so they list all tenants of the stack, not one shard's.
     pools = {
         name: NodePool(

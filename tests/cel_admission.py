@@ -28,6 +28,7 @@ Mutations run first, then validations, like the API server's admission phases.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +36,8 @@ from typing import Any
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_strings
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format
+
+from tests.api_defaults import default_pod
 
 _VARIABLES = ["object", "oldObject", "request", "params", "namespaceObject", "variables", "authorizer"]
 
@@ -328,6 +331,13 @@ class AdmissionChain:
     def admit(self, request: Request) -> Decision:
         """Run mutating then validating policies on the request, as the API server orders them."""
         decision = Decision()
+        if request.kind == "Pod":
+            # The server defaults on decode, before admission; stored old objects were defaulted too.
+            request = dataclasses.replace(
+                request,
+                object=default_pod(request.object) if request.object is not None else None,
+                old_object=default_pod(request.old_object) if request.old_object is not None else None,
+            )
         obj = self.mutate(request, decision)
         decision.object = obj
         for binding in self.validating_bindings:

@@ -59,6 +59,8 @@ class PolicyBundleArgs:
 
     settings: PolicySettings
     kubernetes_version: str
+    # The StorageClasses tenant claims may name (components/platform/storage.py renders them).
+    storage_classes: list[str]
 
 
 class PolicyBundle(pulumi.ComponentResource):
@@ -72,7 +74,7 @@ class PolicyBundle(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         self.policy_names = []
         if args.settings.enabled:
-            for definition in validating_policies(args.settings, sorted(ROLE_NAMES.values())):
+            for definition in validating_policies(args.settings, sorted(ROLE_NAMES.values()), args.storage_classes):
                 action = getattr(args.settings.actions, definition.rule)
                 self._validating(name, definition, VALIDATION_ACTIONS[action], labels, child)
             if args.settings.inject_node_pool and has_mutating_policies(args.kubernetes_version):

@@ -14,6 +14,7 @@ from components.clouds.gcp.cloud import GcpCloud
 from components.clouds.local.cloud import LocalCloud
 from components.clouds.protocol import Cloud
 from components.model.stack import StackSettings
+from components.model.storage import data_storage_class
 
 _Section = TypeVar("_Section")
 
@@ -27,7 +28,9 @@ def _section(value: _Section | None, key: str) -> _Section:
 
 # Each cloud, bound to the slice of the settings it uses.
 CLOUDS: dict[str, Callable[[StackSettings], Cloud]] = {
-    "local": lambda settings: LocalCloud(data=settings.data, installs=settings.installs),
+    "local": lambda settings: LocalCloud(
+        data=settings.data, storage_class=data_storage_class(settings.storage), installs=settings.installs
+    ),
     "gcp": lambda settings: GcpCloud(
         gcp=_section(settings.gcp, "gcp"), cluster_name=settings.cluster.name, data=settings.data
     ),

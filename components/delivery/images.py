@@ -54,6 +54,9 @@ def container(app: AppSpec, image: ImageSource) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "name": app.name,
         "image": image_reference(image),
+        # Always, so the registry checks the pull secret on every start (the workloads rule
+        # requires it by default; see docs/multi-tenancy-benchmark.md, MTB-PL1-CC-DI-1).
+        "image_pull_policy": "Always",
         "security_context": {
             "allow_privilege_escalation": False,
             "capabilities": {"drop": ["ALL"]},

@@ -86,3 +86,8 @@ class PolicySettings(StrictModel):
     ingress_annotations: IngressAnnotationPolicy = IngressAnnotationPolicy()
     # Where the cluster has MutatingAdmissionPolicy v1 (1.36+), inject each pod's node pool.
     inject_node_pool: bool = True
+    # Every container must pull with `imagePullPolicy: Always`, so a pod cannot start a private
+    # image another tenant's pull left on a shared node without the registry checking its
+    # credentials (MTB-PL1-CC-DI-1). Turn off only where the nodes check credentials of cached
+    # images themselves (kubelet KubeletEnsureSecretPulledImages) or every pool is a tenant's own.
+    require_always_pull: bool = True

@@ -8,7 +8,7 @@ satisfies `CloudRules`. A new cloud fills these in; nothing in the model changes
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -31,6 +31,10 @@ class CloudCapabilities:
     # How this cloud's clusters authenticate `pulumi up`, when that identity is not a built-in admin
     # group the admission rules already exempt; the stack must then list it in platformIdentities.
     up_identity_hint: str | None = None
+    # The CSI driver and parameters of the StorageClass the platform renders for tenants when a
+    # stack lists none (`tenancy:storage`, components/model/storage.py).
+    storage_provisioner: str = "rancher.io/local-path"
+    storage_parameters: Mapping[str, str] = field(default_factory=dict)
 
 
 class CloudRules(Protocol):

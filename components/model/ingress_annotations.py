@@ -84,3 +84,7 @@ class IngressAnnotationPolicy(StrictModel):
     controllers: dict[AnnotationPrefix, list[AnnotationName]] = Field(
         default_factory=lambda: {k: list(v) for k, v in DEFAULT_CONTROLLERS.items()}
     )
+    # The IngressClasses tenant Ingresses may name. A cluster often runs more controllers than the
+    # shared public one (an internal one for platform tools, say); an Ingress naming that class is
+    # served there. Empty (the default): any class, because class names are the cluster's own.
+    classes: list[AnnotationPrefix] = []

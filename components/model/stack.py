@@ -24,6 +24,7 @@ from components.model.network import NetworkSettings
 from components.model.pools import NodePools
 from components.model.quota_budget import SMALL_OBJECT_COUNTS
 from components.model.stack_checks import settings_problems
+from components.model.storage import StorageSettings
 
 CONFIG_NAMESPACE = "tenancy"
 # ValidatingAdmissionPolicy is GA from 1.30; kubernetes-validate ships schemas up to 1.37.
@@ -135,6 +136,8 @@ class StackSettings(StrictModel):
     # Charts installed into a bare cluster before the platform (components/platform/installs.py).
     installs: InstallSettings = InstallSettings()
     data: DataSettings = DataSettings()
+    # The StorageClasses tenants may claim, rendered with reclaim policy Delete (docs/data-and-secrets.md).
+    storage: StorageSettings = StorageSettings()
     tenants_dir: str = "tenants"
     # all: everything in one stack (small installs). platform: only cluster-wide parts.
     # tenants: one shard of the tenants, reading the platform stack through a StackReference.

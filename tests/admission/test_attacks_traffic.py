@@ -253,3 +253,34 @@ def test_rendered_tenant_objects_pass_the_new_rules(stack: Cluster) -> None:
         assert outcome.stopped_by is None, (obj["kind"], obj["metadata"]["name"], outcome.decision.denials)
         checked += 1
     assert checked >= 2
+
+
+# --- Hole 4: IngressClasses --------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def with_classes() -> Cluster:
+    from tests.support import plan
+
+    return cluster(plan("prod", policy=stack_policy("prod", ingressAnnotations={"classes": ["nginx"]})))
+
+
+@pytest.mark.parametrize(("who", "namespace"), WRITERS)
+def test_another_controllers_class_is_denied_where_the_stack_lists_classes(
+    with_classes: Cluster, who: Subject, namespace: str
+) -> None:
+    internal = with_classes.attempt(who, "CREATE", INGRESS, ingress(ingressClassName="internal"), namespace)
+    assert internal.denied_by("tenancy-ingress-annotations", "must use an allowed IngressClass (nginx)"), internal
+    assert internal.denied_by("tenancy-ingress-annotations", "it names internal")
+    # No class and no default class marked in the cluster: nothing serves it, and it is refused.
+    assert with_classes.attempt(who, "CREATE", INGRESS, ingress(), namespace).denied_by("tenancy-ingress-annotations")
+    legacy = ingress({"kubernetes.io/ingress.class": "internal"}, ingressClassName="nginx")
+    assert with_classes.attempt(who, "CREATE", INGRESS, legacy, namespace).denied_by("tenancy-ingress-annotations")
+    allowed = with_classes.attempt(who, "CREATE", INGRESS, ingress(ingressClassName="nginx"), namespace)
+    assert allowed.stopped_by is None, allowed.decision.denials
+
+
+def test_any_class_is_admitted_where_the_stack_lists_none(stack: Cluster) -> None:
+    """The default: class names are the cluster's own, so the program cannot guess them."""
+    outcome = stack.attempt(ACME_ADMIN, "CREATE", INGRESS, ingress(ingressClassName="internal"), ACME_DEV)
+    assert outcome.stopped_by is None, outcome.decision.denials

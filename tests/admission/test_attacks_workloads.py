@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from components.model.labels import NODE_POOL_KEY, TENANT_KEY
+from components.model.storage import DEFAULT_CLASS
 from tests.admission.layers import (
     ACME_ADMIN,
     ACME_DEV,
@@ -42,6 +43,7 @@ def pod_spec(**extra: Any) -> dict[str, Any]:
     container = {
         "name": "app",
         "image": "registry.acme-corp.example/acme/app:1.0.0",
+        "imagePullPolicy": "Always",
         "resources": {"limits": {"memory": "256Mi"}},
         "securityContext": {
             "allowPrivilegeEscalation": False,
@@ -181,13 +183,19 @@ PVCS = "/v1/persistentvolumeclaims"
 
 
 def claim(**spec: Any) -> dict[str, Any]:
-    body = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}, **spec}
+    """A claim on the platform's default class (the only kind tenants may make)."""
+    body = {
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": "1Gi"}},
+        "storageClassName": DEFAULT_CLASS,
+        **spec,
+    }
     return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data"}, "spec": body}
 
 
 @pytest.mark.parametrize(("who", "namespace"), WRITERS)
 def test_claims_may_not_pick_a_volume(stack: Cluster, who: Subject, namespace: str) -> None:
-    assert stack.attempt(who, "CREATE", PVCS, claim(storageClassName="standard"), namespace).stopped_by is None
+    assert stack.attempt(who, "CREATE", PVCS, claim(), namespace).stopped_by is None
     named = stack.attempt(who, "CREATE", PVCS, claim(volumeName="pvc-genomics-lab-data"), namespace)
     assert named.denied_by("tenancy-volume-claims", "may not set spec.volumeName (pvc-genomics-lab-data)"), named
     later = stack.attempt(who, "UPDATE", PVCS, claim(volumeName="pvc-x"), namespace, old=claim())

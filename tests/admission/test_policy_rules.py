@@ -220,6 +220,7 @@ def container(name: str = "app", **extra: Any) -> dict[str, Any]:
     return {
         "name": name,
         "image": "registry.acme-corp.example/acme/app:1.0.0",
+        "imagePullPolicy": "Always",
         "resources": {"limits": {"memory": "256Mi"}},
         "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
         **extra,
@@ -356,6 +357,14 @@ def test_init_container_without_memory_limit_is_denied(dev: AdmissionChain, acme
         ({"hostPID": True}, "pods may not use the host's network, PID or IPC namespace"),
         ({"hostIPC": True}, "pods may not use the host's network, PID or IPC namespace"),
         ({"volumes": [{"name": "root", "hostPath": {"path": "/"}}]}, "volume root is a hostPath"),
+        (
+            {"volumes": [{"name": "share", "nfs": {"server": "10.0.0.5", "path": "/exports"}}]},
+            "volume share mounts storage directly; use a PersistentVolumeClaim",
+        ),
+        (
+            {"volumes": [{"name": "disk", "gcePersistentDisk": {"pdName": "genomics-lab-data"}}]},
+            "volume disk mounts storage directly",
+        ),
     ],
 )
 def test_host_access_is_denied(
@@ -363,6 +372,17 @@ def test_host_access_is_denied(
 ) -> None:
     decision = create(dev, "/v1/pods", "Pod", pod(**spec), acme_dev)
     assert denied_with(decision, "tenancy-workloads", message)
+
+
+def test_claims_and_ephemeral_volumes_are_admitted(dev: AdmissionChain, acme_dev: dict[str, Any]) -> None:
+    volumes = [
+        {"name": "data", "persistentVolumeClaim": {"claimName": "data"}},
+        {"name": "scratch", "emptyDir": {}},
+        {"name": "config", "configMap": {"name": "app"}},
+        {"name": "token", "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}},
+    ]
+    decision = create(dev, "/v1/pods", "Pod", pod(volumes=volumes), acme_dev)
+    assert decision.allowed, decision.denials
 
 
 def test_ephemeral_debug_container_is_checked(dev: AdmissionChain, acme_dev: dict[str, Any]) -> None:

@@ -20,8 +20,10 @@ from components.admission.rules import (
 from components.model.admission import PolicySettings
 
 
-def validating_policies(settings: PolicySettings, tenant_roles: list[str]) -> list[PolicyDefinition]:
-    """Every validating rule for a stack's policy settings, in a stable order."""
+def validating_policies(
+    settings: PolicySettings, tenant_roles: list[str], storage_classes: list[str]
+) -> list[PolicyDefinition]:
+    """Every validating rule for a stack's policy settings and tenant storage classes, in a stable order."""
     identities = settings.platform_identities
     return [
         *hostnames.policies(),
@@ -29,11 +31,11 @@ def validating_policies(settings: PolicySettings, tenant_roles: list[str]) -> li
         *ingress_annotations.policies(settings.ingress_annotations),
         *services.policies(),
         *node_pool.policies(),
-        *workloads.policies(settings.allowed_registries),
+        *workloads.policies(settings.allowed_registries, settings.require_always_pull),
         *platform_owned.policies(identities.users, identities.groups),
         *rbac.policies(tenant_roles),
         *scheduling.policies(settings.allowed_priority_classes),
-        *side_doors.policies(),
+        *side_doors.policies(storage_classes),
         *network_policies.policies(),
         *secret_stores.policies(identities.users, identities.groups),
     ]

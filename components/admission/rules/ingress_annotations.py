@@ -5,14 +5,23 @@ proxy configuration (`*-snippet`), send the tenant's requests and its users' cre
 (`auth-url`, `mirror-target`), or publish DNS for any name (external-dns `hostname`). The stack's
 `tenancy:policy.ingressAnnotations` (components/model/ingress_annotations.py) lists, per governed
 prefix, the annotation names tenants may set; anything else under a governed prefix is refused.
-Values of allowed annotations are held to a plain character set as well: configuration injection
-through annotation values (CVE-2023-5044, CVE-2025-1097 and kin) needs quotes, braces, semicolons,
-`#` or newlines, which no harmless annotation value contains.
+Where the stack lists `classes`, an Ingress must also name one of them, so no tenant is served
+by a controller meant for something else. Values of allowed annotations are held to a plain
+character set as well: configuration injection through annotation values (CVE-2023-5044,
+CVE-2025-1097 and kin) needs quotes, braces, semicolons, `#` or newlines, which no harmless
+annotation value contains.
 """
 
 from __future__ import annotations
 
-from components.admission.base import TENANT_VARIABLE, PolicyDefinition, literal, literal_list, resource_rule
+from components.admission.base import (
+    TENANT_VARIABLE,
+    PolicyDefinition,
+    Validation,
+    literal,
+    literal_list,
+    resource_rule,
+)
 from components.model.ingress_annotations import IngressAnnotationPolicy
 
 # Enough for paths with capture groups (`/$1`), CIDR lists, origins, sizes, durations and booleans.
@@ -26,8 +35,31 @@ def _governed_map(policy: IngressAnnotationPolicy) -> str:
     return "{" + entries + "}"
 
 
+# The pre-1.18 way to pick a class, still honoured by ingress-nginx when spec.ingressClassName is unset.
+LEGACY_CLASS_ANNOTATION = "kubernetes.io/ingress.class"
+
+
+def class_check(classes: list[str]) -> Validation:
+    """The Ingress names an allowed class. The DefaultIngressClass plugin (mutating, before this
+    rule) fills in the cluster's default class first, so an Ingress naming none passes when the
+    default is allowed; the legacy annotation may only repeat an allowed class."""
+    allowed = literal_list(classes)
+    legacy = literal(LEGACY_CLASS_ANNOTATION)
+    return {
+        "expression": f"has(object.spec.ingressClassName) && object.spec.ingressClassName in {allowed}"
+        f" && (!({legacy} in variables.annotations) || variables.annotations[{legacy}] in {allowed})",
+        "message_expression": (
+            "'Ingress ' + object.metadata.name + ' must use an allowed IngressClass (' + "
+            f"{allowed}.join(', ') + ') in spec.ingressClassName, and no other in {LEGACY_CLASS_ANNOTATION}; "
+            "it names ' + (has(object.spec.ingressClassName) ? object.spec.ingressClassName : 'none')"
+        ),
+        "reason": "Forbidden",
+    }
+
+
 def policies(policy: IngressAnnotationPolicy) -> list[PolicyDefinition]:
     governed = "k.contains('/') && k.split('/')[0] in variables.governed"
+    classes = [class_check(policy.classes)] if policy.classes else []
     return [
         PolicyDefinition(
             name="tenancy-ingress-annotations",
@@ -68,6 +100,7 @@ def policies(policy: IngressAnnotationPolicy) -> list[PolicyDefinition]:
                     ),
                     "reason": "Forbidden",
                 },
+                *classes,
             ],
         )
     ]

@@ -11,11 +11,17 @@ binds claims to volumes, so tenants may not set it (MTB "block use of existing P
 claims may have `volumeName` set by UPDATE, so a newly set name is refused unless the PV binder
 sets it. `dataSourceRef.namespace` (cross-namespace volume sources) would clone another
 namespace's volume and is refused as well.
+
+A claim must also name one of the StorageClasses the platform renders with reclaim policy Delete
+(components/platform/storage.py): a class with `Retain` would keep a released volume and its data
+for anyone to bind, and a claim with no class at all binds any free PersistentVolume without one.
+The DefaultStorageClass plugin (mutating, before this rule) fills in the default class first, so
+a claim naming none passes where the stack makes a platform class the default.
 """
 
 from __future__ import annotations
 
-from components.admission.base import TENANT_VARIABLE, PolicyDefinition, literal_list, resource_rule
+from components.admission.base import TENANT_VARIABLE, PolicyDefinition, Validation, literal_list, resource_rule
 
 _WRITE = ["CREATE", "UPDATE"]
 # kube-controller-manager's PV binder, with and without --use-service-account-credentials.
@@ -41,7 +47,24 @@ def token_secrets_policy() -> PolicyDefinition:
     )
 
 
-def volume_claims_policy() -> PolicyDefinition:
+def _storage_class_check(classes: list[str]) -> Validation:
+    """The claim's class is a platform class, or unchanged by an UPDATE (the field is immutable
+    once set, so only claims older than the rule can carry another one)."""
+    binders = literal_list(VOLUME_BINDERS)
+    return {
+        "expression": f"variables.storageClass in {literal_list(classes)}"
+        " || (request.operation == 'UPDATE' && variables.storageClass == variables.oldStorageClass)"
+        f" || request.userInfo.username in {binders}",
+        "message_expression": (
+            "'PersistentVolumeClaim ' + object.metadata.name + ' must set spec.storageClassName to a platform "
+            f"class ({', '.join(classes)}), whose volumes are deleted with their claim; it names '"
+            " + (variables.storageClass == '' ? 'none' : variables.storageClass)"
+        ),
+        "reason": "Forbidden",
+    }
+
+
+def volume_claims_policy(classes: list[str]) -> PolicyDefinition:
     old_name = "(oldObject != null && has(oldObject.spec.volumeName) ? oldObject.spec.volumeName : '')"
     return PolicyDefinition(
         name="tenancy-volume-claims",
@@ -50,6 +73,15 @@ def volume_claims_policy() -> PolicyDefinition:
         variables=[
             TENANT_VARIABLE,
             {"name": "volumeName", "expression": "has(object.spec.volumeName) ? object.spec.volumeName : ''"},
+            {
+                "name": "storageClass",
+                "expression": "has(object.spec.storageClassName) ? object.spec.storageClassName : ''",
+            },
+            {
+                "name": "oldStorageClass",
+                "expression": "oldObject != null && has(oldObject.spec.storageClassName)"
+                " ? oldObject.spec.storageClassName : ''",
+            },
         ],
         validations=[
             {
@@ -68,9 +100,10 @@ def volume_claims_policy() -> PolicyDefinition:
                 "message": "PersistentVolumeClaim spec.dataSourceRef may not name another namespace",
                 "reason": "Forbidden",
             },
+            _storage_class_check(classes),
         ],
     )
 
 
-def policies() -> list[PolicyDefinition]:
-    return [token_secrets_policy(), volume_claims_policy()]
+def policies(storage_classes: list[str]) -> list[PolicyDefinition]:
+    return [token_secrets_policy(), volume_claims_policy(storage_classes)]

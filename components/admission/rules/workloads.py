@@ -3,7 +3,8 @@
 PSA labels are one namespace label away from being relaxed; these checks live in a cluster-wide
 policy the tenant cannot touch. No privileged containers, host namespaces, hostPath volumes or
 host ports; no added capability but NET_BIND_SERVICE; allowPrivilegeEscalation set to false;
-every container (init containers included) with a memory limit. Admission runs mutating plugins
+every container (init containers included) with a memory limit; by default every container
+pulling with `imagePullPolicy: Always` (MTB-PL1-CC-DI-1). Admission runs mutating plugins
 (LimitRanger) before validating policies, so a container without a limit of its own gets the
 namespace's LimitRange default first and only fails here when no default applies. Optionally,
 images come from an allow-list of registries (stack config).
@@ -21,6 +22,17 @@ from components.admission.base import (
 )
 
 _SPEC = "object.spec"
+# The volume types Pod Security `restricted` allows: claims, ephemeral storage and projected data.
+_CLAIM_OR_EPHEMERAL = (
+    "persistentVolumeClaim",
+    "ephemeral",
+    "emptyDir",
+    "configMap",
+    "secret",
+    "projected",
+    "downwardAPI",
+    "csi",
+)
 
 
 def _containers(*fields: str) -> str:
@@ -64,6 +76,13 @@ def _variables() -> list[Variable]:
             " || !has(c.resources.limits) || !('memory' in c.resources.limits)).map(c, c.name)",
         },
         {
+            # Storage comes through claims (MTB "require PersistentVolumeClaim for storage"): the
+            # volume types Pod Security `restricted` allows, checked here too; hostPath has its own.
+            "name": "directVolumes",
+            "expression": f"has({_SPEC}.volumes) ? {_SPEC}.volumes.filter(v, !has(v.hostPath)"
+            f" && !({' || '.join(f'has(v.{kind})' for kind in _CLAIM_OR_EPHEMERAL)})).map(v, v.name) : []",
+        },
+        {
             "name": "hostPaths",
             "expression": f"has({_SPEC}.volumes) ? {_SPEC}.volumes.filter(v, has(v.hostPath)).map(v, v.name) : []",
         },
@@ -78,6 +97,12 @@ def _validations() -> list[Validation]:
         _none("capabilities", "adds capabilities other than NET_BIND_SERVICE"),
         _none("hostPorts", "uses a hostPort; expose it through a Service instead"),
         _none("unlimited", "has no memory limit (and the namespace LimitRange gave it none)"),
+        {
+            "expression": "size(variables.directVolumes) == 0",
+            "message_expression": "'volume ' + variables.directVolumes[0] + ' mounts storage directly; use a "
+            "PersistentVolumeClaim (or an ephemeral volume) instead'",
+            "reason": "Forbidden",
+        },
         {
             "expression": "size(variables.hostPaths) == 0",
             "message_expression": "'volume ' + variables.hostPaths[0] + ' is a hostPath; hostPath volumes are not "
@@ -112,9 +137,29 @@ def _registry_check(allowed_registries: list[str]) -> tuple[Variable, Validation
     return variable, validation
 
 
-def policies(allowed_registries: list[str]) -> list[PolicyDefinition]:
-    """The workloads policy; with an allow-list of registries, its image check too."""
+def _always_pull_check() -> tuple[Variable, Validation]:
+    """The containers that may start from an image already on the node without a registry check.
+
+    The API server defaults `imagePullPolicy` before admission (`IfNotPresent` for a tagged
+    image), so a container that leaves it out is caught here too, with the fix in the message.
+    """
+    variable = _names("cachedPulls", "!has(c.imagePullPolicy) || c.imagePullPolicy != 'Always'", value="c.name")
+    validation: Validation = {
+        "expression": "size(variables.cachedPulls) == 0",
+        "message_expression": "'container ' + variables.cachedPulls[0] + ' must set imagePullPolicy: Always "
+        "(a cached image on a shared node is otherwise started without the registry checking credentials)'",
+        "reason": "Forbidden",
+    }
+    return variable, validation
+
+
+def policies(allowed_registries: list[str], require_always_pull: bool = True) -> list[PolicyDefinition]:
+    """The workloads policy; with an allow-list of registries and always-pull, those checks too."""
     variables, validations = _variables(), _validations()
+    if require_always_pull:
+        variable, validation = _always_pull_check()
+        variables.append(variable)
+        validations.append(validation)
     if allowed_registries:
         variable, validation = _registry_check(allowed_registries)
         variables.append(variable)

@@ -38,6 +38,8 @@ CAPABILITIES = CloudCapabilities(
         "Kubernetes group (groups: [tenancy-platform]) or a fixed username, since EKS puts no access-entry "
         "identity in system:masters"
     ),
+    storage_provisioner="ebs.csi.aws.com",
+    storage_parameters={"type": "gp3", "encrypted": "true"},
 )
 
 

@@ -36,6 +36,8 @@ CAPABILITIES = CloudCapabilities(
         "GKE authenticates `pulumi up` as a Google account (users: [ci@<project>.iam.gserviceaccount.com]) "
         "and never puts it in system:masters"
     ),
+    storage_provisioner="pd.csi.storage.gke.io",
+    storage_parameters={"type": "pd-balanced"},
 )
 
 

@@ -39,6 +39,8 @@ class LocalCloud:
     """`Cloud` for a local cluster."""
 
     data: DataSettings
+    # The platform StorageClass in-cluster databases claim (tenant claims may name no other).
+    storage_class: str
     # `tenancy:installs`: whether the platform creates placeholder shared-secret sources.
     installs: InstallSettings = field(default_factory=InstallSettings)
     name: str = "local"
@@ -62,7 +64,7 @@ class LocalCloud:
     def data_backend(self, *, values: pulumi.Output[Any], opts: pulumi.ResourceOptions) -> DataBackend:
         ids = values.apply(lambda platform: (platform or {}).get("sharedSecretIds", {}))
         delivery = LocalDelivery(self.data.shared_secrets, shared_sources(self.data, opts, ids=ids))
-        return LocalData(self.data, delivery)
+        return LocalData(self.data, delivery, self.storage_class)
 
     def database_problems(self) -> list[str]:
         return []

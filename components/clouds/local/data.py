@@ -69,9 +69,10 @@ class LocalData:
     # Databases and Secrets live in the tenant's namespaces: deleting one would delete them.
     data_in_namespaces = True
 
-    def __init__(self, data: DataSettings, delivery: LocalDelivery) -> None:
+    def __init__(self, data: DataSettings, delivery: LocalDelivery, storage_class: str) -> None:
         self._data = data
         self.delivery = delivery
+        self._storage_class = storage_class
 
     def identity(self, tenant: str, namespaces: list[str], labels: dict[str, str], guard: Guard) -> TenantIdentity:
         # Pods reach their own in-namespace databases and Secrets; there is no cloud principal.
@@ -153,7 +154,9 @@ class LocalData:
             spec={
                 "instances": _INSTANCES[request.size],
                 "imageName": f"{_CNPG_IMAGE}:{request.version}",
-                "storage": {"size": f"{request.storage_gb}Gi"},
+                # Pods in tenant namespaces must pull Always (the workloads rule, MTB-PL1-CC-DI-1).
+                "imagePullPolicy": "Always",
+                "storage": {"size": f"{request.storage_gb}Gi", "storageClass": self._storage_class},
                 "bootstrap": {
                     "initdb": {"database": request.name, "owner": request.name, "secret": {"name": secret_name}}
                 },
@@ -173,6 +176,7 @@ class LocalData:
                 "cluster": {"name": name},
                 "instances": 1,
                 "type": "rw",
+                "template": {"spec": {"containers": [{"name": "pgbouncer", "imagePullPolicy": "Always"}]}},
                 "pgbouncer": {
                     "poolMode": "session",
                     "parameters": {"default_pool_size": str(request.pool_size)},
@@ -196,12 +200,13 @@ class LocalData:
             metadata={"name": name, "namespace": request.namespace, "labels": request.kubernetes_labels},
             spec={
                 "image": self._data.local_mariadb_image,
+                "imagePullPolicy": "Always",
                 "replicas": 1,
                 "rootPasswordSecretKeyRef": {"name": secret_name, "key": "root-password"},
                 "database": request.name,
                 "username": request.name,
                 "passwordSecretKeyRef": {"name": secret_name, "key": "password"},
-                "storage": {"size": f"{request.storage_gb}Gi"},
+                "storage": {"size": f"{request.storage_gb}Gi", "storageClassName": self._storage_class},
             },
             opts=self._in_namespace(guard, request.namespace_resource, [credentials]),
         )
