@@ -59,6 +59,8 @@ def _container(**extra: Any) -> dict[str, Any]:
     return {
         "name": "app",
         "image": "docker.io/nginxinc/nginx-unprivileged:1.29.4-alpine3.23",
+        # Always pulled: a cached image on a shared node is never started unchecked (tenancy-workloads).
+        "imagePullPolicy": "Always",
         "resources": {"limits": {"memory": "256Mi"}},
         "securityContext": {
             "allowPrivilegeEscalation": False,
@@ -112,7 +114,13 @@ def _config_map(name: str) -> dict[str, Any]:
 
 
 def _claim(name: str, **spec: Any) -> dict[str, Any]:
-    body = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}, **spec}
+    # The dev stack's platform StorageClass (tenancy:storage), the only kind of class a claim may name.
+    body = {
+        "accessModes": ["ReadWriteOnce"],
+        "storageClassName": "tenancy-standard",
+        "resources": {"requests": {"storage": "1Gi"}},
+        **spec,
+    }
     return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name}, "spec": body}
 
 
