@@ -5,21 +5,19 @@ Role to the instances' ServiceAccount in the Cluster's namespace (the instance m
 own Cluster and Secrets through them). The operator's own RBAC comes from its chart, planted here
 as the chart grants it; the admission bundle is the rendered one.
 
-Known blocker, found offline before any real run: `tenancy-rbac` lets RoleBindings in tenant
-namespaces reference only the shared tenant ClusterRoles, whoever creates them, so CloudNativePG
-cannot bind its Role and tenant Postgres clusters never become ready on kind. The test is a
-strict xfail: it fails as soon as the bundle admits the operator, so the marker goes with the fix
-(an exemption for the data operators' service accounts, as `platformIdentities` are exempted from
-the platform-owned rule).
+Found offline before any real run: `tenancy-rbac` let RoleBindings in tenant namespaces reference
+only the shared tenant ClusterRoles, whoever created them, so CloudNativePG could not bind its Role
+and tenant Postgres clusters would never become ready. The operator's account is now exempt from
+that rule only (`tenancy:policy.operatorIdentities`); a tenant making the same binding is not.
 """
 
 from __future__ import annotations
 
-import pytest
-
-from tests.admission.layers import cluster
+from components.model.stack import parse_settings
+from tests.admission.layers import ACME_ADMIN, ACME_DEV, cluster
 from tests.rbac import UserInfo
-from tools.harness import ProgramRun
+from tests.support import plan
+from tools.harness import ProgramRun, stack_config
 
 CNPG = UserInfo(
     "system:serviceaccount:cnpg-system:cloudnative-pg",
@@ -51,7 +49,6 @@ def instance_binding(namespace: str) -> dict[str, object]:
     }
 
 
-@pytest.mark.xfail(strict=True, reason="tenancy-rbac denies the CloudNativePG operator's instance RoleBinding")
 def test_cloudnative_pg_binds_its_instance_role_in_a_tenant_namespace(dev_plan: ProgramRun) -> None:
     stack = cluster(dev_plan, extra=CHART_GRANT)
     outcome = stack.attempt(
@@ -64,14 +61,42 @@ def test_cloudnative_pg_binds_its_instance_role_in_a_tenant_namespace(dev_plan: 
     assert outcome.stopped_by is None, outcome.decision.denials
 
 
-def test_the_operator_passes_rbac_and_is_stopped_by_the_rbac_rule_today(dev_plan: ProgramRun) -> None:
-    # Pins down where it stops, so the xfail above fails for the reason it names and no other.
-    stack = cluster(dev_plan, extra=CHART_GRANT)
+def test_a_tenant_binding_a_role_of_its_own_is_still_denied(dev_plan: ProgramRun) -> None:
+    # acme's admins may not bind roles at all; an account of the tenant's given the operator's very
+    # rights (a stray grant) is still denied by admission: only the operator's own account is exempt.
+    stack = cluster(dev_plan, extra=[*CHART_GRANT, _grant_to_tenant_account()])
+    request = ("CREATE", "rbac.authorization.k8s.io/v1/rolebindings", instance_binding(ACME_DEV), ACME_DEV)
+    assert stack.attempt(ACME_ADMIN, *request).stopped_by == "rbac"
+    outcome = stack.attempt(TENANT_ACCOUNT, *request)
+    assert outcome.denied_by("tenancy-rbac", "references Role orders"), (outcome.stopped_by, outcome.decision.denials)
+
+
+TENANT_ACCOUNT = UserInfo(
+    f"system:serviceaccount:{ACME_DEV}:workload",
+    ("system:serviceaccounts", f"system:serviceaccounts:{ACME_DEV}", "system:authenticated"),
+)
+
+
+def _grant_to_tenant_account() -> dict[str, object]:
+    return {
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": "stray"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cloudnative-pg"},
+        "subjects": [{"kind": "ServiceAccount", "name": "workload", "namespace": ACME_DEV}],
+    }
+
+
+def test_without_the_exemption_the_operator_is_denied() -> None:
+    stack = cluster(plan("dev", policy="{}"), extra=CHART_GRANT)
     outcome = stack.attempt(
-        CNPG,
-        "CREATE",
-        "rbac.authorization.k8s.io/v1/rolebindings",
-        instance_binding("tenant-acme-dev"),
-        "tenant-acme-dev",
+        CNPG, "CREATE", "rbac.authorization.k8s.io/v1/rolebindings", instance_binding(ACME_DEV), ACME_DEV
     )
     assert outcome.denied_by("tenancy-rbac", "references Role orders"), (outcome.stopped_by, outcome.decision.denials)
+
+
+def test_the_exempt_account_is_the_installed_operators() -> None:
+    # The chart's service account is its release name, in the release's namespace (Pulumi.dev.yaml).
+    config, _ = stack_config("dev")
+    settings = parse_settings(config, "Pulumi.dev.yaml")
+    chart = settings.installs.charts["cloudnative-pg"]
+    assert settings.policy.operator_identities == [f"system:serviceaccount:{chart.namespace}:cloudnative-pg"]

@@ -26,13 +26,20 @@ _OWN_SUBJECT = (
 )
 
 
-def policies(allowed_roles: list[str]) -> list[PolicyDefinition]:
+def policies(allowed_roles: list[str], operators: list[str] | None = None) -> list[PolicyDefinition]:
+    """The rule; `operators` (request user names, `tenancy:policy.operatorIdentities`) are not matched."""
     roles = literal_list(allowed_roles)
+    skip_operators = (
+        [{"name": "not-a-data-operator", "expression": f"!(request.userInfo.username in {literal_list(operators)})"}]
+        if operators
+        else []
+    )
     return [
         PolicyDefinition(
             name="tenancy-rbac",
             rule="rbac",
             resource_rules=[resource_rule("rbac.authorization.k8s.io", ["rolebindings"], ["CREATE", "UPDATE"])],
+            match_conditions=skip_operators,
             variables=[
                 TENANT_VARIABLE,
                 {"name": "groups", "expression": namespace_annotation_list(GROUPS_KEY)},
