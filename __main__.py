@@ -44,7 +44,10 @@ if settings.stack_role in ("all", "platform"):
     installs = install_platform(settings.installs, cluster.options())
     # The cluster's Flux with the multi-tenancy lockdown, when this stack installs it.
     flux = install_flux(settings.delivery, cluster.options())
-    roles = PlatformRoles("platform-roles", PlatformRolesArgs(), opts=cluster.options())
+    # Tenants write HelmReleases only where Flux runs in lockdown (installed here or confirmed).
+    roles = PlatformRoles(
+        "platform-roles", PlatformRolesArgs(flux_writes=settings.delivery.flux_locked_down), opts=cluster.options()
+    )
     # The StorageClasses tenants claim, with reclaim policy Delete, on the cloud's default driver.
     storage = PlatformStorage(
         "platform-storage",

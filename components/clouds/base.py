@@ -63,7 +63,11 @@ class Guard:
 
 @dataclass(frozen=True)
 class TenantIdentity:
-    """The tenant's workload identity and key, as the rest of its data refers to them."""
+    """One tenant environment's workload identity and key, as the rest of its data refers to them.
+
+    One per environment, never per tenant: an identity shared by dev and prod would let anything
+    running in dev (where admins write ExternalSecrets) read prod's secrets and use prod's key.
+    """
 
     # GSA email (gcp), role ARN (aws); None on local.
     principal: pulumi.Output[str] | None
@@ -112,6 +116,8 @@ class DatabaseEndpoint:
     instance: pulumi.Output[str] | str
     # Namespaces of in-cluster shared instances the tenant's pods may reach (local).
     egress_namespaces: list[str] = field(default_factory=list)
+    # Security groups the environment's pods must join to reach it (aws, docs/adr/0009).
+    security_groups: list[pulumi.Output[str] | str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -124,6 +130,7 @@ class DatabaseLogin:
     database: str
     instance: pulumi.Output[str] | str
     egress_cidrs: list[pulumi.Output[str] | str] = field(default_factory=list)
+    security_groups: list[pulumi.Output[str] | str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -217,12 +224,17 @@ class DataBackend(Protocol):
         """How the stored secrets reach the tenant's namespaces."""
         ...
 
-    def identity(self, tenant: str, namespaces: list[str], labels: dict[str, str], guard: Guard) -> TenantIdentity: ...
+    def identity(
+        self, tenant: str, environment: str, namespace: str | None, labels: dict[str, str], guard: Guard
+    ) -> TenantIdentity:
+        """The environment's own key and identity, bound only to `namespace`'s workload account
+        (None: the namespace is gone and only released data is registered, so no identity)."""
+        ...
 
     def database(self, request: DatabaseRequest, identity: TenantIdentity, guard: Guard) -> DatabaseEndpoint: ...
 
     def store_secret(self, request: SecretRequest, identity: TenantIdentity, guard: Guard) -> str:
-        """Store a secret under the tenant's key; returns the name its delivery refers to."""
+        """Store a secret under the environment's key; returns the name its delivery refers to."""
         ...
 
     def remote_secret_name(self, tenant: str, environment: str, secret: str) -> str:
@@ -231,6 +243,11 @@ class DataBackend(Protocol):
 
     def database_egress(self, endpoints: Sequence[DatabaseEndpoint]) -> DatabaseEgress:
         """What the environment's database egress policy opens (nothing: no policy)."""
+        ...
+
+    def database_access(self, target: DeliveryTarget, endpoints: Sequence[DatabaseEndpoint]) -> None:
+        """What else the namespace needs for its pods to reach its databases, where the network
+        policy cannot tell environments apart (aws: a SecurityGroupPolicy); nothing elsewhere."""
         ...
 
 
@@ -278,7 +295,7 @@ def deliver_credentials(
     login: DatabaseLogin,
     remote: str,
 ) -> DatabaseEndpoint:
-    """Store a database's credentials as one JSON secret under the tenant's key (the keys the
+    """Store a database's credentials as one JSON secret under the environment's key (the keys the
     `db-<name>` Secret gets: username, password, host, port, database) and say where it is."""
     port = ENGINE_PORTS[request.engine]
     credentials = pulumi.Output.json_dumps(credential_values(login, port))
@@ -305,4 +322,5 @@ def deliver_credentials(
         credentials=remote,
         egress_cidrs=login.egress_cidrs,
         instance=login.instance,
+        security_groups=login.security_groups,
     )

@@ -58,6 +58,19 @@ def cluster_secret_store(provider: dict[str, Any], guard: Guard, namespaces: Seq
     )
 
 
+def shared_secret_store(
+    shared_secrets: Mapping[str, SharedSecret],
+    guard: Guard,
+    namespaces: Sequence[str],
+    provider: Callable[[], dict[str, Any]],
+) -> None:
+    """The clouds' shared-secrets store, only where the stack defines shared secrets: `provider`
+    registers the platform identity the store reads with and returns its `spec.provider`, so a
+    stack without shared secrets registers neither."""
+    if shared_secrets:
+        cluster_secret_store(provider(), guard, namespaces)
+
+
 @dataclass(frozen=True)
 class EsoDelivery:
     """`SecretDelivery` through ESO; the cloud supplies the SecretStore's `spec.provider`."""

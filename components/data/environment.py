@@ -75,6 +75,7 @@ def environment_data(
 
 
 def _database_egress(target: DeliveryTarget, backend: DataBackend, endpoints: Sequence[DatabaseEndpoint]) -> None:
+    backend.database_access(target, endpoints)
     egress = backend.database_egress(endpoints)
     if egress.needed:
         owned = {**target.labels, PLATFORM_OWNED_KEY: "true"}

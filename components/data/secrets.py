@@ -1,5 +1,5 @@
 """A tenant environment's own secrets: generated or filled in out of band, stored under the
-tenant's key by the cloud, delivered into the namespace."""
+environment's key by the cloud, delivered into the namespace."""
 
 from __future__ import annotations
 

@@ -16,12 +16,13 @@ class TenantData:
 
     databases: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     secrets: dict[str, list[str]] = field(default_factory=dict)
-    identity: pulumi.Output[str] | None = None
+    # environment -> its own cloud principal (one identity per environment).
+    identity: dict[str, pulumi.Output[str]] = field(default_factory=dict)
     # environment -> its `workload` ServiceAccount, where one exists: apps run as it, after it.
     workload_accounts: dict[str, pulumi.Resource] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         summary: dict[str, Any] = {"databases": self.databases, "secrets": self.secrets}
-        if self.identity is not None:
+        if self.identity:
             summary["identity"] = {"principal": self.identity, "serviceAccount": WORKLOAD_ACCOUNT}
         return summary

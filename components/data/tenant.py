@@ -5,7 +5,7 @@ than a component of their own: a TenantData component would add a registered res
 for no behaviour. What differs per cloud is the backend's (components/clouds/); this package
 decides what exists, in which namespace, and under which lifecycle guard (components/lifecycle.py).
 
-Per tenant (cloud): one key, one identity with its bindings. Per environment with data: the
+Per environment with data (cloud): its own key and identity with its bindings, the
 `workload` ServiceAccount, one SecretStore, one egress NetworkPolicy to its databases. Per
 database: the instance (dedicated) or nothing (shared), database, user, password, the credentials
 secret and its delivery. Per secret: the secret, its value (generated), a read grant and its
@@ -45,14 +45,22 @@ def build_tenant_data(
     result = TenantData()
     if not (spec.databases or spec.secrets or spec.shared_secrets):
         return result
-    namespaces = [res.namespace_name for res in environments.values()]
-    identity = backend.identity(spec.name, namespaces, cost_labels(spec.name, spec.cost_center), guard)
-    result.identity = identity.principal
     namespace_resources: dict[str, pulumi.Resource] = {env: res.namespace for env, res in environments.items()}
     namespace_resources.update(retained_namespaces)
     # Released data is registered for every environment of the file, so none of it is dropped.
     for environment in spec.environments if guard.release else list(environments):
         present = environments.get(environment)
+        # Each environment its own key and identity, bound to its own namespace only: dev never
+        # holds a credential that reads prod (docs/data-and-secrets.md, identities).
+        identity = backend.identity(
+            spec.name,
+            environment,
+            present.namespace_name if present is not None else None,
+            cost_labels(spec.name, spec.cost_center, environment),
+            guard,
+        )
+        if identity.principal is not None:
+            result.identity[environment] = identity.principal
         scope = environment_scope(
             name=name,
             spec=spec,

@@ -13,20 +13,12 @@ import pulumi_kubernetes as k8s
 
 from components.lifecycle import state_of
 from components.model.fields import QuotaSpec
-from components.model.quota_budget import PLATFORM_CAPS, completed, environment_share, split_hard
+from components.model.quota_budget import environment_share, split_hard, tenant_total
 from components.model.stack import LimitDefaults
 from components.model.tenant_file import TenantSpec
 
 QUOTA_NAME = "tenancy-quota"
 LIMITS_NAME = "tenancy-limits"
-
-
-def resolve_quota(spec: TenantSpec, *, quota_tiers: Mapping[str, QuotaSpec], default_tier: str) -> QuotaSpec:
-    """The tenant's quota: its explicit amounts, its tier, or the stack's default tier."""
-    if spec.quota is not None and spec.quota.custom is not None:
-        return spec.quota.custom
-    tier = spec.quota.tier if spec.quota is not None and spec.quota.tier is not None else default_tier
-    return quota_tiers[tier]
 
 
 def environment_hard(
@@ -42,11 +34,7 @@ def environment_hard(
     The tier or custom quota is the tenant's total; missing amounts come from the default tier and
     the platform caps first, so nothing a tenant can create is left unbounded.
     """
-    total = completed(
-        resolve_quota(spec, quota_tiers=quota_tiers, default_tier=default_tier).hard(),
-        quota_tiers[default_tier].hard(),
-        PLATFORM_CAPS,
-    )
+    total = tenant_total(spec, quota_tiers=quota_tiers, default_tier=default_tier)
     return split_hard(total, environment_share(environment, spec.environments, quota_split))
 
 

@@ -22,6 +22,7 @@ from components.model.errors import ConfigurationError, Problem
 from components.model.fields import format_location
 from components.model.labels import default_domain
 from components.model.network_checks import network_problems
+from components.model.quota_checks import quota_split_problems
 from components.model.sharding import shard_of
 from components.model.stack import StackSettings
 from components.model.stack_checks import catalog_problems
@@ -187,6 +188,8 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: Cl
         spec, label = entry.spec, entry.source
         problems += [Problem(label, where, message) for where, message in data_problems(spec, settings, cloud)]
         problems += [Problem(label, where, message) for where, message in network_problems(spec, settings)]
+        if spec.quota is None or spec.quota.tier is None or spec.quota.tier in settings.quota_tiers:
+            problems += [Problem(label, where, message) for where, message in quota_split_problems(spec, settings)]
         if spec.node_pool is not None and spec.node_pool not in settings.node_pools:
             known = ", ".join(sorted(settings.node_pools)) or "none"
             problems.append(

@@ -35,6 +35,11 @@ class AwsSettings(StrictModel):
     # CIDRs of the DB subnets: tenant namespaces may reach database ports there (RDS endpoints
     # are DNS names, so a NetworkPolicy can only name the subnets; security groups do the rest).
     database_cidrs: list[str] = []
+    # Database egress per tenant environment (docs/adr/0009): the VPC the per-environment database
+    # security groups are created in, and the groups every tenant pod selected by a
+    # SecurityGroupPolicy keeps besides (the EKS cluster security group: DNS, kubelet, egress).
+    vpc_id: Annotated[str, Field(pattern=r"^vpc-[0-9a-f]{8,17}$")] | None = None
+    pod_security_group_ids: list[Annotated[str, Field(pattern=r"^sg-[0-9a-f]{8,17}$")]] = []
     # How tenant pods get their IAM role: EKS Pod Identity (default) or IRSA.
     identity_mode: Literal["podIdentity", "irsa"] = "podIdentity"
     # IRSA: the cluster's IAM OIDC provider ARN and its issuer without `https://`

@@ -43,3 +43,12 @@ class DeliverySettings(StrictModel):
     # helm-controller drift detection: `enabled` corrects changes made behind Flux's back,
     # `warn` only reports them. Replica counts are always ignored (autoscalers own them).
     drift_detection: Literal["enabled", "warn", "disabled"] = "enabled"
+
+    @property
+    def flux_locked_down(self) -> bool:
+        """Whether the cluster's Flux is known to run with the lockdown (installed here or confirmed).
+
+        Only then do tenant roles get HelmRelease and Flux source writes: on a default Flux a
+        HelmRelease naming no service account runs as cluster-admin (components/platform/roles.py).
+        """
+        return self.install_flux or self.flux_lockdown_acknowledged

@@ -19,7 +19,8 @@ from collections.abc import Mapping
 from decimal import Decimal
 from fractions import Fraction
 
-from components.model.fields import quantity_value
+from components.model.fields import QuotaSpec, quantity_value
+from components.model.tenant_file import TenantSpec
 
 # Object counts of the `small` tier for every namespaced kind a tenant role may create
 # (components/platform/roles.py; tests/guardrails/test_quota_budget.py keeps the two in step).
@@ -98,3 +99,30 @@ def split_hard(hard: Mapping[str, str], share: Fraction) -> dict[str, str]:
         else:
             split[key] = str(math.floor(int(value) * share))
     return split
+
+
+def resolve_quota(spec: TenantSpec, *, quota_tiers: Mapping[str, QuotaSpec], default_tier: str) -> QuotaSpec:
+    """The tenant's quota: its explicit amounts, its tier, or the stack's default tier."""
+    if spec.quota is not None and spec.quota.custom is not None:
+        return spec.quota.custom
+    tier = spec.quota.tier if spec.quota is not None and spec.quota.tier is not None else default_tier
+    return quota_tiers[tier]
+
+
+def tenant_total(spec: TenantSpec, *, quota_tiers: Mapping[str, QuotaSpec], default_tier: str) -> dict[str, str]:
+    """The tenant's whole budget, completed from the default tier and the platform caps."""
+    return completed(
+        resolve_quota(spec, quota_tiers=quota_tiers, default_tier=default_tier).hard(),
+        quota_tiers[default_tier].hard(),
+        PLATFORM_CAPS,
+    )
+
+
+def emptied_by_split(total: Mapping[str, str], share: Fraction) -> list[str]:
+    """The amounts that are above zero in `total` but round down to zero in this share.
+
+    Such an environment could create none of that kind (or start no pod at all), which is never
+    what a tier means; the catalog refuses it and names the amount to raise.
+    """
+    split = split_hard(total, share)
+    return sorted(key for key, value in total.items() if quantity_value(value) > 0 and quantity_value(split[key]) == 0)

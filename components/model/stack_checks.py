@@ -132,7 +132,7 @@ def flux_problems(tenants: Sequence[tuple[TenantSpec, str]], settings: StackSett
     `--no-remote-bases` make one Flux safe to share (components/delivery/flux.py).
     """
     delivery = settings.delivery
-    if delivery.install_flux or delivery.flux_lockdown_acknowledged:
+    if delivery.flux_locked_down:
         return []
     users = sorted(label for spec, label in tenants if renders_flux_objects(spec))
     if not users:

@@ -43,7 +43,7 @@ class DatabaseSpec(StrictModel):
 
 
 class SecretSpec(StrictModel):
-    """A per-tenant secret stored in the cloud secret manager under the tenant's key."""
+    """A per-tenant secret stored in the cloud secret manager under its environment's key."""
 
     name: DnsLabel
     # generated: the platform creates a random value. external: someone fills it in out of band.

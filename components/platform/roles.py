@@ -49,6 +49,10 @@ _WORKLOADS: list[tuple[str, list[str]]] = [
     ("gateway.networking.k8s.io", ["httproutes", "grpcroutes", "tlsroutes", "listenersets"]),
     ("cert-manager.io", ["certificates"]),
     ("external-secrets.io", ["externalsecrets"]),
+]
+# Flux objects tenants write, only where the cluster's Flux runs in lockdown (`flux_writes`): on a
+# default Flux a HelmRelease that names no service account runs as helm-controller, cluster-admin.
+_FLUX: list[tuple[str, list[str]]] = [
     ("helm.toolkit.fluxcd.io", ["helmreleases"]),
     ("source.toolkit.fluxcd.io", ["helmrepositories", "ocirepositories"]),
 ]
@@ -69,12 +73,17 @@ def _rules(groups: list[tuple[str, list[str]]], verbs: list[str]) -> list[k8s.rb
     return [{"api_groups": [group], "resources": resources, "verbs": verbs} for group, resources in groups]
 
 
-def role_rules() -> dict[str, list[k8s.rbac.v1.PolicyRuleArgsDict]]:
-    """The rules of each shared role, by role key (admin, operator, viewer, deployer)."""
-    read_all = _rules(_WORKLOADS, READ) + _rules(_READ_ONLY, READ)
+def role_rules(flux_writes: bool = True) -> dict[str, list[k8s.rbac.v1.PolicyRuleArgsDict]]:
+    """The rules of each shared role, by role key (admin, operator, viewer, deployer).
+
+    Without `flux_writes` the Flux kinds are read-only for every role.
+    """
+    writable = _WORKLOADS + _FLUX if flux_writes else _WORKLOADS
+    read_only = _READ_ONLY if flux_writes else _READ_ONLY + _FLUX
+    read_all = _rules(writable, READ) + _rules(read_only, READ)
     admin = (
-        _rules(_WORKLOADS, WRITE)
-        + _rules(_READ_ONLY, READ)
+        _rules(writable, WRITE)
+        + _rules(read_only, READ)
         + [
             {"api_groups": [""], "resources": ["secrets"], "verbs": WRITE},
             {
@@ -102,8 +111,8 @@ def role_rules() -> dict[str, list[k8s.rbac.v1.PolicyRuleArgsDict]]:
     ]
     # The deployer is what GitOps and CI impersonate: everything admin may write, no interactive access.
     deployer = (
-        _rules(_WORKLOADS, WRITE)
-        + _rules(_READ_ONLY, READ)
+        _rules(writable, WRITE)
+        + _rules(read_only, READ)
         + [
             {"api_groups": [""], "resources": ["secrets"], "verbs": WRITE},
         ]
@@ -113,8 +122,9 @@ def role_rules() -> dict[str, list[k8s.rbac.v1.PolicyRuleArgsDict]]:
 
 @dataclass
 class PlatformRolesArgs:
-    """Nothing varies per stack today; the dataclass keeps the component signature uniform."""
+    """What varies per stack: whether tenants may write Flux objects (the cluster's Flux is locked down)."""
 
+    flux_writes: bool = False
     labels: dict[str, str] | None = None
 
 
@@ -127,7 +137,7 @@ class PlatformRoles(pulumi.ComponentResource):
         super().__init__("tenancy:index:PlatformRoles", name, None, opts)
         labels = {**platform_labels(), **(args.labels or {})}
         self.role_names = dict(ROLE_NAMES)
-        for key, rules in role_rules().items():
+        for key, rules in role_rules(args.flux_writes).items():
             k8s.rbac.v1.ClusterRole(
                 f"{name}-{key}",
                 metadata={"name": ROLE_NAMES[key], "labels": labels},

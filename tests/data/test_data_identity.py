@@ -1,5 +1,6 @@
-"""AWS workload identity, rule by rule: EKS Pod Identity or IRSA (`tenancy:aws.identityMode`), trust
-policies naming exactly the tenant's `workload` ServiceAccounts, and refusals naming the stack key."""
+"""AWS workload identity, rule by rule: one role per tenant environment, EKS Pod Identity or IRSA
+(`tenancy:aws.identityMode`), trust policies naming exactly that environment's `workload`
+ServiceAccount, and refusals naming the stack key."""
 
 from __future__ import annotations
 
@@ -23,10 +24,12 @@ BASE_AWS: dict[str, Any] = {
     "dbSubnetGroup": "tenancy-prod-databases",
     "dbSecurityGroupIds": ["sg-0a1b2c3d4e5f60718"],
     "databaseCidrs": ["10.20.96.0/22"],
+    "vpcId": "vpc-0a1b2c3d4e5f60718",
+    "podSecurityGroupIds": ["sg-0c1d2e3f405162738"],
 }
 POD_IDENTITY = {**BASE_AWS, "identityMode": "podIdentity", "secretsControllerRoleArn": CONTROLLER}
 IRSA = {**BASE_AWS, "identityMode": "irsa", "oidcProviderArn": PROVIDER_ARN, "oidcIssuer": ISSUER}
-SHOP_ROLE = f"arn:aws:iam::{ACCOUNT}:role/shop-identity"
+ROLES = {env: f"arn:aws:iam::{ACCOUNT}:role/shop-{env}-identity" for env in ("dev", "prod")}
 
 
 def _shop(**fields: Any) -> dict[str, Any]:
@@ -43,7 +46,7 @@ def _one(run: ProgramRun, type_token: str, name: str) -> RecordedResource:
     return matches[0]
 
 
-def _trust(run: ProgramRun, role: str = "shop-identity") -> list[dict[str, Any]]:
+def _trust(run: ProgramRun, role: str = "shop-prod-identity") -> list[dict[str, Any]]:
     statements: list[dict[str, Any]] = json.loads(_one(run, "aws:iam/role:Role", role).inputs["assumeRolePolicy"])[
         "Statement"
     ]
@@ -65,8 +68,11 @@ def _refused(tmp_path: Path, aws: dict[str, Any], data: dict[str, Any] | None = 
 # --- Pod Identity ------------------------------------------------------------------------------
 
 
-def test_pod_identity_trust_names_the_cluster_the_namespaces_and_the_workload_account(tmp_path: Path) -> None:
+def test_pod_identity_trust_names_the_cluster_the_namespace_and_the_workload_account(tmp_path: Path) -> None:
     run = _run(tmp_path, POD_IDENTITY)
+    assert _trust(run, "shop-dev-identity")[0]["Condition"]["StringEquals"]["aws:RequestTag/kubernetes-namespace"] == [
+        "tenant-shop-dev"
+    ]
     pods, controller = _trust(run)
     assert pods == {
         "Effect": "Allow",
@@ -75,7 +81,7 @@ def test_pod_identity_trust_names_the_cluster_the_namespaces_and_the_workload_ac
         "Condition": {
             "StringEquals": {
                 "aws:RequestTag/eks-cluster-name": "tenancy-prod",
-                "aws:RequestTag/kubernetes-namespace": ["tenant-shop-dev", "tenant-shop-prod"],
+                "aws:RequestTag/kubernetes-namespace": ["tenant-shop-prod"],
                 "aws:RequestTag/kubernetes-service-account": "workload",
             }
         },
@@ -91,36 +97,43 @@ def test_pod_identity_association_per_namespace_binds_only_the_workload_account(
         ("tenant-shop-dev", "workload"),
         ("tenant-shop-prod", "workload"),
     ]
-    assert {a.inputs["roleArn"] for a in associations} == {SHOP_ROLE}
+    # Each namespace's account gets its own environment's role, never the other's.
+    assert {(a.inputs["namespace"], a.inputs["roleArn"]) for a in associations} == {
+        ("tenant-shop-dev", ROLES["dev"]),
+        ("tenant-shop-prod", ROLES["prod"]),
+    }
     assert {a.inputs["clusterName"] for a in associations} == {"tenancy-prod"}
     # No IRSA annotation; the SecretStore names the role the controller assumes.
     account = _one(run, "kubernetes:core/v1:ServiceAccount", "shop-prod-workload")
     assert account.inputs["metadata"].get("annotations", {}) == {}
     store = objects_of_kind(run, "SecretStore", "tenant-shop-prod")[0]
-    assert store["spec"]["provider"] == {"aws": {"service": "SecretsManager", "region": REGION, "role": SHOP_ROLE}}
+    assert store["spec"]["provider"] == {"aws": {"service": "SecretsManager", "region": REGION, "role": ROLES["prod"]}}
 
 
 def test_identity_follows_the_environments_the_tenant_has(tmp_path: Path) -> None:
     run = _run(tmp_path, POD_IDENTITY, _shop(environments=["prod"]))
+    assert [r.name for r in run.of_type("aws:iam/role:Role") if r.name.startswith("shop-")] == ["shop-prod-identity"]
     assert _trust(run)[0]["Condition"]["StringEquals"]["aws:RequestTag/kubernetes-namespace"] == ["tenant-shop-prod"]
     associations = run.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
     assert [a.inputs["namespace"] for a in associations] == ["tenant-shop-prod"]
 
 
-def test_role_policy_reads_only_the_tenant_secrets_and_key(tmp_path: Path) -> None:
+@pytest.mark.parametrize("environment", ["dev", "prod"])
+def test_role_policy_reads_only_the_environment_secrets_and_key(tmp_path: Path, environment: str) -> None:
     run = _run(tmp_path, POD_IDENTITY)
-    policy = json.loads(_one(run, "aws:iam/rolePolicy:RolePolicy", "shop-identity-policy").inputs["policy"])
+    name = f"shop-{environment}-identity-policy"
+    policy = json.loads(_one(run, "aws:iam/rolePolicy:RolePolicy", name).inputs["policy"])
     assert policy["Statement"] == [
         {
             "Effect": "Allow",
             "Action": ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"],
-            # The `/` ends the tenant name: `shop` never matches `shop-eu`.
-            "Resource": f"arn:aws:secretsmanager:{REGION}:*:secret:tenancy/shop/*",
+            # Each `/` ends a name: `shop` never matches `shop-eu`, `dev` never `dev-eu`.
+            "Resource": f"arn:aws:secretsmanager:{REGION}:*:secret:tenancy/shop/{environment}/*",
         },
         {
             "Effect": "Allow",
             "Action": ["kms:Decrypt", "kms:DescribeKey"],
-            "Resource": f"arn:aws:kms:{REGION}:{ACCOUNT}:key/shop-key",
+            "Resource": f"arn:aws:kms:{REGION}:{ACCOUNT}:key/shop-{environment}-key",
         },
     ]
 
@@ -128,9 +141,10 @@ def test_role_policy_reads_only_the_tenant_secrets_and_key(tmp_path: Path) -> No
 # --- IRSA ------------------------------------------------------------------------------------
 
 
-def test_irsa_trust_names_exactly_the_workload_subjects(tmp_path: Path) -> None:
+@pytest.mark.parametrize("environment", ["dev", "prod"])
+def test_irsa_trust_names_exactly_the_environment_workload_subject(tmp_path: Path, environment: str) -> None:
     run = _run(tmp_path, IRSA)
-    assert _trust(run) == [
+    assert _trust(run, f"shop-{environment}-identity") == [
         {
             "Effect": "Allow",
             "Principal": {"Federated": PROVIDER_ARN},
@@ -138,10 +152,7 @@ def test_irsa_trust_names_exactly_the_workload_subjects(tmp_path: Path) -> None:
             "Condition": {
                 "StringEquals": {
                     f"{ISSUER}:aud": "sts.amazonaws.com",
-                    f"{ISSUER}:sub": [
-                        "system:serviceaccount:tenant-shop-dev:workload",
-                        "system:serviceaccount:tenant-shop-prod:workload",
-                    ],
+                    f"{ISSUER}:sub": [f"system:serviceaccount:tenant-shop-{environment}:workload"],
                 }
             },
         }
@@ -153,7 +164,7 @@ def test_irsa_annotates_the_workload_account_and_needs_no_association(tmp_path: 
     assert run.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation") == []
     for environment in ("dev", "prod"):
         account = _one(run, "kubernetes:core/v1:ServiceAccount", f"shop-{environment}-workload")
-        assert account.inputs["metadata"]["annotations"] == {"eks.amazonaws.com/role-arn": SHOP_ROLE}
+        assert account.inputs["metadata"]["annotations"] == {"eks.amazonaws.com/role-arn": ROLES[environment]}
         store = objects_of_kind(run, "SecretStore", f"tenant-shop-{environment}")[0]
         # ESO authenticates with the workload account's own token (and so its role).
         assert store["spec"]["provider"]["aws"]["auth"] == {"jwt": {"serviceAccountRef": {"name": "workload"}}}
@@ -200,3 +211,13 @@ def test_identity_settings_are_only_required_where_something_uses_them(tmp_path:
     tenants = write_tenants(tmp_path, tenant_document("plain"))
     run = plan("prod-aws", tenants, aws=json.dumps(aws), data="{}")
     assert run.of_type("aws:iam/role:Role") == []
+
+
+def test_role_names_fit_iam_for_the_longest_tenant_names(tmp_path: Path) -> None:
+    # tenant-<name>-<env> is at most 63 characters, so name and environment may take 55.
+    name = "n" * 50
+    run = _run(tmp_path, POD_IDENTITY, tenant_document(name, secrets=[{"name": "k", "source": "generated"}]))
+    prefixes = [r.inputs["namePrefix"] for r in run.of_type("aws:iam/role:Role") if r.name.startswith(name)]
+    assert len(prefixes) == 2
+    # IAM: a prefix of at most 38 characters, to which AWS appends a unique 26.
+    assert all(p.startswith("t-nnn") and len(p) <= 38 for p in prefixes)

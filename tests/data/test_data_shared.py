@@ -173,7 +173,7 @@ def test_aws_each_tenant_database_gets_its_own_login_that_owns_it(aws_run: Progr
 def test_aws_shared_credentials_land_under_the_tenant_key_and_arrive_as_db_secret(aws_run: ProgramRun) -> None:
     secret = _named(aws_run, "aws:secretsmanager/secret:Secret", "shop-prod-db-orders-credentials-secret")
     assert secret.inputs["name"] == "tenancy/shop/prod/db/orders"
-    assert secret.inputs["kmsKeyId"] == "arn:aws:kms:eu-west-1:111122223333:key/shop-key"
+    assert secret.inputs["kmsKeyId"] == "arn:aws:kms:eu-west-1:111122223333:key/shop-prod-key"
     version = _named(
         aws_run, "aws:secretsmanager/secretVersion:SecretVersion", "shop-prod-db-orders-credentials-version"
     )

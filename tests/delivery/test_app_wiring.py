@@ -127,7 +127,7 @@ def test_an_environment_without_data_has_no_identity_for_its_pods(tmp_path: Path
 def test_the_workload_account_carries_the_cloud_identity(runs: dict[str, tuple[ProgramRun, _CapturingMocks]]) -> None:
     gcp, _ = runs["prod"]
     account = _one(gcp, "ServiceAccount", "tenant-acme-prod", "workload")
-    principal = gcp.outputs["tenants"]["acme"]["data"]["identity"]["principal"]
+    principal = gcp.outputs["tenants"]["acme"]["data"]["identity"]["principal"]["prod"]
     assert account["metadata"]["annotations"] == {"iam.gke.io/gcp-service-account": principal}
     aws, _ = runs["prod-aws"]
     associations = [r.inputs for r in aws.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")]

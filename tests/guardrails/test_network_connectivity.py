@@ -126,12 +126,26 @@ def test_gcp_dev_pods_reach_only_dev_databases() -> None:
         assert not connectivity.reaches("tenant-acme-prod/app", address)
 
 
-@pytest.mark.xfail(strict=True, reason="AWS opens the whole DB subnet per environment; see docs/network.md")
 def test_aws_dev_pods_reach_only_dev_databases() -> None:
+    """RDS endpoints are DNS names in shared subnets: the NetworkPolicy (nca) opens the subnet on
+    the database ports, and the environment's security groups, which nca cannot see, decide which
+    instance answers (modelled in tests/clouds/security_groups.py; docs/adr/0009)."""
+    from tests.clouds.security_groups import admits
+
     run, connectivity = _analyzed("prod-aws")
-    # Any address of the DB subnet stands for a prod database: RDS endpoints are DNS names.
     assert _database_addresses(run, "tenant-acme-dev")
-    assert not connectivity.reaches("tenant-acme-dev/app", "10.20.96.10")
+    instances = {
+        (i.inputs["tags"]["environment"], i.inputs["dbName"]): i
+        for i in run.of_type("aws:rds/instance:Instance")
+        if i.inputs.get("tags", {}).get("tenant") == "acme"
+    }
+    assert {("dev", "orders"), ("prod", "orders"), ("prod", "legacy_billing")} <= instances.keys()
+    for (environment, _), instance in instances.items():
+        port = 5432 if instance.inputs["engine"] == "postgres" else 3306
+        # Any address of the DB subnet stands for the instance.
+        for pod in ("tenant-acme-dev/app", "tenant-acme-prod/app"):
+            reaches = connectivity.allows(pod, "10.20.96.10", port) and admits(run, pod.split("/")[0], instance, port)
+            assert reaches == (pod == f"tenant-acme-{environment}/app"), (pod, environment, instance.name)
 
 
 @pytest.mark.parametrize(

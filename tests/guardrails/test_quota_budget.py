@@ -165,3 +165,20 @@ def test_quota_split_must_name_hosted_environments() -> None:
     assert [str(p) for p in raised.value.problems] == [
         "Pulumi.test.yaml: tenancy:quotaSplit.staging: not an environment of this stack (environments: dev, prod)"
     ]
+
+
+def test_a_split_that_leaves_an_environment_nothing_is_refused(tmp_path: Path) -> None:
+    """Rounding down keeps the total; it must not reach zero, or dev could start no pod."""
+    custom = {
+        "requests": {"cpu": "2", "memory": "4Gi"},
+        "limits": {"cpu": "4", "memory": "8Gi"},
+        "objects": {"pods": 3},
+    }
+    directory = write_tenants(tmp_path / "tenants", tenant_document("acme", quota={"custom": custom}))
+    with pytest.raises(ConfigurationError) as raised:
+        plan("dev", directory, quotaSplit='{"dev": 1, "prod": 3}')
+    [problem] = [str(p) for p in raised.value.problems]
+    assert "tenants/acme.yaml: quota.custom: the custom quota split over dev, prod" in problem, problem
+    assert "leaves environment dev zero of pods (3)" in problem
+    # Equal weights give dev one pod: admitted.
+    assert objects_of_kind(plan("dev", directory), "ResourceQuota", "tenant-acme-dev")[0]["spec"]["hard"]["pods"] == "1"

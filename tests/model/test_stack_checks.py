@@ -18,6 +18,7 @@ from components.model.errors import ConfigurationError
 from components.model.stack import StackSettings, parse_settings
 from components.model.stack_checks import OPERATOR_IDENTITY
 from tests.cel_admission import AdmissionChain, Request
+from tests.rbac import Authorizer, UserInfo
 from tests.support import kubernetes_objects, objects_of_kind, tenant_document, write_tenants
 from tools.harness import ProgramRun, run_stack
 
@@ -254,3 +255,22 @@ def test_installed_or_acknowledged_flux_is_accepted(tmp_path: Path, delivery: st
 def test_tenants_without_flux_objects_need_no_acknowledgement(tmp_path: Path) -> None:
     image_app = {"name": "web", "image": {"repository": "registry.example.org/web", "tag": "1.0.0"}}
     assert loads(tmp_path, LOCAL, tenant_document("acme", apps=[image_app])) == ["acme"]
+
+
+def test_without_a_locked_down_flux_tenants_cannot_write_flux_objects(tmp_path: Path) -> None:
+    """Tenant roles could write HelmReleases whatever the tenant files render: a stack whose Flux is
+    neither installed here nor confirmed locked down gives no role Flux writes at all."""
+    image_app = {"name": "web", "image": {"repository": "registry.example.org/web", "tag": "1.0.0"}}
+    access = {"admin": ["acme-admins"]}
+    directory = write_tenants(tmp_path / "tenants", tenant_document("acme", apps=[image_app], access=access))
+    open_flux = run_stack("dev", {"tenancy:tenantsDir": str(directory), "tenancy:delivery": '{"installFlux": false}'})
+    authz = Authorizer(kubernetes_objects(open_flux))
+    admin = UserInfo("alice", ("acme-admins", "system:authenticated"))
+    for group, resource in [
+        ("helm.toolkit.fluxcd.io", "helmreleases"),
+        ("source.toolkit.fluxcd.io", "helmrepositories"),
+    ]:
+        assert not authz.allowed(admin, "create", resource, "tenant-acme-dev", group=group), resource
+        assert authz.allowed(admin, "list", resource, "tenant-acme-dev", group=group), resource
+    locked = Authorizer(kubernetes_objects(run_stack("dev", {"tenancy:tenantsDir": str(directory)})))
+    assert locked.allowed(admin, "create", "helmreleases", "tenant-acme-dev", group="helm.toolkit.fluxcd.io")

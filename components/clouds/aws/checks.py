@@ -16,14 +16,32 @@ from components.model.tenant_file import TenantSpec
 _NAMED = 3
 
 
+def database_problems(aws: AwsSettings) -> list[str]:
+    """Why no database can be hosted: RDS placement, and the security groups that keep each
+    environment's pods to its own databases (docs/adr/0009)."""
+    problems = []
+    if aws.db_subnet_group is None:
+        problems.append("RDS needs tenancy:aws.dbSubnetGroup (and dbSecurityGroupIds)")
+    if aws.vpc_id is None:
+        problems.append("RDS needs tenancy:aws.vpcId (where each environment's database security group is created)")
+    if not aws.pod_security_group_ids:
+        problems.append(
+            "RDS needs tenancy:aws.podSecurityGroupIds (the cluster security group pods keep once a "
+            "SecurityGroupPolicy gives them their environment's database group)"
+        )
+    return problems
+
+
 def stack_problems(aws: AwsSettings, specs: Sequence[TenantSpec], settings: StackSettings) -> list[Problem]:
-    """Subnets for shared instances, and the identity settings every tenant role needs."""
+    """Subnets and VPC for shared instances, and the identity settings every tenant role needs."""
     problems: list[Problem] = []
     source = settings.source
-    if settings.data.shared_instances and aws.db_subnet_group is None:
-        problems.append(
-            Problem(source, "tenancy:aws.dbSubnetGroup", "required by tenancy:data.sharedInstances (RDS placement)")
-        )
+    if settings.data.shared_instances:
+        for key, value in (("dbSubnetGroup", aws.db_subnet_group), ("vpcId", aws.vpc_id)):
+            if value is None:
+                problems.append(
+                    Problem(source, f"tenancy:aws.{key}", "required by tenancy:data.sharedInstances (RDS placement)")
+                )
     # Every tenant with data or shared secrets gets an IAM role its ServiceAccounts assume.
     users = sorted(spec.name for spec in specs if spec.databases or spec.secrets or spec.shared_secrets)
     if not users and not settings.data.shared_secrets:

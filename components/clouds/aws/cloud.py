@@ -15,7 +15,7 @@ import pulumi
 from components.clouds.aws import checks
 from components.clouds.aws.network import NETWORK
 from components.clouds.base import DataBackend, Guard, PlatformValues
-from components.clouds.eso import cluster_secret_store
+from components.clouds.eso import shared_secret_store
 from components.model.capabilities import CloudCapabilities
 from components.model.clouds import AwsSettings
 from components.model.data import DataSettings
@@ -71,9 +71,12 @@ class AwsCloud:
         from components.clouds.aws import data, shared
 
         values = shared.platform(self.aws, self.data, labels, guard)
-        if self.data.shared_secrets:
-            provider = data.shared_store_provider(self.aws, self.cluster_name, self.data, labels, guard)
-            cluster_secret_store(provider, guard, shared_namespaces)
+        shared_secret_store(
+            self.data.shared_secrets,
+            guard,
+            shared_namespaces,
+            lambda: data.shared_store_provider(self.aws, self.cluster_name, self.data, labels, guard),
+        )
         return values
 
     def data_backend(self, *, values: pulumi.Output[Any], opts: pulumi.ResourceOptions) -> DataBackend:
@@ -82,9 +85,7 @@ class AwsCloud:
         return data.AwsData(self.aws, self.cluster_name, self.data, PlatformValues(values), opts)
 
     def database_problems(self) -> list[str]:
-        if self.aws.db_subnet_group is None:
-            return ["RDS needs tenancy:aws.dbSubnetGroup (and dbSecurityGroupIds)"]
-        return []
+        return checks.database_problems(self.aws)
 
     def stack_problems(self, specs: Sequence[TenantSpec], settings: StackSettings) -> list[Problem]:
         return checks.stack_problems(self.aws, specs, settings)

@@ -1,10 +1,11 @@
-"""Tenant data on AWS: a KMS key per tenant (rotation, alias), RDS encrypted with it (or a database
-on a shared instance, `shared.py`), Secrets Manager under it, and an IAM role the tenant's
-workload ServiceAccounts assume (EKS Pod Identity, or IRSA by config).
+"""Tenant data on AWS: per tenant environment a KMS key (rotation, alias) and an IAM role that only
+that environment's `workload` ServiceAccount assumes (EKS Pod Identity, or IRSA by config); RDS
+encrypted with the environment's key (or a database on a shared instance, `shared.py`), Secrets
+Manager under it.
 
-The role's policy names the tenant's secret path (`tenancy/<tenant>/*`, the `/` ends the tenant
-name so `acme` never matches `acme-eu`) and its own key, so one policy per tenant covers every
-secret it will ever have, without a grant per secret.
+The role's policy names the environment's secret path (`tenancy/<tenant>/<environment>/*`) and its
+own key, so one policy per environment covers every secret it will ever have, without a grant
+per secret.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.clouds.aws.rds import rds_instance
+from components.clouds.aws.security_groups import EnvironmentGroups, security_group_policy
 from components.clouds.aws.shared import SharedLogins
 from components.clouds.base import (
     WORKLOAD_ACCOUNT,
@@ -24,6 +26,7 @@ from components.clouds.base import (
     DatabaseEndpoint,
     DatabaseLogin,
     DatabaseRequest,
+    DeliveryTarget,
     Guard,
     PlatformValues,
     SecretRequest,
@@ -87,6 +90,20 @@ def _trust(settings_aws: AwsSettings, cluster_name: str, namespaces: list[str], 
     return _policy({"Version": "2012-10-17", "Statement": statements})
 
 
+def role_policy(region: str, tenant: str, environment: str, key_arn: str) -> dict[str, Any]:
+    """What one tenant environment's role may do: read its environment's secrets (the path
+    `tenancy/<tenant>/<environment>/*`; each `/` ends a name, so `acme` never matches `acme-eu` nor
+    `dev` `dev-eu`) and decrypt with its environment's key, nothing else."""
+    secrets_arn = f"arn:aws:secretsmanager:{region}:*:secret:tenancy/{tenant}/{environment}/*"
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Effect": "Allow", "Action": _SECRET_READ, "Resource": secrets_arn},
+            {"Effect": "Allow", "Action": ["kms:Decrypt", "kms:DescribeKey"], "Resource": key_arn},
+        ],
+    }
+
+
 class AwsData:
     """RDS, Secrets Manager, KMS and IAM roles for one stack on AWS."""
 
@@ -104,6 +121,7 @@ class AwsData:
         self._cluster = cluster_name
         self._data = data
         self._shared = SharedLogins(data, platform, opts)
+        self._groups = EnvironmentGroups(settings_aws)
         self.delivery = EsoDelivery(data.refresh_interval, data.shared_secrets, self.secret_store_provider)
 
     def remote_secret_name(self, tenant: str, environment: str, secret: str) -> str:
@@ -111,8 +129,8 @@ class AwsData:
         return f"tenancy/{tenant}/{environment}/{secret}"
 
     def database_egress(self, endpoints: Sequence[DatabaseEndpoint]) -> DatabaseEgress:
-        # RDS endpoints are DNS names a NetworkPolicy cannot name: open the DB subnets on every
-        # database port instead (security groups do the rest).
+        # RDS endpoints are DNS names a NetworkPolicy cannot name: open the DB subnets on the
+        # database ports; the environment's security groups admit only its own databases.
         if not endpoints:
             return endpoint_egress(endpoints)
         return DatabaseEgress(
@@ -121,61 +139,65 @@ class AwsData:
             namespaces=endpoint_egress(endpoints).namespaces,
         )
 
-    def identity(self, tenant: str, namespaces: list[str], labels: dict[str, str], guard: Guard) -> TenantIdentity:
-        # The tenant's key; a deleted key stays recoverable for 30 days (the longest AWS allows).
+    def database_access(self, target: DeliveryTarget, endpoints: Sequence[DatabaseEndpoint]) -> None:
+        # Security groups tell the environments apart at the database (docs/adr/0009): every pod
+        # of the namespace joins its databases' groups.
+        groups = list(dict.fromkeys(group for endpoint in endpoints for group in endpoint.security_groups))
+        if groups:
+            security_group_policy(target, groups, self._aws)
+
+    def identity(
+        self, tenant: str, environment: str, namespace: str | None, labels: dict[str, str], guard: Guard
+    ) -> TenantIdentity:
+        prefix = f"{tenant}-{environment}"
+        # The environment's key; a deleted key stays recoverable for 30 days (the longest AWS allows).
         key = aws.kms.Key(
-            f"{tenant}-key",
-            description=f"tenancy tenant {tenant}",
+            f"{prefix}-key",
+            description=f"tenancy tenant {tenant} environment {environment}",
             enable_key_rotation=True,
             deletion_window_in_days=30,
             tags=labels,
             opts=guard.data(),
         )
-        if guard.release:
+        if guard.release or namespace is None:
             return TenantIdentity(principal=None, key=key.arn)
         # A readable name for the key in the console and in policies.
         aws.kms.Alias(
-            f"{tenant}-key-alias", name=f"alias/tenancy/{tenant}", target_key_id=key.key_id, opts=guard.plain()
+            f"{prefix}-key-alias",
+            name=f"alias/tenancy/{tenant}/{environment}",
+            target_key_id=key.key_id,
+            opts=guard.plain(),
         )
         role = aws.iam.Role(
-            f"{tenant}-identity",
-            description=f"tenancy tenant {tenant}: its own secrets and key, nothing else",
-            assume_role_policy=_trust(self._aws, self._cluster, namespaces, WORKLOAD_ACCOUNT),
+            f"{prefix}-identity",
+            # AWS appends a unique suffix; the prefix only has to be readable (at most 38 characters,
+            # where an autonamed `<tenant>-<env>-identity-<random>` could pass IAM's 64).
+            name_prefix=f"t-{prefix}"[:37] + "-",
+            description=f"tenancy tenant {tenant} environment {environment}: its secrets and key, nothing else",
+            assume_role_policy=_trust(self._aws, self._cluster, [namespace], WORKLOAD_ACCOUNT),
             tags=labels,
             opts=guard.plain(),
         )
-        secrets_arn = f"arn:aws:secretsmanager:{self._aws.region}:*:secret:tenancy/{tenant}/*"
         aws.iam.RolePolicy(
-            f"{tenant}-identity-policy",
+            f"{prefix}-identity-policy",
             role=role.id,
-            policy=key.arn.apply(
-                lambda key_arn: _policy(
-                    {
-                        "Version": "2012-10-17",
-                        "Statement": [
-                            {"Effect": "Allow", "Action": _SECRET_READ, "Resource": secrets_arn},
-                            {"Effect": "Allow", "Action": ["kms:Decrypt", "kms:DescribeKey"], "Resource": key_arn},
-                        ],
-                    }
-                )
-            ),
+            policy=key.arn.apply(lambda key_arn: _policy(role_policy(self._aws.region, tenant, environment, key_arn))),
             opts=guard.plain(),
         )
         annotations: pulumi.Output[dict[str, str]] | dict[str, str] = {}
         if self._aws.identity_mode == "irsa":
             annotations = role.arn.apply(lambda arn: {"eks.amazonaws.com/role-arn": arn})
         else:
-            # Pod Identity: one association per namespace binds its `workload` account to the role.
-            for namespace in namespaces:
-                aws.eks.PodIdentityAssociation(
-                    f"{tenant}-{namespace}-pod-identity",
-                    cluster_name=self._cluster,
-                    namespace=namespace,
-                    service_account=WORKLOAD_ACCOUNT,
-                    role_arn=role.arn,
-                    tags=labels,
-                    opts=guard.plain(),
-                )
+            # Pod Identity: the namespace's `workload` account, bound to the environment's role.
+            aws.eks.PodIdentityAssociation(
+                f"{prefix}-pod-identity",
+                cluster_name=self._cluster,
+                namespace=namespace,
+                service_account=WORKLOAD_ACCOUNT,
+                role_arn=role.arn,
+                tags=labels,
+                opts=guard.plain(),
+            )
         return TenantIdentity(principal=role.arn, key=key.arn, account_annotations=annotations)
 
     def database(self, request: DatabaseRequest, identity: TenantIdentity, guard: Guard) -> DatabaseEndpoint:
@@ -185,6 +207,8 @@ class AwsData:
                 raise LookupError(f"no shared {request.engine} {request.version} instance for {request.environment}")
             login = self._shared.login(instance, request, guard)
         else:
+            # The environment's group: only its own pods (SecurityGroupPolicy) reach the instance.
+            group = self._groups.group(request.tenant, request.environment, request.labels, guard.plain())
             # MySQL user names are limited to 16 characters.
             username = request.name[:16] if request.engine == "mysql" else request.name
             password = generate_password(f"{request.prefix}-password", 32, guard)
@@ -197,8 +221,9 @@ class AwsData:
                 db_name=request.name,
                 username=username,
                 password=password,
-                # Encrypted at rest with the tenant's key.
+                # Encrypted at rest with the environment's key.
                 kms_key=identity.key,
+                security_groups=[group],
                 final_snapshot=f"{request.prefix}-final",
                 settings_aws=self._aws,
                 data=self._data,
@@ -212,6 +237,7 @@ class AwsData:
                 host=rds.address,
                 database=request.name,
                 instance=rds.identifier,
+                security_groups=[group],
             )
         remote = f"tenancy/{request.tenant}/{request.environment}/db/{request.name}"
         return deliver_credentials(self, request, identity, guard, login, remote)

@@ -8,6 +8,8 @@ registered with weaker guards than a tenant's own.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pulumi
 import pulumi_aws as aws
 
@@ -29,6 +31,7 @@ def rds_instance(
     kms_key: pulumi.Input[str] | None,
     final_snapshot: str,
     settings_aws: AwsSettings,
+    security_groups: Sequence[pulumi.Input[str]],
     data: DataSettings,
     tags: dict[str, str],
     opts: pulumi.ResourceOptions,
@@ -48,7 +51,8 @@ def rds_instance(
         storage_encrypted=True,
         kms_key_id=kms_key,
         db_subnet_group_name=settings_aws.db_subnet_group,
-        vpc_security_group_ids=settings_aws.db_security_group_ids,
+        # The stack's groups (the runner, people) and the groups of the pods that may connect.
+        vpc_security_group_ids=[*settings_aws.db_security_group_ids, *security_groups],
         publicly_accessible=False,
         multi_az=size == "large",
         # Guards: the API refuses to delete it, a final snapshot is taken if it ever is, and

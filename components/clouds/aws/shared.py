@@ -27,6 +27,7 @@ import pulumi_mysql as mysql
 import pulumi_postgresql as postgresql
 
 from components.clouds.aws.rds import rds_instance
+from components.clouds.aws.security_groups import members_group
 from components.clouds.base import (
     ENGINE_PORTS,
     DatabaseLogin,
@@ -52,7 +53,8 @@ def admin_secret_name(instance: str) -> str:
 
 def platform(settings_aws: AwsSettings, data: DataSettings, labels: dict[str, str], guard: Guard) -> dict[str, Any]:
     """Register the platform key and the shared instances; return what tenants need, no secret:
-    `{"key": arn, "sharedInstances": {name: {"identifier", "address", "adminSecretVersion"}}}`."""
+    `{"key": arn, "sharedInstances": {name: {"identifier", "address", "adminSecretVersion",
+    "securityGroup"}}}`."""
     if not data.shared_instances:
         return {}
     # A shared instance serves several tenants, so no tenant's key fits it: the platform's own.
@@ -85,6 +87,14 @@ def _shared_instance(
 ) -> dict[str, Any]:
     """One shared RDS instance and its admin credentials (under the platform key)."""
     password = generate_password(f"shared-{name}-admin-password", 32, guard)
+    # Pods of the environments with a database here join this group (docs/adr/0009).
+    clients = members_group(
+        f"shared-{name}-clients",
+        f"tenancy shared instance {name}: the pods of environments with a database on it",
+        settings_aws,
+        labels,
+        guard.plain(),
+    )
     rds = rds_instance(
         f"shared-{name}",
         engine=instance.engine,
@@ -94,12 +104,33 @@ def _shared_instance(
         username=ADMIN_USER,
         password=password,
         kms_key=key.arn,
+        security_groups=[clients.id],
         final_snapshot=f"tenancy-shared-{name}-final",
         settings_aws=settings_aws,
         data=data,
         tags=labels,
         opts=guard.data(),
     )
+    version = _admin_secret(name, instance, rds, password, key, data, labels, guard)
+    return {
+        "identifier": rds.identifier,
+        "address": rds.address,
+        "adminSecretVersion": version.id,
+        "securityGroup": clients.id,
+    }
+
+
+def _admin_secret(
+    name: str,
+    instance: SharedInstance,
+    rds: aws.rds.Instance,
+    password: pulumi.Output[str],
+    key: aws.kms.Key,
+    data: DataSettings,
+    labels: dict[str, str],
+    guard: Guard,
+) -> aws.secretsmanager.SecretVersion:
+    """The instance's admin credentials in Secrets Manager, under the platform key."""
     secret = aws.secretsmanager.Secret(
         f"shared-{name}-admin",
         name=admin_secret_name(name),
@@ -127,7 +158,7 @@ def _shared_instance(
         secret_string=secret_document,
         opts=guard.data(),
     )
-    return {"identifier": rds.identifier, "address": rds.address, "adminSecretVersion": version.id}
+    return version
 
 
 def _admin_password(document: str | None) -> str:
@@ -226,4 +257,5 @@ class SharedLogins:
             host=self._values.shared(instance, "address"),
             database=database_name,
             instance=self._values.shared(instance, "identifier"),
+            security_groups=[self._values.shared(instance, "securityGroup")],
         )

@@ -13,7 +13,7 @@ from typing import Any
 import pulumi
 
 from components.clouds.base import DataBackend, Guard
-from components.clouds.eso import cluster_secret_store
+from components.clouds.eso import shared_secret_store
 from components.clouds.gcp.network import NETWORK
 from components.model.capabilities import CloudCapabilities
 from components.model.clouds import GcpSettings
@@ -70,10 +70,12 @@ class GcpCloud:
         from components.clouds.gcp import platform
 
         values = platform.platform(self.gcp, self.data, labels, guard)
-        if self.data.shared_secrets:
-            cluster_secret_store(
-                platform.shared_store_provider(self.gcp, self.cluster_name, self.data, guard), guard, shared_namespaces
-            )
+        shared_secret_store(
+            self.data.shared_secrets,
+            guard,
+            shared_namespaces,
+            lambda: platform.shared_store_provider(self.gcp, self.cluster_name, self.data, guard),
+        )
         return values
 
     def data_backend(self, *, values: pulumi.Output[Any], opts: pulumi.ResourceOptions) -> DataBackend:

@@ -1,5 +1,6 @@
-"""Tenant data on GCP: a CryptoKey per tenant in the platform key ring, Cloud SQL, Secret Manager
-under that key, and a Google service account bound to the tenant's Kubernetes service accounts.
+"""Tenant data on GCP: per tenant environment a CryptoKey in the platform key ring and a Google
+service account bound to that environment's `workload` Kubernetes service account only; Cloud SQL
+and Secret Manager under the environment's key, each secret readable by its environment's account.
 
 The cluster-wide parts (key ring, shared instances, the shared-secrets identity) are in
 `platform.py`; both use this module's Cloud SQL settings and roles.
@@ -21,6 +22,7 @@ from components.clouds.base import (
     DatabaseEndpoint,
     DatabaseLogin,
     DatabaseRequest,
+    DeliveryTarget,
     Guard,
     PlatformValues,
     SecretRequest,
@@ -38,6 +40,7 @@ _TIERS = {"small": "db-custom-1-3840", "medium": "db-custom-2-7680", "large": "d
 SECRET_ACCESSOR = "roles/secretmanager.secretAccessor"
 KEY_USER = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
 _DAY = 86400
+_MAX_KEY_NAME = 63
 
 
 def database_version(engine: str, version: str) -> str:
@@ -45,10 +48,20 @@ def database_version(engine: str, version: str) -> str:
     return f"{'POSTGRES' if engine == 'postgres' else 'MYSQL'}_{version.replace('.', '_')}"
 
 
-def service_account_id(tenant: str) -> str:
-    """A GSA id (6-30 characters) that stays unique for long tenant names: prefix plus a hash."""
-    digest = hashlib.sha256(tenant.encode()).hexdigest()[:8]
-    return f"t-{tenant[:19].rstrip('-')}-{digest}"
+def service_account_id(tenant: str, environment: str) -> str:
+    """A GSA id (6-30 characters) per tenant environment that stays unique for long names: a
+    readable prefix of both plus a hash of the pair (`-` may occur in either, so the hash decides)."""
+    digest = hashlib.sha256(f"{tenant}/{environment}".encode()).hexdigest()[:8]
+    return f"t-{tenant[:12].rstrip('-')}-{environment[:6].rstrip('-')}-{digest}"
+
+
+def key_name(tenant: str, environment: str) -> str:
+    """The environment's CryptoKey in the platform ring; `_` is in no tenant or environment name.
+    Past CryptoKey's 63 characters a readable prefix keeps a hash of the whole."""
+    name = f"tenancy_{tenant}_{environment}"
+    if len(name) <= _MAX_KEY_NAME:
+        return name
+    return f"{name[: _MAX_KEY_NAME - 9]}_{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
 def workload_member(project: str, namespace: str) -> str:
@@ -66,7 +79,7 @@ class GcpPlatform(PlatformValues):
 
 
 def _key(identity: TenantIdentity) -> pulumi.Output[str]:
-    if identity.key is None:  # every GCP identity carries the tenant's key
+    if identity.key is None:  # every GCP identity carries its environment's key
         raise ValueError("a GCP tenant identity without a key")
     return identity.key
 
@@ -135,38 +148,44 @@ class GcpData:
         # Cloud SQL private IPs are known addresses: open exactly those.
         return endpoint_egress(endpoints)
 
-    def identity(self, tenant: str, namespaces: list[str], labels: dict[str, str], guard: Guard) -> TenantIdentity:
-        # The tenant's key: everything it stores is encrypted with it; rotated automatically.
+    def database_access(self, target: DeliveryTarget, endpoints: Sequence[DatabaseEndpoint]) -> None:
+        # Each Cloud SQL instance has its own address: the egress NetworkPolicy tells them apart.
+        return None
+
+    def identity(
+        self, tenant: str, environment: str, namespace: str | None, labels: dict[str, str], guard: Guard
+    ) -> TenantIdentity:
+        prefix = f"{tenant}-{environment}"
+        # The environment's key: everything it stores is encrypted with it; rotated automatically.
         key = gcp.kms.CryptoKey(
-            f"{tenant}-key",
-            name=f"tenant-{tenant}",
+            f"{prefix}-key",
+            name=key_name(tenant, environment),
             key_ring=self._platform.key_ring(),
             rotation_period=f"{self._gcp.key_rotation_days * _DAY}s",
             labels=labels,
             opts=guard.data(),
         )
-        if guard.release:
+        if guard.release or namespace is None:
             # Offboarding: the key is kept, nobody needs to use it any more.
             return TenantIdentity(principal=None, key=key.id)
         account = gcp.serviceaccount.Account(
-            f"{tenant}-identity",
-            account_id=service_account_id(tenant),
-            display_name=f"tenancy tenant {tenant}",
+            f"{prefix}-identity",
+            account_id=service_account_id(tenant, environment),
+            display_name=f"tenancy tenant {tenant} environment {environment}",
             opts=guard.plain(),
         )
         member = account.email.apply(lambda email: f"serviceAccount:{email}")
-        # One authoritative binding lists every namespace's `workload` account: nobody else may
-        # impersonate the tenant's identity.
+        # Authoritative: only this namespace's `workload` account may impersonate it.
         gcp.serviceaccount.IAMBinding(
-            f"{tenant}-workload-identity",
+            f"{prefix}-workload-identity",
             service_account_id=account.name,
             role="roles/iam.workloadIdentityUser",
-            members=[workload_member(self._gcp.project, namespace) for namespace in namespaces],
+            members=[workload_member(self._gcp.project, namespace)],
             opts=guard.plain(),
         )
-        # Its own key only.
+        # Its own environment's key only.
         gcp.kms.CryptoKeyIAMMember(
-            f"{tenant}-key-user", crypto_key_id=key.id, role=KEY_USER, member=member, opts=guard.plain()
+            f"{prefix}-key-user", crypto_key_id=key.id, role=KEY_USER, member=member, opts=guard.plain()
         )
         return TenantIdentity(
             principal=account.email,
@@ -188,7 +207,7 @@ class GcpData:
                 f"{request.prefix}-instance",
                 database_version=database_version(request.engine, request.version),
                 region=self._gcp.region,
-                # The tenant's key encrypts its dedicated instance (CMEK).
+                # The environment's key encrypts its dedicated instance (CMEK).
                 encryption_key_name=_key(identity),
                 deletion_protection=True,
                 settings=instance_settings(

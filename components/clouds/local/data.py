@@ -20,6 +20,7 @@ from components.clouds.base import (
     DatabaseEndpoint,
     DatabaseLogin,
     DatabaseRequest,
+    DeliveryTarget,
     Guard,
     SecretRequest,
     TenantIdentity,
@@ -74,8 +75,15 @@ class LocalData:
         self.delivery = delivery
         self._storage_class = storage_class
 
-    def identity(self, tenant: str, namespaces: list[str], labels: dict[str, str], guard: Guard) -> TenantIdentity:
-        # Pods reach their own in-namespace databases and Secrets; there is no cloud principal.
+    def database_access(self, target: DeliveryTarget, endpoints: Sequence[DatabaseEndpoint]) -> None:
+        # In-cluster databases: the NetworkPolicies alone decide who reaches them.
+        return None
+
+    def identity(
+        self, tenant: str, environment: str, namespace: str | None, labels: dict[str, str], guard: Guard
+    ) -> TenantIdentity:
+        # No cloud principal: each environment's Secrets and databases live in its own namespace,
+        # so its pods' identity is that namespace's ServiceAccounts (per environment already).
         return TenantIdentity(principal=None, key=None)
 
     def _in_namespace(
