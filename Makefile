@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 OUT ?= build/plan
 
-.PHONY: plan test lint schema docs up preview bench clean
+.PHONY: plan test lint schema docs up preview destroy cluster cluster-delete e2e e2e-manifests bench clean
 
 $(BIN)/activate: requirements.txt requirements-dev.txt requirements-analyzer.txt
 	$(PYTHON) -m venv $(VENV)
@@ -35,12 +35,38 @@ schema: $(BIN)/activate
 docs: $(BIN)/activate
 	$(BIN)/python -m tools.docs --write
 
-## preview / up: the real thing, where the Pulumi CLI and a cluster exist (see docs/getting-started.md)
+## cluster: a kind cluster with the dev stack's node pools and Kubernetes version (kind/cluster.yaml);
+## needs docker, kind and kubectl, and says how to install what is missing
+cluster:
+	scripts/cluster.sh create
+
+cluster-delete:
+	scripts/cluster.sh delete
+
+## preview / up / destroy: the real thing with the Pulumi CLI (the version requirements.txt pins);
+## STACK=dev keeps its state in .pulumi-state under a passphrase (docs/runbooks/kind.md)
 preview: $(BIN)/activate
-	pulumi preview --stack $(STACK)
+	STACK=$(STACK) scripts/pulumi.sh preview
 
 up: $(BIN)/activate
-	pulumi up --stack $(STACK)
+	STACK=$(STACK) scripts/pulumi.sh up
+
+destroy: $(BIN)/activate
+	STACK=$(STACK) scripts/pulumi.sh destroy
+
+## e2e: what .github/workflows/e2e.yml runs, on the kind cluster (after `make cluster`)
+e2e: $(BIN)/activate
+	scripts/e2e/up.sh
+	scripts/e2e/wait-tenants.sh
+	scripts/e2e/can-i.sh
+	scripts/e2e/admission.sh
+	scripts/e2e/network.sh
+	scripts/e2e/no-changes.sh
+	scripts/e2e/decommission.sh
+
+## e2e-manifests: regenerate scripts/e2e/cases/ from tools/admission_cases.py
+e2e-manifests: $(BIN)/activate
+	$(BIN)/python -m tools.e2e_manifests --write
 
 ## bench: the benchmark against the SDK floor (10, 100, 1000 tenants)
 bench: $(BIN)/activate

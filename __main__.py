@@ -18,6 +18,7 @@ from components.model.catalog import load_catalog, project_stacks
 from components.model.isolation_checks import uses_virtual_clusters
 from components.model.stack import read_stack_settings
 from components.model.storage import tenant_storage_classes
+from components.platform.installs import after_installs, install_platform
 from components.platform.link import PLATFORM_OUTPUT, local_platform, referenced_platform
 from components.platform.providers import providers
 from components.platform.roles import PlatformRoles, PlatformRolesArgs
@@ -48,7 +49,10 @@ cluster = providers(cluster=settings.cluster, cloud=cloud)
 
 # --- Cluster-wide platform: once per cluster -------------------------------------------------
 flux = None
+installs = None
 if settings.stack_role in ("all", "platform"):
+    # Charts a bare cluster lacks (the local cloud's database operators), pinned; what needs them waits.
+    installs = install_platform(settings.installs, cluster.options())
     # The cluster's Flux with the multi-tenancy lockdown, when this stack installs it.
     flux = install_flux(settings.delivery, cluster.options())
     # Tenants write HelmReleases only where Flux runs in lockdown (installed here or confirmed).
@@ -99,7 +103,7 @@ if settings.stack_role in ("all", "platform"):
     platform_values["data"] = build_platform_data(
         cloud=cloud,
         protect=settings.protection.protect_data,
-        opts=cluster.options(),
+        opts=after_installs(cluster.options(), installs),
         tenants=[e.spec for e in catalog.tenants],
     )
     pulumi.export(PLATFORM_OUTPUT, platform_values)
@@ -113,7 +117,7 @@ tenants = {
     entry.spec.name: Tenant(
         entry.spec.name,
         TenantArgs(spec=entry.spec, settings=settings, flux=flux, data=data, network=cloud.network),
-        opts=cluster.options(),
+        opts=after_installs(cluster.options(), installs),
     )
     for entry in catalog.for_stack_role(settings)
 }

@@ -25,7 +25,7 @@ _CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
 _LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 # Top-level folders and files of the project a doc may name. A path is one of these followed by
 # `/segment` parts made of name characters only, so `tenants/<name>.yaml` is the folder `tenants/`.
-_ROOTS = r"components|tools|tests|policy_pack|docs|schemas|tenants|\.github|\.ci"
+_ROOTS = r"components|tools|tests|policy_pack|docs|schemas|tenants|scripts|kind|\.github|\.ci"
 _ROOT_FILES = r"README\.md|Makefile|__main__\.py|requirements\.txt|pyproject\.toml|Pulumi(?:\.[\w-]+)?\.yaml"
 _PATH = re.compile(
     rf"(?<![\w./<>{{}}-])((?:{_ROOTS})(?:/[\w.-]+)*/?|(?:{_ROOT_FILES}))(?:::(\w+))?(?![\w<>{{}}*-])",

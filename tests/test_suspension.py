@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
+from components.delivery.objects import SKIP_AWAIT
 from tests.admission.layers import ACME_ADMIN, ACME_DEV, ACME_PROD, Cluster, cluster, platform_identity
 from tests.k8s_schema import validate_builtin, validate_custom
 from tests.rbac import Authorizer, Subject
@@ -135,10 +136,10 @@ def test_platform_managed_apps_scale_to_zero_and_take_the_count_over(runs: list[
     active, suspended, _ = runs
     (worker,) = [d for d in _of(suspended, "acme", "Deployment") if d["metadata"]["namespace"] == ACME_PROD]
     assert worker["spec"]["replicas"] == 0
-    assert worker["metadata"]["annotations"] == {"pulumi.com/patchForce": "true"}
+    assert worker["metadata"]["annotations"] == {"pulumi.com/patchForce": "true", **SKIP_AWAIT}
     validate_builtin(worker, "1.34")
     (running,) = [d for d in _of(active, "acme", "Deployment") if d["metadata"]["namespace"] == ACME_PROD]
-    assert "replicas" not in running["spec"] and "annotations" not in running["metadata"]
+    assert "replicas" not in running["spec"] and running["metadata"]["annotations"] == SKIP_AWAIT
 
 
 def test_a_suspended_namespace_is_marked_admits_no_pods_and_no_platform_traffic(runs: list[ProgramRun]) -> None:

@@ -28,7 +28,9 @@ def _section(value: _Section | None, key: str) -> _Section:
 
 # Each cloud, bound to the slice of the settings it uses.
 CLOUDS: dict[str, Callable[[StackSettings], Cloud]] = {
-    "local": lambda settings: LocalCloud(data=settings.data, storage_class=data_storage_class(settings.storage)),
+    "local": lambda settings: LocalCloud(
+        data=settings.data, storage_class=data_storage_class(settings.storage), installs=settings.installs
+    ),
     "gcp": lambda settings: GcpCloud(
         gcp=_section(settings.gcp, "gcp"), cluster_name=settings.cluster.name, data=settings.data
     ),

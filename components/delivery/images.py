@@ -11,7 +11,7 @@ from typing import Any, cast
 
 import pulumi_kubernetes as k8s
 
-from components.delivery.objects import DeliveryTarget
+from components.delivery.objects import SKIP_AWAIT, DeliveryTarget
 from components.model.labels import APP_NAME_KEY, NODE_POOL_KEY, NODE_POOL_TAINT_EFFECT
 from components.model.tenant_apps import AppSpec, ImageSource
 from components.model.tenant_data import credentials_secret_name
@@ -127,13 +127,20 @@ def deployment_metadata(
     (`pulumi.com/patchForce`), instead of failing on the field-manager conflict."""
     if not target.suspended:
         return metadata
-    return {**metadata, "annotations": {_PATCH_FORCE: "true"}}
+    # Not awaited either way (objects.py); the apply may also take the replica count over.
+    return {**metadata, "annotations": {**SKIP_AWAIT, _PATCH_FORCE: "true"}}
 
 
 def register_image_app(target: DeliveryTarget, *, app: AppSpec, image: ImageSource) -> None:
     """Register the app's Deployment, and its ClusterIP Service when the image has a port."""
     labels = {**target.labels, APP_NAME_KEY: app.name}
-    metadata: k8s.meta.v1.ObjectMetaArgsDict = {"name": app.name, "namespace": target.namespace, "labels": labels}
+    # Not awaited (objects.py): a broken app leaves the other tenants' `up` applied.
+    metadata: k8s.meta.v1.ObjectMetaArgsDict = {
+        "name": app.name,
+        "namespace": target.namespace,
+        "labels": labels,
+        "annotations": SKIP_AWAIT,
+    }
     pod = pod_spec(target, app=app, image=image)
     k8s.apps.v1.Deployment(
         f"{target.prefix}-app-{app.name}",

@@ -13,6 +13,11 @@ from typing import Any
 import pulumi
 
 SOURCE_API = "source.toolkit.fluxcd.io/v1"
+# Tenant workloads and the Flux objects whose readiness depends on the tenant's own sources are not
+# awaited by `pulumi up`: one tenant's broken image, chart or repository must not fail (or hold for
+# ten minutes) the update of every other tenant. The platform's own objects (namespaces, guard
+# rails, admission policy, the Helm releases of Flux and the operators) stay awaited.
+SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
 
 
 @dataclass
@@ -40,7 +45,7 @@ def flux_object(api_version: str, kind: str, name: str, *, target: DeliveryTarge
     return {
         "api_version": api_version,
         "kind": kind,
-        "metadata": {"name": name, "namespace": target.namespace, "labels": target.labels},
+        "metadata": {"name": name, "namespace": target.namespace, "labels": target.labels, "annotations": SKIP_AWAIT},
     }
 
 

@@ -78,6 +78,11 @@ class PolicySettings(StrictModel):
     # Image prefixes pods may pull from; empty allows any registry.
     allowed_registries: list[Registry] = []
     platform_identities: PlatformIdentities = PlatformIdentities()
+    # Service accounts of data operators that bind a Role of their own in tenant namespaces
+    # (CloudNativePG binds one to each Postgres cluster's instances), as request user names
+    # (`system:serviceaccount:<namespace>:<name>`). Exempt from the RBAC rule only: no tenant can
+    # act as them, and their own RBAC comes from their chart, not from a tenant.
+    operator_identities: list[Identity] = []
     # PriorityClasses tenant pods may name. Empty (the default): none, so every tenant pod runs at
     # the cluster default and none can preempt another tenant's pods on a shared pool. A class the
     # cluster marks globalDefault must be listed, because the Priority admission plugin writes its

@@ -26,6 +26,7 @@ PATTERN_WORDS: dict[str, str] = {
     ),
     r"^[a-z]([-a-z0-9]*[a-z0-9])?$": "a DNS label: lowercase letters, digits and '-', starting with a letter",
     r"^(https|oci)://[^\s]+$": "an https:// or oci:// URL",
+    r"^(https|oci)://[^\s]+[^\s/]$": "an https:// or oci:// URL without a trailing '/'",
     r"^[a-z0-9][-a-z0-9_.]*$": "a chart name: lowercase letters, digits, '-', '_' and '.'",
     r"^\d+(\.\d+)?$": "a version number such as '16' or '8.4'",
     r"^(https://|ssh://)[^\s]+$": "an https:// or ssh:// URL",

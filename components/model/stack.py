@@ -19,6 +19,7 @@ from components.model.data import DataSettings
 from components.model.delivery import DeliverySettings
 from components.model.errors import ConfigurationError, Problem
 from components.model.fields import ComputeAmounts, DnsLabel, Domain, QuotaSpec, StrictModel, format_location
+from components.model.installs import InstallSettings
 from components.model.isolation import VirtualClusterSettings
 from components.model.messages import problem_message
 from components.model.network import NetworkSettings
@@ -134,6 +135,8 @@ class StackSettings(StrictModel):
     node_pools: NodePools = {}
     policy: PolicySettings = PolicySettings()
     delivery: DeliverySettings = DeliverySettings()
+    # Charts installed into a bare cluster before the platform (components/platform/installs.py).
+    installs: InstallSettings = InstallSettings()
     data: DataSettings = DataSettings()
     # The StorageClasses tenants may claim, rendered with reclaim policy Delete (docs/data-and-secrets.md).
     storage: StorageSettings = StorageSettings()

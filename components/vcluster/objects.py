@@ -17,6 +17,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.delivery.objects import SKIP_AWAIT
 from components.guardrails.access import DEPLOYER_ACCOUNT
 from components.model.isolation import VirtualClusterSettings
 from components.model.labels import PLATFORM_OWNED_KEY
@@ -138,7 +139,8 @@ def register_virtual_cluster(
         f"{target.prefix}-vcluster-source",
         api_version=SOURCE_API,
         kind="HelmRepository",
-        metadata=_metadata(target, CHART_SOURCE),
+        # Not awaited, like every tenant workload: one tenant's broken source never holds `pulumi up`.
+        metadata={**_metadata(target, CHART_SOURCE), "annotations": SKIP_AWAIT},
         spec={"interval": target.interval, "url": chart.repository},
         opts=target.opts,
     )
@@ -154,7 +156,7 @@ def register_virtual_cluster(
         f"{target.prefix}-vcluster",
         api_version=HELM_RELEASE_API,
         kind="HelmRelease",
-        metadata=_metadata(target, RELEASE_NAME),
+        metadata={**_metadata(target, RELEASE_NAME), "annotations": SKIP_AWAIT},
         spec=release_spec(target, settings=settings, values=values),
         opts=pulumi.ResourceOptions.merge(target.opts, pulumi.ResourceOptions(protect=protect)),
     )

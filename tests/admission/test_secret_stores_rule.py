@@ -202,6 +202,8 @@ def test_with_no_entitled_tenant_the_store_admits_no_namespace(tmp_path: Path) -
 def test_local_shared_secrets_are_copied_only_into_entitled_namespaces(tmp_path: Path) -> None:
     run = plan("dev", write_tenants(tmp_path, *TENANTS))
     copies = {
-        s["metadata"]["namespace"] for s in objects_of_kind(run, "Secret") if s["metadata"]["name"] == "registry-pull"
+        s["metadata"]["namespace"]
+        for s in objects_of_kind(run, "Secret")
+        if s["metadata"]["name"] == "registry-pull" and s["metadata"]["namespace"].startswith("tenant-")
     }
     assert copies == {"tenant-payer-dev", "tenant-payer-prod"}

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from components.model.errors import ConfigurationError
+from components.model.labels import TENANT_KEY
 from policy_pack import offline
 from tests.guardrails.network_analyzer import Connectivity, analyze, nca_command
 from tests.k8s_schema import require_crds, validate_custom
@@ -45,13 +46,22 @@ def connectivity(run: ProgramRun) -> Connectivity:
     return analyze(run)
 
 
+def _tenant_namespaces(run: ProgramRun) -> list[str]:
+    """Tenant namespaces (platform namespaces the stack creates, such as tenancy-shared, get no isolation)."""
+    return sorted(
+        o["metadata"]["name"]
+        for o in objects_of_kind(run, "Namespace")
+        if TENANT_KEY in o["metadata"].get("labels", {})
+    )
+
+
 def _tenant_pods(connectivity: Connectivity) -> list[str]:
     return sorted({end for edge in connectivity.edges for end in edge if end.startswith("tenant-")})
 
 
 def test_a_constant_number_of_shared_objects_and_one_per_namespace(run: ProgramRun, tmp_path: Path) -> None:
     names = sorted(o["metadata"]["name"] for o in objects_of_kind(run, "ClusterNetworkPolicy"))
-    namespaces = sorted(o["metadata"]["name"] for o in objects_of_kind(run, "Namespace"))
+    namespaces = _tenant_namespaces(run)
     # Shared: platform, own namespace, deny, plus one per stack egress entry (dev has two).
     shared = [*SHARED, "tenancy-egress-internet-https", "tenancy-egress-payments-api"]
     assert names == sorted(shared + [f"tenancy-isolation-{ns}" for ns in namespaces])
@@ -62,7 +72,7 @@ def test_a_constant_number_of_shared_objects_and_one_per_namespace(run: ProgramR
     bigger = cnp_plan(write_tenants(tmp_path, *many))
     bigger_names = {o["metadata"]["name"] for o in objects_of_kind(bigger, "ClusterNetworkPolicy")}
     assert set(shared) <= bigger_names
-    assert len(bigger_names) == len(shared) + len(objects_of_kind(bigger, "Namespace"))
+    assert len(bigger_names) == len(shared) + len(_tenant_namespaces(bigger))
 
 
 def test_every_cluster_network_policy_fits_the_upstream_crd(run: ProgramRun) -> None:
@@ -253,7 +263,7 @@ def test_cluster_scoped_isolation_is_not_deleted_with_its_namespace(run: Program
     # The API server does not delete cluster-scoped objects with a namespace: Pulumi must delete
     # them itself, so they may not carry deleted_with (which skips the delete call).
     isolations = [r for r in run.resources if r.name.endswith("-cluster-isolation")]
-    assert len(isolations) == len(objects_of_kind(run, "Namespace"))
+    assert len(isolations) == len(_tenant_namespaces(run))
     for resource in isolations:
         assert resource.deleted_with is None
         assert any(d.endswith("-namespace") for d in resource.dependencies), resource.dependencies

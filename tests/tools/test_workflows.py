@@ -48,6 +48,7 @@ def steps_text(job: dict[str, Any]) -> str:
 def test_the_expected_workflows_exist() -> None:
     # Other workflows may join (each passes every check below); these are the ones docs/ci.md describes.
     assert {path.name for path in WORKFLOWS} >= {
+        "e2e.yml",
         "pull-request.yml",
         "pr-comment.yml",
         "deploy.yml",

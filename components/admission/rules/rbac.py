@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from components.admission.base import (
     TENANT_VARIABLE,
+    MatchCondition,
     PolicyDefinition,
     literal_list,
     namespace_annotation_list,
@@ -26,13 +27,20 @@ _OWN_SUBJECT = (
 )
 
 
-def policies(allowed_roles: list[str]) -> list[PolicyDefinition]:
+def policies(allowed_roles: list[str], operators: list[str] | None = None) -> list[PolicyDefinition]:
+    """The rule; `operators` (request user names, `tenancy:policy.operatorIdentities`) are not matched."""
     roles = literal_list(allowed_roles)
+    skip_operators: list[MatchCondition] = []
+    if operators:
+        skip_operators.append(
+            {"name": "not-a-data-operator", "expression": f"!(request.userInfo.username in {literal_list(operators)})"}
+        )
     return [
         PolicyDefinition(
             name="tenancy-rbac",
             rule="rbac",
             resource_rules=[resource_rule("rbac.authorization.k8s.io", ["rolebindings"], ["CREATE", "UPDATE"])],
+            match_conditions=skip_operators,
             variables=[
                 TENANT_VARIABLE,
                 {"name": "groups", "expression": namespace_annotation_list(GROUPS_KEY)},

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -12,10 +12,12 @@ from components.clouds.base import DataBackend, Guard
 from components.clouds.local import shared
 from components.clouds.local.data import LocalData
 from components.clouds.local.delivery import LocalDelivery, shared_sources
+from components.clouds.local.installs import placeholder_secrets
 from components.clouds.local.network import NETWORK
 from components.model.capabilities import CloudCapabilities
 from components.model.data import DataSettings
 from components.model.errors import Problem
+from components.model.installs import InstallSettings
 from components.model.network import CloudNetworkFacts
 from components.model.stack import StackSettings
 from components.model.tenant_file import TenantSpec
@@ -39,6 +41,8 @@ class LocalCloud:
     data: DataSettings
     # The platform StorageClass in-cluster databases claim (tenant claims may name no other).
     storage_class: str
+    # `tenancy:installs`: whether the platform creates placeholder shared-secret sources.
+    installs: InstallSettings = field(default_factory=InstallSettings)
     name: str = "local"
     capabilities: CloudCapabilities = CAPABILITIES
     # Identity endpoints and data operators the network model opens (network.py beside this file).
@@ -50,12 +54,16 @@ class LocalCloud:
     def platform_data(
         self, *, guard: Guard, labels: dict[str, str], shared_namespaces: Sequence[str]
     ) -> dict[str, Any]:
-        # Shared MariaDB instances; tenants find them by name, so nothing goes back.
+        # Shared MariaDB instances; tenants find them by name, so nothing goes back for them.
         shared.platform(self.data, guard)
-        return {}
+        if not self.installs.shared_secret_placeholders:
+            return {}
+        # The placeholders' ids: tenants read the sources by them (installs.py beside this file).
+        return {"sharedSecretIds": placeholder_secrets(self.data, guard)}
 
     def data_backend(self, *, values: pulumi.Output[Any], opts: pulumi.ResourceOptions) -> DataBackend:
-        delivery = LocalDelivery(self.data.shared_secrets, shared_sources(self.data, opts))
+        ids = values.apply(lambda platform: (platform or {}).get("sharedSecretIds", {}))
+        delivery = LocalDelivery(self.data.shared_secrets, shared_sources(self.data, opts, ids=ids))
         return LocalData(self.data, delivery, self.storage_class)
 
     def database_problems(self) -> list[str]:

@@ -18,13 +18,19 @@ from components.clouds.base import DeliveryTarget
 from components.model.data import DataSettings, SharedSecret
 
 
-def shared_sources(data: DataSettings, opts: pulumi.ResourceOptions) -> dict[str, pulumi.Output[Any]]:
-    """The shared secrets' source data: read (never created) once per stack from the namespace the
-    platform team keeps them in."""
+def shared_sources(
+    data: DataSettings, opts: pulumi.ResourceOptions, ids: pulumi.Output[Any] | None = None
+) -> dict[str, pulumi.Output[Any]]:
+    """The shared secrets' source data: read once per stack from the namespace the platform team
+    keeps them in. `ids` (name -> Secret id) are the platform's placeholders where it created them
+    (installs.py): unknown until they exist, so a first preview skips the read instead of failing."""
+
+    def source_id(name: str, remote_key: str) -> pulumi.Input[str]:
+        default = f"{data.shared_secrets_namespace}/{remote_key}"
+        return default if ids is None else ids.apply(lambda known: (known or {}).get(name, default))
+
     return {
-        name: k8s.core.v1.Secret.get(
-            f"shared-secret-{name}", f"{data.shared_secrets_namespace}/{shared.remote_key}", opts=opts
-        ).data
+        name: k8s.core.v1.Secret.get(f"shared-secret-{name}", source_id(name, shared.remote_key), opts=opts).data
         for name, shared in sorted(data.shared_secrets.items())
     }
 

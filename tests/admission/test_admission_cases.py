@@ -1,0 +1,103 @@
+"""The e2e admission cases (tools/admission_cases.py), judged offline on the dev stack.
+
+scripts/e2e/admission.sh sends the same cases to a real kind cluster as server-side dry-run
+creates, impersonating the same identities, and expects the same outcomes; here each is played
+through the layers of tests/admission/layers.py (RBAC, mutating then validating admission with a
+real CEL engine). The exported manifests must be current and valid against the Kubernetes schema
+of the stack's version, so the real API server receives exactly what was judged here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.model.stack import parse_settings
+from tests.admission.layers import Cluster, cluster
+from tests.k8s_schema import validate_builtin
+from tests.rbac import UserInfo
+from tools import e2e_manifests
+from tools.admission_cases import ACCESS, CASES, PERSONAS, Access, Case
+from tools.harness import ProgramRun, stack_config
+
+
+@pytest.fixture(scope="module")
+def dev(dev_plan: ProgramRun) -> Cluster:
+    return cluster(dev_plan)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
+def test_case_gets_its_outcome_offline(dev: Cluster, case: Case) -> None:
+    who = UserInfo(case.who.name, case.who.groups)
+    outcome = dev.attempt(who, "CREATE", case.resource, e2e_manifests.manifest(case), case.namespace)
+    if case.expect == "admit":
+        assert outcome.stopped_by is None, outcome.decision.denials
+    elif case.expect == "rbac":
+        assert outcome.stopped_by == "rbac", outcome
+    else:
+        assert outcome.denied_by(case.policy), (outcome.stopped_by, outcome.decision.denials)
+
+
+@pytest.mark.parametrize(
+    "access", ACCESS, ids=lambda a: f"{a.persona}-{a.verb}-{a.plural}-{a.subresource}-{a.namespace}"
+)
+def test_access_matrix_row_holds_offline(dev: Cluster, access: Access) -> None:
+    user = UserInfo(access.who.name, access.who.groups)
+    target = f"{access.plural}/{access.subresource}" if access.subresource else access.plural
+    assert dev.authz.allowed(user, access.verb, target, access.namespace, group=access.group) is access.allowed
+
+
+def test_the_access_matrix_asks_every_persona_yes_and_no() -> None:
+    for persona in PERSONAS:
+        answers = {a.allowed for a in ACCESS if a.persona == persona}
+        assert answers == {True, False}, persona
+
+
+def test_exported_access_matrix_is_the_one_judged() -> None:
+    lines = (e2e_manifests.CASES_DIR / e2e_manifests.CAN_I).read_text().splitlines()[1:]
+    rows = [line.split("\t") for line in lines]
+    assert [(r[0], r[3], r[4], r[6], r[7]) for r in rows] == [
+        (a.persona, a.verb, a.kubectl_resource, a.namespace, "yes" if a.allowed else "no") for a in ACCESS
+    ]
+
+
+def test_every_outcome_and_every_writer_is_covered() -> None:
+    assert {case.expect for case in CASES} == {"admit", "rbac", "deny"}
+    assert len({case.id for case in CASES}) == len(CASES)
+    assert len({case.who for case in CASES}) >= 2
+
+
+def test_a_wrong_expectation_would_fail(dev: Cluster) -> None:
+    # The judge is not a rubber stamp: the NodePort Service is denied, the ClusterIP one is not.
+    [node_port] = [c for c in CASES if c.id == "service-node-port"]
+    who = UserInfo(node_port.who.name, node_port.who.groups)
+    outcome = dev.attempt(who, "CREATE", node_port.resource, e2e_manifests.manifest(node_port), node_port.namespace)
+    assert outcome.stopped_by == "admission" and not outcome.denied_by("tenancy-scheduling-pods")
+
+
+def test_exported_manifests_are_current() -> None:
+    assert e2e_manifests.stale() == [], "run python -m tools.e2e_manifests --write"
+
+
+def test_exported_manifests_are_the_cases_and_valid() -> None:
+    directory = e2e_manifests.CASES_DIR
+    index = [line.split("\t") for line in (directory / e2e_manifests.INDEX).read_text().splitlines()[1:]]
+    assert [row[0] for row in index] == [case.id for case in CASES]
+    config, _ = stack_config("dev")
+    version = parse_settings(config, "Pulumi.dev.yaml").kubernetes_version
+    for row, case in zip(index, CASES, strict=True):
+        assert row[2:6] == [case.who.name, ",".join(case.who.groups), case.expect, case.policy or "-"]
+        obj = yaml.safe_load((directory / row[1]).read_text())
+        assert obj == e2e_manifests.manifest(case)
+        validate_builtin(obj, version)
+
+
+def test_check_reports_a_stale_or_stray_file(tmp_path: Path) -> None:
+    e2e_manifests.write(tmp_path)
+    assert e2e_manifests.stale(tmp_path) == []
+    (tmp_path / "pod-own-pool.yaml").write_text("tampered\n")
+    (tmp_path / "stray.yaml").write_text("{}\n")
+    assert e2e_manifests.stale(tmp_path) == ["pod-own-pool.yaml", "stray.yaml"]
+    assert e2e_manifests.main(["--check", "--dir", str(tmp_path)]) == 1

@@ -1,0 +1,276 @@
+"""The scripts `make` and the e2e workflow run: syntax, ShellCheck, argument handling, and what
+they would run, with stand-ins for docker, kind, kubectl and pulumi on PATH.
+
+A stand-in records every call (`name args...`) and answers from a small bash `case` the test
+writes; so each test shows the exact commands a real cluster would receive, and that the scripts
+fail, naming what differs, when the cluster answers otherwise than the offline judgement.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tools import e2e_manifests
+from tools.admission_cases import ACCESS, CASES
+from tools.harness import PROJECT_ROOT
+
+SCRIPTS = sorted([*(PROJECT_ROOT / "scripts").glob("*.sh"), *(PROJECT_ROOT / "scripts" / "e2e").glob("*.sh")])
+SHELLCHECK = shutil.which("shellcheck") or str(Path(sys.executable).parent / "shellcheck")
+BASE_PATH = "/usr/bin:/bin"
+
+
+class Stubs:
+    """A bin directory of stand-in tools that log their calls; `run` runs a script with it first on PATH."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.bin = tmp_path / "bin"
+        self.bin.mkdir()
+        self.log = tmp_path / "calls.log"
+        self.log.touch()
+
+    def add(self, name: str, body: str = "exit 0") -> None:
+        path = self.bin / name
+        path.write_text(f'#!/usr/bin/env bash\necho "{name} $*" >> "$STUB_LOG"\n{body}\n', encoding="utf-8")
+        path.chmod(0o755)
+
+    def run(self, script: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        environment = {"PATH": f"{self.bin}:{BASE_PATH}", "STUB_LOG": str(self.log), "HOME": str(self.bin), **env}
+        return subprocess.run(
+            ["bash", str(PROJECT_ROOT / script), *args], capture_output=True, text=True, env=environment, check=False
+        )
+
+    def calls(self, name: str) -> list[str]:
+        return [line for line in self.log.read_text().splitlines() if line.startswith(f"{name} ")]
+
+
+@pytest.fixture
+def stubs(tmp_path: Path) -> Stubs:
+    return Stubs(tmp_path)
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda path: path.name)
+def test_script_parses(script: Path) -> None:
+    result = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert script.read_text().startswith("#!/usr/bin/env bash\n")
+    assert os.access(script, os.X_OK) or script.name == "lib.sh"
+
+
+def test_shellcheck_is_clean() -> None:
+    if not Path(SHELLCHECK).is_file():
+        pytest.skip("shellcheck not installed (pip install -r requirements-analyzer.txt)")
+    paths = [str(path.relative_to(PROJECT_ROOT)) for path in SCRIPTS]
+    result = subprocess.run([SHELLCHECK, "-x", *paths], cwd=PROJECT_ROOT, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout
+
+
+def test_missing_tools_are_named_with_how_to_install_them(stubs: Stubs) -> None:
+    result = stubs.run("scripts/check-tools.sh", "docker", "kind", "pulumi")
+    assert result.returncode == 1
+    assert "missing: docker; install: Docker Engine" in result.stderr
+    assert "missing: kind; install: go install sigs.k8s.io/kind@v0.32.0" in result.stderr
+    pin = next(
+        line for line in (PROJECT_ROOT / "requirements.txt").read_text().splitlines() if line.startswith("pulumi==")
+    )
+    assert (
+        f"missing: pulumi; install: curl -fsSL https://get.pulumi.com | sh -s -- --version {pin.split()[0][8:]}"
+        in result.stderr
+    )
+    assert stubs.run("scripts/check-tools.sh").returncode == 1
+
+
+def test_a_pulumi_cli_other_than_the_pin_is_a_warning(stubs: Stubs) -> None:
+    stubs.add("pulumi", 'echo "v3.100.0"')
+    result = stubs.run("scripts/check-tools.sh", "pulumi")
+    assert result.returncode == 0 and "warning: pulumi 3.100.0; the project pins 3.272.0" in result.stderr
+    stubs.add("pulumi", 'echo "v3.272.0"')
+    assert stubs.run("scripts/check-tools.sh", "pulumi").stderr == ""
+
+
+def test_cluster_is_created_from_the_kind_config_once(stubs: Stubs) -> None:
+    for tool in ("docker", "kubectl"):
+        stubs.add(tool)
+    stubs.add("kind")
+    result = stubs.run("scripts/cluster.sh")
+    assert result.returncode == 0, result.stderr
+    config = PROJECT_ROOT / "kind" / "cluster.yaml"
+    assert f"kind create cluster --name tenancy --config {config} --wait 5m" in stubs.calls("kind")
+    assert "kubectl wait --for=condition=Ready nodes --all --timeout=300s" in stubs.calls("kubectl")
+    stubs.add("kind", 'case "$1" in get) echo tenancy ;; create) exit 9 ;; esac')
+    assert stubs.run("scripts/cluster.sh", "create").returncode == 0
+    assert stubs.run("scripts/cluster.sh", "resize").returncode == 1
+
+
+def test_up_logs_in_to_the_dev_file_backend_and_creates_the_stack(stubs: Stubs, tmp_path: Path) -> None:
+    stubs.add("pulumi", 'case "$1" in version) echo v3.272.0 ;; esac')
+    stubs.add("kubectl")  # a context, and the operators' CRDs already there
+    backend = f"file://{tmp_path}/state"
+    result = stubs.run("scripts/e2e/up.sh", PULUMI_BACKEND_URL=backend)
+    assert result.returncode == 0, result.stderr
+    assert stubs.calls("pulumi")[1:] == [
+        f"pulumi login {backend}",
+        "pulumi stack select --create --secrets-provider passphrase dev",
+        "pulumi up --stack dev --policy-pack policy_pack --yes --skip-preview",
+    ]
+
+
+def test_make_up_on_a_fresh_cluster_skips_the_first_preview(stubs: Stubs, tmp_path: Path) -> None:
+    stubs.add("pulumi", 'case "$1" in version) echo v3.272.0 ;; esac')
+    stubs.add("kubectl", 'case "$*" in "get crd"*) exit 1 ;; esac')
+    result = stubs.run("scripts/pulumi.sh", "up", PULUMI_BACKEND_URL=f"file://{tmp_path}/state")
+    assert result.returncode == 0, result.stderr
+    assert stubs.calls("pulumi")[-1] == "pulumi up --stack dev --policy-pack policy_pack --skip-preview"
+    assert "the first up skips the preview" in result.stderr
+    stubs.add("kubectl", 'case "$*" in "config current-context") exit 1 ;; esac')
+    no_cluster = stubs.run("scripts/pulumi.sh", "up", PULUMI_BACKEND_URL=f"file://{tmp_path}/state")
+    assert no_cluster.returncode == 1 and "create the cluster first (make cluster)" in no_cluster.stderr
+
+
+def test_other_stacks_need_their_backend_and_commands_are_checked(stubs: Stubs) -> None:
+    stubs.add("pulumi", 'case "$1" in version) echo v3.272.0 ;; esac')
+    result = stubs.run("scripts/pulumi.sh", "preview", STACK="prod")
+    assert result.returncode == 1 and "stack prod: set PULUMI_BACKEND_URL" in result.stderr
+    assert stubs.run("scripts/pulumi.sh", "import").returncode == 1
+    assert stubs.run("scripts/pulumi.sh").returncode == 1
+
+
+def _kubectl_cluster(stubs: Stubs, *, wrong: str = "") -> None:
+    """A kubectl that answers the dry-runs as the offline judgement says (except case `wrong`, admitted)."""
+    branches = []
+    for case in CASES:
+        if case.expect == "admit" or case.id == wrong:
+            answer = 'echo "created (server dry run)"; exit 0'
+        elif case.expect == "rbac":
+            forbidden = f'is forbidden: User \\"{case.who.name}\\" cannot create resource'
+            answer = f'echo "Error from server (Forbidden): {forbidden}"; exit 1'
+        else:
+            answer = (
+                f"echo \"Error: ValidatingAdmissionPolicy '{case.policy}' with binding 'x' denied request: no\"; exit 1"
+            )
+        branches.append(f"  *{case.id}.yaml*) {answer} ;;")
+    stubs.add("kubectl", 'case "$*" in\n' + "\n".join(branches) + "\nesac")
+
+
+def test_admission_cases_pass_when_the_cluster_agrees(stubs: Stubs) -> None:
+    _kubectl_cluster(stubs)
+    result = stubs.run("scripts/e2e/admission.sh")
+    assert result.returncode == 0, result.stdout + result.stderr
+    [first] = [c for c in stubs.calls("kubectl") if f"{CASES[0].id}.yaml" in c]
+    groups = " ".join(f"--as-group={g}" for g in CASES[0].who.groups)
+    path = e2e_manifests.CASES_DIR / f"{CASES[0].id}.yaml"
+    assert first == f"kubectl create --dry-run=server -f {path} --as={CASES[0].who.name} {groups}"
+    assert len(stubs.calls("kubectl")) == len(CASES)
+
+
+def test_admission_cases_fail_naming_the_case_the_cluster_admits(stubs: Stubs) -> None:
+    _kubectl_cluster(stubs, wrong="service-node-port")
+    result = stubs.run("scripts/e2e/admission.sh")
+    assert result.returncode == 1
+    assert [line.split(":")[0] for line in result.stdout.splitlines() if line.startswith("FAIL")] == [
+        "FAIL service-node-port"
+    ]
+    assert "1 admission cases differ" in result.stderr
+
+
+def test_access_matrix_asks_every_row_and_fails_on_a_different_answer(stubs: Stubs) -> None:
+    table = stubs.bin.parent / "can-i.tsv"
+    source = (e2e_manifests.CASES_DIR / e2e_manifests.CAN_I).read_text()
+    table.write_text(source)
+    # A cluster that answers exactly the table: yes/no from the row that matches the arguments.
+    stubs.add(
+        "kubectl",
+        f'grep -v "^#" "{table}" | while IFS=$\'\\t\' read -r _ user _ verb resource sub ns want; do '
+        'extra=""; [[ "$sub" != "-" ]] && extra=" --subresource=$sub"; '
+        'if [[ "$*" == "auth can-i $verb $resource -n $ns --as=$user$extra "* ]]; then echo "$want"; break; fi; done',
+    )
+    result = stubs.run("scripts/e2e/can-i.sh", str(table))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert len(stubs.calls("kubectl")) == len(ACCESS)
+    assert any("--subresource=exec" in call for call in stubs.calls("kubectl"))
+    flipped = source.replace(
+        "\tdeployments.apps\t-\ttenant-acme-prod\tno", "\tdeployments.apps\t-\ttenant-acme-prod\tyes", 1
+    )
+    changed = stubs.bin.parent / "changed.tsv"
+    changed.write_text(flipped)
+    result = stubs.run("scripts/e2e/can-i.sh", str(changed))
+    assert result.returncode == 1
+    assert "FAIL admin: create deployments.apps (-) in tenant-acme-prod: got 'no', want yes" in result.stdout
+
+
+def test_wait_tenants_waits_for_what_exists(stubs: Stubs) -> None:
+    stubs.add(
+        "kubectl",
+        'case "$*" in "get namespaces"*) echo "tenant-a-dev" ;; '
+        '"get deployments -n tenant-a-dev"*) echo deployment.apps/web ;; esac',
+    )
+    result = stubs.run("scripts/e2e/wait-tenants.sh", "120s")
+    assert result.returncode == 0, result.stderr
+    waits = [c for c in stubs.calls("kubectl") if c.startswith("kubectl wait")]
+    assert waits == ["kubectl wait --for=condition=Available deployments --all -n tenant-a-dev --timeout=120s"]
+    stubs.add("kubectl")
+    assert "no tenant namespaces" in stubs.run("scripts/e2e/wait-tenants.sh").stderr
+
+
+def test_network_checks_fail_when_isolation_leaks(stubs: Stubs) -> None:
+    # Pod IPs by namespace; only requests inside tenant-acme-dev succeed: isolation holds.
+    ips = 'case "$*" in "get pods -n tenant-acme-dev"*) echo 10.0.0.1 ;; "get pods -n"*) echo 10.0.0.2 ;; '
+    stubs.add("kubectl", ips + '*"exec -n tenant-acme-dev"*"http://10.0.0.1:8080/") exit 0 ;; "exec"*) exit 1 ;; esac')
+    result = stubs.run("scripts/e2e/network.sh")
+    assert result.returncode == 0, result.stdout + result.stderr
+    calls = stubs.calls("kubectl")
+    probe = e2e_manifests.CASES_DIR / "pod-own-pool.yaml"
+    assert calls[0] == f"kubectl create -f {probe}"
+    assert "kubectl wait --for=condition=Ready -n tenant-acme-dev pod/e2e-pod --timeout=180s" in calls
+    assert "kubectl exec -n tenant-acme-prod deploy/worker -- wget -q -T 5 -O /dev/null http://10.0.0.1:8080/" in calls
+    assert calls[-1] == f"kubectl delete -f {probe} --wait=false"
+    assert result.stdout.count("ok ") == 6
+    stubs.add("kubectl", ips + "esac")
+    leaky = stubs.run("scripts/e2e/network.sh")
+    assert leaky.returncode == 1 and "4 reachability checks failed" in leaky.stderr
+
+
+def test_decommission_runs_two_ups_and_checks_the_data_stayed(stubs: Stubs, tmp_path: Path) -> None:
+    stubs.add("pulumi", 'case "$1" in version) echo v3.272.0 ;; esac')
+    stubs.add(
+        "kubectl",
+        'case "$*" in "get namespaces"*) echo tenant-acme-dev ;; '
+        '"get clusters"*) echo cluster.postgresql.cnpg.io/orders ;; esac',
+    )
+    env = {"PULUMI_BACKEND_URL": f"file://{tmp_path}/state"}
+    result = stubs.run("scripts/e2e/decommission.sh", "acme", **env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    ups = [c for c in stubs.calls("pulumi") if c.startswith("pulumi up")]
+    assert len(ups) == 2 and ups[0] == ups[1]
+    assert ups[0].startswith(
+        "pulumi up --stack dev --policy-pack policy_pack --yes --skip-preview --config tenancy:tenantsDir=/"
+    )
+    assert "tenant-acme-dev/cluster.postgresql.cnpg.io/orders" in result.stdout
+    # The data disappears after the first up: the script must fail.
+    counter = tmp_path / "count"
+    stubs.add(
+        "kubectl",
+        f'case "$*" in "get namespaces"*) echo tenant-acme-dev ;; '
+        f'"get clusters"*) [[ -f {counter} ]] || {{ touch {counter}; echo cluster/orders; }} ;; esac',
+    )
+    assert "did not survive" in stubs.run("scripts/e2e/decommission.sh", **env).stderr
+    assert "no tenant file" in stubs.run("scripts/e2e/decommission.sh", "nobody", **env).stderr
+
+
+def test_install_tools_installs_the_pinned_versions(stubs: Stubs) -> None:
+    stubs.add("go", 'case "$1" in env) echo /home/runner/go ;; esac')
+    stubs.add("curl", 'echo "echo installer \\$*"')
+    stubs.add("sh", 'cat >/dev/null; echo "sh $*" >> "$STUB_LOG"')
+    result = stubs.run("scripts/install-tools.sh", "kind", "pulumi")
+    assert result.returncode == 0, result.stderr
+    assert stubs.calls("go")[0] == "go install sigs.k8s.io/kind@v0.32.0"
+    assert stubs.calls("curl") == ["curl -fsSL https://get.pulumi.com"]
+    assert "sh -s -- --version 3.272.0" in stubs.log.read_text()
+    assert result.stdout.splitlines() == ["/home/runner/go/bin", f"{stubs.bin}/.pulumi/bin"]
+    refused = stubs.run("scripts/install-tools.sh", "docker")
+    assert refused.returncode == 1 and "cannot install docker" in refused.stderr
