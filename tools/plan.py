@@ -25,6 +25,22 @@ from tools.plan_diff import diff_dirs, render_markdown
 
 CLUSTER_SCOPE = "_cluster"
 
+try:  # libyaml's emitter and parser when PyYAML was built with them: several times faster.
+    from yaml import CSafeDumper as _SafeDumper
+    from yaml import CSafeLoader as _SafeLoader
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    from yaml import SafeDumper as _SafeDumper  # type: ignore[assignment]
+    from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
+
+
+def dump_yaml(document: Any) -> str:
+    """YAML text of one manifest, keys sorted (libyaml folds long strings differently; same data)."""
+    return yaml.dump(document, Dumper=_SafeDumper, sort_keys=True)
+
+
+def load_yaml(text: str) -> Any:
+    return yaml.load(text, Loader=_SafeLoader)
+
 
 def is_kubernetes_object(resource: RecordedResource) -> bool:
     """Kubernetes API objects (not the provider, not Helm releases, which are not one object)."""
@@ -47,15 +63,17 @@ def _parse_set(values: list[str]) -> dict[str, str]:
         key, separator, value = item.partition("=")
         if not separator or ":" not in key:
             raise SystemExit(f"--set expects NAMESPACE:KEY=VALUE, got {item!r}")
-        parsed = yaml.safe_load(value) if value.strip().startswith(("[", "{")) else None
+        parsed = load_yaml(value) if value.strip().startswith(("[", "{")) else None
         overrides[key] = json.dumps(parsed) if parsed is not None else value
     return overrides
 
 
 def group_by_tenant(run: ProgramRun) -> dict[str, list[RecordedResource]]:
+    """Resources by tenant (cluster-wide ones under CLUSTER_SCOPE), from one pass over the run."""
+    tenants = run.tenants()
     groups: dict[str, list[RecordedResource]] = defaultdict(list)
     for resource in run.resources:
-        groups[run.tenant_of(resource) or CLUSTER_SCOPE].append(resource)
+        groups[tenants[resource.urn] or CLUSTER_SCOPE].append(resource)
     return dict(sorted(groups.items()))
 
 
@@ -89,13 +107,14 @@ def write_plan(run: ProgramRun, out: Path) -> int:
     out.mkdir(parents=True)
     written = 0
     for scope, resources in group_by_tenant(run).items():
-        for resource in resources:
-            if is_kubernetes_object(resource):
-                path = _manifest_path(out, scope, resource)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(yaml.safe_dump(manifest(resource), sort_keys=True), encoding="utf-8")
-                written += 1
-    records = [{**r.as_json(), "tenant": run.tenant_of(r)} for r in run.resources]
+        objects = [resource for resource in resources if is_kubernetes_object(resource)]
+        if objects:
+            (out / "manifests" / scope).mkdir(parents=True, exist_ok=True)
+        for resource in objects:
+            _manifest_path(out, scope, resource).write_text(dump_yaml(manifest(resource)), encoding="utf-8")
+            written += 1
+    tenants = run.tenants()
+    records = [{**r.as_json(), "tenant": tenants[r.urn]} for r in run.resources]
     (out / "resources.json").write_text(json.dumps(records, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     (out / "outputs.json").write_text(json.dumps(run.outputs, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return written + 2
