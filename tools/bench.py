@@ -1,6 +1,6 @@
 """Benchmark: `tools.plan` end to end, as users run it, beside three floors measured in the same run.
 
-    python -m tools.bench --sizes 10,100,1000,3000 --markdown
+    python -m tools.bench --sizes 10,100,1000,3000 --markdown --figures tools/scale_figures.json
 
 For each size it generates typical tenants (copies of one template: two environments, a Postgres
 database, two secrets, one app) and, each in a fresh process (tools/bench_runs.py):
@@ -29,6 +29,7 @@ from typing import Any
 
 from tools.bench_runs import Measurement, measure
 from tools.harness import PROJECT_ROOT
+from tools.shard_budget import figures_from_row
 
 FLOORS = ("typed-floor", "inputs-floor", "floor")
 
@@ -177,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stack", default="dev", help="stack whose settings the generated tenants use")
     parser.add_argument("--out", type=Path, default=Path("build/bench.json"))
     parser.add_argument("--markdown", action="store_true", help="print the Markdown table for docs/scale.md")
+    parser.add_argument("--figures", type=Path, help="also write the largest size's per-resource figures here")
     parser.add_argument("--child", choices=["typical", "minimal", *FLOORS], help=argparse.SUPPRESS)
     parser.add_argument("--count", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
@@ -186,6 +188,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
     result = run(sizes, args.stack, args.out)
+    if args.figures is not None:
+        figures = figures_from_row(max(result["rows"], key=lambda row: row["tenants"]), result["machine"])
+        args.figures.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
     print(markdown(result) if args.markdown else json.dumps(result, indent=2))
     print(f"wrote {args.out}", file=sys.stderr)
     return 0
