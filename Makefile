@@ -41,9 +41,9 @@ preview: $(BIN)/activate
 up: $(BIN)/activate
 	pulumi up --stack $(STACK)
 
-## bench: the benchmark against the SDK floor (10, 100, 1000 tenants)
+## bench: tools.plan end to end beside the typed, inputs and SDK floors (docs/scale.md)
 bench: $(BIN)/activate
-	$(BIN)/python -m tools.bench --tenants 10,100,1000 --out build/bench.json
+	$(BIN)/python -m tools.bench --sizes 10,100,1000,3000 --markdown --figures tools/scale_figures.json
 
 clean:
 	rm -rf build .pytest_cache .mypy_cache .ruff_cache

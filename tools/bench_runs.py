@@ -95,10 +95,13 @@ def _class_path(cls: type) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
-def _record_classes() -> dict[str, str]:
+_ORIGINAL_INIT = pulumi.CustomResource.__init__
+
+
+def record_classes() -> dict[str, str]:
     """Make every CustomResource construction record its Python class by type token."""
     classes: dict[str, str] = {}
-    original = pulumi.CustomResource.__init__
+    original = _ORIGINAL_INIT
 
     def recording(self: pulumi.CustomResource, t: str, *args: Any, **kwargs: Any) -> None:
         classes.setdefault(t, _class_path(type(self)))
@@ -106,6 +109,10 @@ def _record_classes() -> dict[str, str]:
 
     pulumi.CustomResource.__init__ = recording  # type: ignore[method-assign]
     return classes
+
+
+def stop_recording_classes() -> None:
+    pulumi.CustomResource.__init__ = _ORIGINAL_INIT  # type: ignore[method-assign]
 
 
 def typed_recipe(recorded: list[RecordedResource], classes: dict[str, str]) -> list[dict[str, Any]]:
@@ -118,7 +125,7 @@ def typed_recipe(recorded: list[RecordedResource], classes: dict[str, str]) -> l
         cls = _load(classes[entry.type])
         init = getattr(cls, "_internal_init", cls.__init__)
         params = set(inspect.signature(init).parameters)
-        kwargs = {_snake(k): v for k, v in entry.inputs.items() if _snake(k) in params}
+        kwargs = {_snake(k): _provider_value(entry.type, v) for k, v in entry.inputs.items() if _snake(k) in params}
         provider = (entry.provider or "").rsplit("::", 1)[0]
         recipe.append(
             {
@@ -133,6 +140,17 @@ def typed_recipe(recorded: list[RecordedResource], classes: dict[str, str]) -> l
             }
         )
     return recipe
+
+
+def _provider_value(type_token: str, value: Any) -> Any:
+    """Providers' non-string inputs cross the wire as JSON text: give the class the value back."""
+    if not type_token.startswith("pulumi:providers:") or not isinstance(value, str):
+        return value
+    try:
+        decoded = json.loads(value)
+    except ValueError:
+        return value
+    return value if isinstance(decoded, str) else decoded
 
 
 def _load(path: str) -> Any:
@@ -201,7 +219,7 @@ def measure(kind: str, count: int, stack: str, workdir: Path) -> Measurement:
     monitor = new_monitor()
     planning = kind in ("typical", "minimal")
     tenants_dir = _write_tenants(count, kind, workdir) if planning else None
-    classes = _record_classes() if planning else {}
+    classes = record_classes() if planning else {}
     start_rss = _rss_mb()
     started, cpu_started = time.perf_counter(), time.process_time()
     if tenants_dir is not None:
