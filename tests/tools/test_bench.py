@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import write_tenants
-from tools.bench import markdown, typical_tenant
+from tools.bench import linearity, markdown, typical_tenant
 from tools.bench_runs import TYPED_FLOOR_PROGRAM, record_classes, stop_recording_classes, typed_recipe
 from tools.harness import RecordedResource, new_monitor, run_program, stack_config
 
@@ -58,6 +58,7 @@ def test_markdown_states_the_machine_and_the_linearity() -> None:
         "tenants": 100,
         "resources": 3500,
         "wallSeconds": 20.0,
+        "cpuSeconds": 19.0,
         "phases": {"program": 18.0, "grouping": 0.1, "writing": 1.9},
         "typedFloorSeconds": 16.0,
         "inputsFloorSeconds": 10.0,
@@ -72,7 +73,11 @@ def test_markdown_states_the_machine_and_the_linearity() -> None:
         "load1": 1.5,
     }
     machine = {"cpus": 2, "python": "3.11.7", "loadBefore": [1.0, 1.0, 1.0], "loadAfter": [1.5, 1.2, 1.1]}
-    text = markdown({"stack": "dev", "rows": [row], "machine": machine, "linearity": 0.98})
+    rows = [row, {**row, "tenants": 1000, "wallSeconds": 210.0, "cpuSeconds": 199.5}]
+    result = {"stack": "dev", "rows": rows, "machine": machine, **linearity(rows)}
+    assert result["linearity"] == 1.05 and result["cpuLinearity"] == 1.05
+    text = markdown(result)
     assert "2 CPUs, load average [1.0, 1.0, 1.0] before" in text
     assert "| 100 | 3500 | 20.0 | 18.0 / 0.1 / 1.9 | 16.0 | 10.0 | 6.0 | 1.25x, 1.2x |" in text
-    assert "ms per tenant at 1,000 / at 100: **0.98**" in text
+    assert "| 200.0, 190.0 |" in text
+    assert "ms per tenant at 1,000 / at 100: **1.05** by the wall clock, **1.05** in CPU time" in text
