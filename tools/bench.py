@@ -72,29 +72,42 @@ def _measure(kind: str, count: int, stack: str, workdir: str) -> Measurement:
     return Measurement(**json.loads(result.stdout.strip().splitlines()[-1]))
 
 
+def _seconds(measurement: Measurement | None, cpu: bool = False) -> float | None:
+    if measurement is None:
+        return None
+    return round(measurement.cpu_seconds if cpu else measurement.seconds, 2)
+
+
+def _ratio(numerator: float, denominator: float | None) -> float | None:
+    return round(numerator / denominator, 2) if denominator else None
+
+
 def _row(kind: str, tenants: int, plan: Measurement, floors: dict[str, Measurement]) -> dict[str, Any]:
-    typed, inputs, bare = (floors[name] for name in FLOORS)
+    """One size: the plan, the floors that were measured (None for those skipped), ratios, memory."""
+    typed, inputs, bare = (floors.get(name) for name in FLOORS)
     return {
         "tenants": tenants,
         "kind": kind,
         "resources": plan.resources,
-        "typedResources": typed.resources,
+        "typedResources": typed.resources if typed else None,
         "resourcesPerTenant": round(plan.resources / tenants, 2),
         "wallSeconds": round(plan.seconds, 2),
         "cpuSeconds": round(plan.cpu_seconds, 2),
         "phases": plan.phases,
-        "typedFloorSeconds": round(typed.seconds, 2),
-        "inputsFloorSeconds": round(inputs.seconds, 2),
-        "floorSeconds": round(bare.seconds, 2),
-        "ratioToTypedFloor": round(plan.seconds / typed.seconds, 2),
-        "cpuRatioToTypedFloor": round(plan.cpu_seconds / typed.cpu_seconds, 2),
-        "ratioToInputsFloor": round(plan.seconds / inputs.seconds, 2),
-        "ratioToFloor": round(plan.seconds / bare.seconds, 2),
+        "typedFloorSeconds": _seconds(typed),
+        "inputsFloorSeconds": _seconds(inputs),
+        "floorSeconds": _seconds(bare),
+        "ratioToTypedFloor": _ratio(plan.seconds, _seconds(typed)),
+        "cpuRatioToTypedFloor": _ratio(plan.cpu_seconds, _seconds(typed, cpu=True)),
+        "ratioToInputsFloor": _ratio(plan.seconds, _seconds(inputs)),
+        "ratioToFloor": _ratio(plan.seconds, _seconds(bare)),
         "msPerTenant": round(1000 * plan.seconds / tenants, 1),
         "cpuMsPerTenant": round(1000 * plan.cpu_seconds / tenants, 1),
         "peakRssMb": round(plan.peak_rss_mb),
         "kbPerResource": round(1024 * (plan.peak_rss_mb - plan.start_rss_mb) / plan.resources, 1),
-        "typedFloorKbPerResource": round(1024 * (typed.peak_rss_mb - typed.start_rss_mb) / typed.resources, 1),
+        "typedFloorKbPerResource": (
+            round(1024 * (typed.peak_rss_mb - typed.start_rss_mb) / typed.resources, 1) if typed else None
+        ),
         "load1": round(max(m.load[0] for m in (plan, *floors.values())), 2),
     }
 
@@ -117,6 +130,8 @@ COLUMNS = [
 
 
 def _cell(row: dict[str, Any], key: str) -> str:
+    if row.get(key, "") is None:
+        return "-"
     if key == "phases":
         return " / ".join(f"{value:.1f}" for value in row["phases"].values())
     if key == "ratioToTypedFloor":
@@ -124,7 +139,7 @@ def _cell(row: dict[str, Any], key: str) -> str:
     if key == "msPerTenant":
         return f"{row[key]}, {round(1000 * row['cpuSeconds'] / row['tenants'], 1)}"
     if key == "kbPerResource":
-        return f"{row[key]} ({row['typedFloorKbPerResource']})"
+        return f"{row[key]} ({row['typedFloorKbPerResource'] or '-'})"
     return str(row[key])
 
 
@@ -153,23 +168,29 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def run(sizes: list[int], stack: str, out: Path) -> dict[str, Any]:
-    """Measure every size (plan, then the three floors); writes `out` after each size."""
+def run(sizes: list[int], stack: str, out: Path, floor_kinds: tuple[str, ...] = FLOORS) -> dict[str, Any]:
+    """Measure every size (plan, then the floors); writes `out` after each measurement."""
     result: dict[str, Any] = {"stack": stack, "rows": [], "machine": _machine()}
     for step, size in enumerate(sizes, start=1):
         with tempfile.TemporaryDirectory() as workdir:
             print(f"[{step}/{len(sizes)}] {size} typical tenants: plan", file=sys.stderr, flush=True)
             plan = _measure("typical", size, stack, workdir)
             floors: dict[str, Measurement] = {}
-            for kind in FLOORS:
+            for kind in floor_kinds:
+                _write(out, {**result, "partial": _row("typical", size, plan, floors)})
                 print(f"[{step}/{len(sizes)}] {size} typical tenants: {kind}", file=sys.stderr, flush=True)
                 floors[kind] = _measure(kind, plan.resources, stack, workdir)
         result["rows"].append(_row("typical", size, plan, floors))
         result.update(linearity(result["rows"]))
         result["machine"]["loadAfter"] = [round(x, 2) for x in os.getloadavg()]
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        _write(out, result)
     return result
+
+
+def _write(out: Path, result: dict[str, Any]) -> None:
+    """Results so far, so a run stopped halfway keeps what it measured."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
 
 
 def linearity(rows: list[dict[str, Any]]) -> dict[str, float]:
@@ -195,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stack", default="dev", help="stack whose settings the generated tenants use")
     parser.add_argument("--out", type=Path, default=Path("build/bench.json"))
     parser.add_argument("--markdown", action="store_true", help="print the Markdown table for docs/scale.md")
+    parser.add_argument("--floors", default=",".join(FLOORS), help="floors to measure (default: all three)")
     parser.add_argument("--figures", type=Path, help="also write the largest size's per-resource figures here")
     parser.add_argument("--child", choices=["typical", "minimal", *FLOORS], help=argparse.SUPPRESS)
     parser.add_argument("--count", type=int, help=argparse.SUPPRESS)
@@ -204,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(asdict(measure(args.child, args.count, args.stack, args.workdir))))
         return 0
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
-    result = run(sizes, args.stack, args.out)
+    floor_kinds = tuple(kind for kind in FLOORS if kind in args.floors.split(","))
+    result = run(sizes, args.stack, args.out, floor_kinds)
     if args.figures is not None:
         figures = figures_from_row(max(result["rows"], key=lambda row: row["tenants"]), result["machine"])
         args.figures.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
