@@ -9,9 +9,9 @@ once in the head (the working tree unless --head is given), each with that tree'
 harness in a fresh process, and keeps only those whose plan differs. It prints the same step
 outputs as `tools.ci_stacks` (`first`, `shards`, `all`), filtered.
 
-A plan here is every registered resource with its inputs and options, the stack outputs, and the
-text of the stack's settings files (a rotated `secure:` value changes nothing else the offline plan
-can see). Files whose effect the offline plan cannot see (GLOBAL_FILES: provider pins, the project
+A plan here is every registered resource with its inputs, options, provider and dependencies, the
+stack outputs, and the text of the stack's settings files (a rotated `secure:` value changes
+nothing else the offline plan can see). Files whose effect the offline plan cannot see (GLOBAL_FILES: provider pins, the project
 file, the policy pack) select everything, and so does an unknown or empty base (a first push, a
 manual run): when in doubt, deploy. The scheduled drift check always covers every stack.
 """
@@ -48,7 +48,8 @@ for entry in json.loads(sys.argv[1]):
     run = run_stack(stack)
     settings = [(root / f"Pulumi.{name}.yaml").read_text(encoding="utf-8") for name in sorted({stack, base})
                 if (root / f"Pulumi.{name}.yaml").is_file()]
-    plan = {"resources": [r.as_json() for r in run.resources], "outputs": run.outputs, "settings": settings}
+    resources = [{**r.as_json(), "provider": r.provider, "dependencies": r.dependencies} for r in run.resources]
+    plan = {"resources": resources, "outputs": run.outputs, "settings": settings}
     digests[stack] = hashlib.sha256(json.dumps(plan, sort_keys=True).encode()).hexdigest()
 print(json.dumps(digests))
 """
