@@ -20,13 +20,16 @@ def test_figures_come_from_the_largest_benchmark_row() -> None:
     row = {
         "tenants": 1000,
         "resources": 35000,
-        "phases": {"program": 175.0, "grouping": 0.1, "writing": 20.0},
+        "wallSeconds": 350.0,
+        "cpuSeconds": 200.0,
+        "phases": {"program": 306.25, "grouping": 0.1, "writing": 43.65},
         "kbPerResource": 60.0,
         "peakRssMb": 2100.0,
         "load1": 1.5,
     }
     figures = figures_from_row(row, {"cpus": 2})
-    # Only the program counts towards a preview (no manifests are written there).
+    # Only the program counts towards a preview (no manifests are written there), in CPU time:
+    # 200 CPU s * 306.25 / 350 of the wall time = 175 CPU s for 35,000 resources.
     assert figures["programMsPerResource"] == 5.0
     assert figures["baseRssMb"] == round(2100 - 60 * 35000 / 1024)
     assert "1000 typical tenants" in figures["measured"] and "2 CPUs" in figures["measured"]
