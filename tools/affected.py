@@ -11,9 +11,10 @@ outputs as `tools.ci_stacks` (`first`, `shards`, `all`), filtered.
 
 A plan here is every registered resource with its inputs, options, provider and dependencies, the
 stack outputs, and the text of the stack's settings files (a rotated `secure:` value changes
-nothing else the offline plan can see). Files whose effect the offline plan cannot see (GLOBAL_FILES: provider pins, the project
-file, the policy pack) select everything, and so does an unknown or empty base (a first push, a
-manual run): when in doubt, deploy. The scheduled drift check always covers every stack.
+nothing else the offline plan can see). Files whose effect the offline plan cannot see
+(GLOBAL_FILES: provider pins, the project file, the policy pack) select everything, and so does an
+unknown or empty base (a first push, a manual run): when in doubt, deploy. The scheduled drift
+check always covers every stack.
 """
 
 from __future__ import annotations
