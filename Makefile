@@ -68,9 +68,9 @@ e2e: $(BIN)/activate
 e2e-manifests: $(BIN)/activate
 	$(BIN)/python -m tools.e2e_manifests --write
 
-## bench: the benchmark against the SDK floor (10, 100, 1000 tenants)
+## bench: tools.plan end to end beside the typed, inputs and SDK floors (docs/scale.md)
 bench: $(BIN)/activate
-	$(BIN)/python -m tools.bench --tenants 10,100,1000 --out build/bench.json
+	$(BIN)/python -m tools.bench --sizes 10,100,1000,3000 --markdown --figures tools/scale_figures.json
 
 clean:
 	rm -rf build .pytest_cache .mypy_cache .ruff_cache

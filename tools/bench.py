@@ -1,21 +1,18 @@
-"""Benchmark: the real program under the mock runtime against the Pulumi SDK's own floor.
+"""Benchmark: `tools.plan` end to end, as users run it, beside three floors measured in the same run.
 
-    python -m tools.bench [--tenants 10,100,1000] [--stack dev] [--out build/bench.json]
+    python -m tools.bench --sizes 10,100,1000,3000 --markdown --figures tools/scale_figures.json
 
-For each size it generates synthetic, realistic tenant files (two environments, a Postgres
-database, two secrets, one app; plus a row of minimal tenants), runs the real `__main__.py` under
-mocks in a fresh process, and then, each in another fresh process, two floors:
+For each size it generates typical tenants (copies of one template: two environments, a Postgres
+database, two secrets, one app) and, each in a fresh process (tools/bench_runs.py):
 
-- the SDK floor: the same number of bare resources with a one-field input, no logic at all;
-- the inputs floor: the same number of bare resources carrying exactly the inputs the program
-  registered (taken from its run), still with no components, parents, options or logic.
+- **plan**: the real `__main__.py` under mocks, grouping with the summary, writing every manifest;
+- **typed floor**: the same typed resource classes with the same inputs and options in a flat loop,
+  what any program creating these objects pays (the target: plan within 1.25x of it);
+- **inputs floor**: bare resources with the same inputs; **SDK floor**: bare one-field resources.
 
-The first ratio is what the issue's target is stated against; the second separates what the SDK
-costs for the size of realistic inputs (serializing them, the engine echoing them back) from what
-this program adds on top (components, typed provider classes, options, its own models and
-builders). Wall seconds and CPU seconds (all threads) are both reported: CPU seconds stay
-comparable when other work shares the machine. Each measurement runs in its own process, so peak
-RSS is that run's alone.
+Wall and CPU seconds are both reported (CPU stays comparable when others share the machine), with
+the load average and CPU count at the time, and peak memory per resource (peak RSS above the
+process's RSS after imports). `--markdown` prints the table docs/scale.md and README.md carry.
 """
 
 from __future__ import annotations
@@ -23,42 +20,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
-import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import yaml
+from tools.bench_runs import Measurement, measure
+from tools.harness import PROJECT_ROOT
+from tools.shard_budget import figures_from_row
 
-from tools.harness import PROJECT_ROOT, RecordingMonitor, new_monitor, run_program, stack_config
-
-PROGRESS_EVERY = 5000
-INPUTS_FILE = "inputs.json"
-
-FLOOR_PROGRAM = '''
-"""The SDK floor: register COUNT bare resources, no models, no components, no logic."""
-import os
-import pulumi
-
-for index in range(int(os.environ["TENANCY_BENCH_COUNT"])):
-    pulumi.CustomResource("tenancy:bench:Bare", f"bare-{index}", {"index": index})
-'''
-
-INPUTS_FLOOR_PROGRAM = '''
-"""The inputs floor: register bare resources with the program's recorded inputs, no logic."""
-import json
-import os
-import pulumi
-
-with open(os.environ["TENANCY_BENCH_INPUTS"], encoding="utf-8") as handle:
-    recorded = json.load(handle)
-for index, inputs in enumerate(recorded):
-    pulumi.CustomResource("tenancy:bench:Bare", f"bare-{index}", inputs)
-'''
+FLOORS = ("typed-floor", "inputs-floor", "floor")
 
 
 def typical_tenant(index: int) -> dict[str, Any]:
@@ -89,180 +62,177 @@ def minimal_tenant(index: int) -> dict[str, Any]:
     return {"name": name, "displayName": f"Minimal {index}", "contact": "a@example.org", "costCenter": "cc"}
 
 
-@dataclass
-class Measurement:
-    """One run in a child process."""
-
-    resources: int
-    seconds: float
-    cpu_seconds: float
-    peak_rss_mb: float
-
-
-class _ProgressMonitor(RecordingMonitor):
-    """Prints a line to stderr every PROGRESS_EVERY registrations so long runs show they are alive."""
-
-    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
-        response = super().RegisterResource(request)
-        if self.recorded and len(self.recorded) % PROGRESS_EVERY == 0:
-            print(f"    ... {len(self.recorded)} resources registered", file=sys.stderr, flush=True)
-        return response
-
-
-def _child(kind: str, count: int, stack: str, workdir: Path) -> Measurement:
-    """Run one measurement in this process (called in a fresh child)."""
-    monitor = _ProgressMonitor(new_monitor().mocks)
-    config: dict[str, str] = {}
-    secret_keys: list[str] = []
-    if kind == "floor":
-        program = workdir / "floor.py"
-        program.write_text(FLOOR_PROGRAM, encoding="utf-8")
-        os.environ["TENANCY_BENCH_COUNT"] = str(count)
-    elif kind == "inputs-floor":
-        program = workdir / "inputs_floor.py"
-        program.write_text(INPUTS_FLOOR_PROGRAM, encoding="utf-8")
-        os.environ["TENANCY_BENCH_INPUTS"] = str(workdir / INPUTS_FILE)
-    else:
-        tenants_dir = workdir / "tenants"
-        tenants_dir.mkdir()
-        make = typical_tenant if kind == "typical" else minimal_tenant
-        for index in range(count):
-            document = make(index)
-            (tenants_dir / f"{document['name']}.yaml").write_text(yaml.safe_dump(document), encoding="utf-8")
-        program = PROJECT_ROOT / "__main__.py"
-        config, secret_keys = stack_config(stack, {"tenancy:tenantsDir": str(tenants_dir)})
-    started, cpu_started = time.perf_counter(), time.process_time()
-    run = run_program(stack, config, secret_keys, program=program, monitor=monitor)
-    seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
-    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    if kind in ("typical", "minimal"):
-        # What the inputs floor registers: every input as the engine received it (secrets and
-        # unknowns as placeholders, which are as large as the strings they stand for, or larger).
-        inputs = [recorded.inputs for recorded in run.resources]
-        (workdir / INPUTS_FILE).write_text(json.dumps(inputs), encoding="utf-8")
-    return Measurement(
-        resources=len(run.resources), seconds=seconds, cpu_seconds=cpu_seconds, peak_rss_mb=peak_kb / 1024
-    )
-
-
 def _measure(kind: str, count: int, stack: str, workdir: str) -> Measurement:
-    """Run one measurement in a fresh child process; `workdir` carries the inputs file between runs."""
-    command = [
-        sys.executable,
-        "-m",
-        "tools.bench",
-        "--child",
-        kind,
-        "--count",
-        str(count),
-        "--stack",
-        stack,
-        "--workdir",
-        workdir,
-    ]
-    # stderr passes through so the child's progress lines show while it runs.
+    """Run one measurement in a fresh child process; `workdir` carries the floors' inputs."""
+    command = [sys.executable, "-m", "tools.bench", "--child", kind, "--count", str(count), "--stack", stack]
+    command += ["--workdir", workdir]
     result = subprocess.run(command, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, text=True, check=False)
     if result.returncode != 0:
         raise SystemExit(f"benchmark child failed: {' '.join(command)}")
     return Measurement(**json.loads(result.stdout.strip().splitlines()[-1]))
 
 
-def _ms(measurement: Measurement, cpu: bool = False) -> float:
-    """Milliseconds per registered resource, by the wall clock or in CPU time."""
-    return 1000 * (measurement.cpu_seconds if cpu else measurement.seconds) / measurement.resources
+def _seconds(measurement: Measurement | None, cpu: bool = False) -> float | None:
+    if measurement is None:
+        return None
+    return round(measurement.cpu_seconds if cpu else measurement.seconds, 2)
 
 
-def _row(
-    label: str, tenants: int, program: Measurement, floor: Measurement, inputs_floor: Measurement
-) -> dict[str, Any]:
+def _ratio(numerator: float, denominator: float | None) -> float | None:
+    return round(numerator / denominator, 2) if denominator else None
+
+
+def _row(kind: str, tenants: int, plan: Measurement, floors: dict[str, Measurement]) -> dict[str, Any]:
+    """One size: the plan, the floors that were measured (None for those skipped), ratios, memory."""
+    typed, inputs, bare = (floors.get(name) for name in FLOORS)
     return {
         "tenants": tenants,
-        "kind": label,
-        "resources": program.resources,
-        "resourcesPerTenant": round(program.resources / tenants, 2),
-        "wallSeconds": round(program.seconds, 3),
-        "cpuSeconds": round(program.cpu_seconds, 3),
-        "peakRssMb": round(program.peak_rss_mb, 1),
-        "msPerResource": round(_ms(program), 3),
-        "msPerTenant": round(1000 * program.seconds / tenants, 2),
-        "floorWallSeconds": round(floor.seconds, 3),
-        "floorPeakRssMb": round(floor.peak_rss_mb, 1),
-        "floorMsPerResource": round(_ms(floor), 3),
-        "inputsFloorMsPerResource": round(_ms(inputs_floor), 3),
-        "ratioToFloor": round(_ms(program) / _ms(floor), 3),
-        "cpuRatioToFloor": round(_ms(program, cpu=True) / _ms(floor, cpu=True), 3),
-        "ratioToInputsFloor": round(_ms(program) / _ms(inputs_floor), 3),
-        "cpuRatioToInputsFloor": round(_ms(program, cpu=True) / _ms(inputs_floor, cpu=True), 3),
+        "kind": kind,
+        "resources": plan.resources,
+        "typedResources": typed.resources if typed else None,
+        "resourcesPerTenant": round(plan.resources / tenants, 2),
+        "wallSeconds": round(plan.seconds, 2),
+        "cpuSeconds": round(plan.cpu_seconds, 2),
+        "phases": plan.phases,
+        "typedFloorSeconds": _seconds(typed),
+        "inputsFloorSeconds": _seconds(inputs),
+        "floorSeconds": _seconds(bare),
+        "ratioToTypedFloor": _ratio(plan.seconds, _seconds(typed)),
+        "cpuRatioToTypedFloor": _ratio(plan.cpu_seconds, _seconds(typed, cpu=True)),
+        "ratioToInputsFloor": _ratio(plan.seconds, _seconds(inputs)),
+        "ratioToFloor": _ratio(plan.seconds, _seconds(bare)),
+        "msPerTenant": round(1000 * plan.seconds / tenants, 1),
+        "cpuMsPerTenant": round(1000 * plan.cpu_seconds / tenants, 1),
+        "peakRssMb": round(plan.peak_rss_mb),
+        "kbPerResource": round(1024 * (plan.peak_rss_mb - plan.start_rss_mb) / plan.resources, 1),
+        "typedFloorKbPerResource": (
+            round(1024 * (typed.peak_rss_mb - typed.start_rss_mb) / typed.resources, 1) if typed else None
+        ),
+        "load1": round(max(m.load[0] for m in (plan, *floors.values())), 2),
     }
 
 
 COLUMNS = [
     ("tenants", "tenants"),
-    ("kind", "kind"),
     ("resources", "resources"),
-    ("resourcesPerTenant", "res/tenant"),
-    ("wallSeconds", "wall s"),
-    ("cpuSeconds", "CPU s"),
-    ("peakRssMb", "peak RSS MB"),
-    ("msPerResource", "ms/resource"),
-    ("floorMsPerResource", "floor ms/res"),
-    ("inputsFloorMsPerResource", "inputs floor ms/res"),
-    ("ratioToFloor", "ratio to floor (wall / CPU)"),
-    ("ratioToInputsFloor", "ratio to inputs floor (wall / CPU)"),
-    ("msPerTenant", "ms/tenant"),
+    ("wallSeconds", "plan s"),
+    ("phases", "program / grouping / writing s"),
+    ("typedFloorSeconds", "typed floor s"),
+    ("inputsFloorSeconds", "inputs floor s"),
+    ("floorSeconds", "SDK floor s"),
+    ("ratioToTypedFloor", "plan / typed floor (wall, CPU)"),
+    ("ratioToInputsFloor", "/ inputs floor"),
+    ("ratioToFloor", "/ SDK floor"),
+    ("msPerTenant", "ms/tenant (wall, CPU)"),
+    ("kbPerResource", "KB/resource (typed floor)"),
+    ("load1", "max load"),
 ]
-_PAIRED = {"ratioToFloor": "cpuRatioToFloor", "ratioToInputsFloor": "cpuRatioToInputsFloor"}
+
+
+def _cell(row: dict[str, Any], key: str) -> str:
+    if row.get(key, "") is None:
+        return "-"
+    if key == "phases":
+        return " / ".join(f"{value:.1f}" for value in row["phases"].values())
+    if key == "ratioToTypedFloor":
+        return f"{row[key]}x, {row['cpuRatioToTypedFloor']}x"
+    if key == "msPerTenant":
+        return f"{row[key]}, {round(1000 * row['cpuSeconds'] / row['tenants'], 1)}"
+    if key == "kbPerResource":
+        return f"{row[key]} ({row['typedFloorKbPerResource'] or '-'})"
+    return str(row[key])
 
 
 def table(rows: list[dict[str, Any]]) -> str:
     """The rows as a Markdown table (docs/scale.md carries one)."""
     lines = ["| " + " | ".join(title for _, title in COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    for row in rows:
-        cells = [f"{row[key]} / {row[_PAIRED[key]]}" if key in _PAIRED else str(row[key]) for key, _ in COLUMNS]
-        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["| " + " | ".join(_cell(row, key) for key, _ in COLUMNS) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """The table plus the machine and the linearity line, ready to paste."""
+    machine = result["machine"]
+    lines = [
+        f"{machine['cpus']} CPUs, load average {machine['loadBefore']} before and {machine['loadAfter']} after, "
+        f"Python {machine['python']}, stack `{result['stack']}`:",
+        "",
+        table(result["rows"]),
+    ]
+    if "linearity" in result:
+        lines += [
+            "",
+            f"ms per tenant at 1,000 / at 100: **{result['linearity']}** by the wall clock, "
+            f"**{result['cpuLinearity']}** in CPU time (target <= 1.1)",
+        ]
+    return "\n".join(lines)
+
+
+def run(sizes: list[int], stack: str, out: Path, floor_kinds: tuple[str, ...] = FLOORS) -> dict[str, Any]:
+    """Measure every size (plan, then the floors); writes `out` after each measurement."""
+    result: dict[str, Any] = {"stack": stack, "rows": [], "machine": _machine()}
+    for step, size in enumerate(sizes, start=1):
+        with tempfile.TemporaryDirectory() as workdir:
+            print(f"[{step}/{len(sizes)}] {size} typical tenants: plan", file=sys.stderr, flush=True)
+            plan = _measure("typical", size, stack, workdir)
+            floors: dict[str, Measurement] = {}
+            for kind in floor_kinds:
+                _write(out, {**result, "partial": _row("typical", size, plan, floors)})
+                print(f"[{step}/{len(sizes)}] {size} typical tenants: {kind}", file=sys.stderr, flush=True)
+                floors[kind] = _measure(kind, plan.resources, stack, workdir)
+        result["rows"].append(_row("typical", size, plan, floors))
+        result.update(linearity(result["rows"]))
+        result["machine"]["loadAfter"] = [round(x, 2) for x in os.getloadavg()]
+        _write(out, result)
+    return result
+
+
+def _write(out: Path, result: dict[str, Any]) -> None:
+    """Results so far, so a run stopped halfway keeps what it measured."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+
+
+def linearity(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """ms per tenant at 1,000 over at 100, by the wall clock and in CPU time (when both were run)."""
+    by_size = {row["tenants"]: row for row in rows}
+    if 100 not in by_size or 1000 not in by_size:
+        return {}
+    small, large = by_size[100], by_size[1000]
+    return {
+        "linearity": round(large["wallSeconds"] / small["wallSeconds"] / 10, 3),
+        "cpuLinearity": round(large["cpuSeconds"] / small["cpuSeconds"] / 10, 3),
+    }
+
+
+def _machine() -> dict[str, Any]:
+    load = [round(x, 2) for x in os.getloadavg()]
+    return {"cpus": os.cpu_count(), "python": sys.version.split()[0], "loadBefore": load, "loadAfter": load}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tenants", default="10,100,1000", help="comma-separated tenant counts")
-    parser.add_argument("--stack", default="dev", help="stack whose settings the synthetic tenants use")
+    parser.add_argument("--sizes", "--tenants", default="10,100,1000,3000", help="comma-separated tenant counts")
+    parser.add_argument("--stack", default="dev", help="stack whose settings the generated tenants use")
     parser.add_argument("--out", type=Path, default=Path("build/bench.json"))
-    parser.add_argument("--minimal", type=int, default=100, help="also measure this many minimal tenants (0: skip)")
-    parser.add_argument("--child", choices=["typical", "minimal", "floor", "inputs-floor"], help=argparse.SUPPRESS)
+    parser.add_argument("--markdown", action="store_true", help="print the Markdown table for docs/scale.md")
+    parser.add_argument("--floors", default=",".join(FLOORS), help="floors to measure (default: all three)")
+    parser.add_argument("--figures", type=Path, help="also write the largest size's per-resource figures here")
+    parser.add_argument("--child", choices=["typical", "minimal", *FLOORS], help=argparse.SUPPRESS)
     parser.add_argument("--count", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-
     if args.child is not None:
-        print(json.dumps(asdict(_child(args.child, args.count, args.stack, args.workdir))))
+        print(json.dumps(asdict(measure(args.child, args.count, args.stack, args.workdir))))
         return 0
-
-    sizes = [int(size) for size in args.tenants.split(",") if size.strip()]
-    plan = [("typical", size) for size in sizes] + ([("minimal", args.minimal)] if args.minimal else [])
-    rows: list[dict[str, Any]] = []
-    for step, (kind, size) in enumerate(plan, start=1):
-        prefix = f"[{step}/{len(plan)}] {size} {kind} tenants"
-        with tempfile.TemporaryDirectory() as workdir:
-            print(f"{prefix}: program", file=sys.stderr, flush=True)
-            program = _measure(kind, size, args.stack, workdir)
-            print(f"{prefix}: floor ({program.resources} bare resources)", file=sys.stderr, flush=True)
-            floor = _measure("floor", program.resources, args.stack, workdir)
-            print(f"{prefix}: inputs floor (the same resources' inputs, no logic)", file=sys.stderr, flush=True)
-            inputs_floor = _measure("inputs-floor", program.resources, args.stack, workdir)
-        rows.append(_row(kind, size, program, floor, inputs_floor))
-    typical = {r["tenants"]: r for r in rows if r["kind"] == "typical"}
-    summary: dict[str, Any] = {"rows": rows, "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]}}
-    if 100 in typical and 1000 in typical:
-        summary["linearity_msPerTenant_1000_over_100"] = round(
-            typical[1000]["msPerTenant"] / typical[100]["msPerTenant"], 3
-        )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    print(table(rows))
-    if "linearity_msPerTenant_1000_over_100" in summary:
-        print(f"\nms per tenant at 1000 / at 100: {summary['linearity_msPerTenant_1000_over_100']}")
-    print(f"wrote {args.out}")
+    sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
+    floor_kinds = tuple(kind for kind in FLOORS if kind in args.floors.split(","))
+    result = run(sizes, args.stack, args.out, floor_kinds)
+    if args.figures is not None:
+        figures = figures_from_row(max(result["rows"], key=lambda row: row["tenants"]), result["machine"])
+        args.figures.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    print(markdown(result) if args.markdown else json.dumps(result, indent=2))
+    print(f"wrote {args.out}", file=sys.stderr)
     return 0
 
 

@@ -263,13 +263,21 @@ def new_monitor() -> RecordingMonitor:
 
 @dataclass
 class ProgramRun:
-    """The outcome of one mocked run of the program."""
+    """The outcome of one mocked run of the program.
+
+    Tenant attribution is computed once for all resources (each resource visited once, its
+    ancestors' answers reused), so grouping thousands of tenants stays linear; `visits` counts
+    that work so a test can prove it without timing anything.
+    """
 
     stack: str
     resources: list[RecordedResource] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
     # Values the mocks made up where the cloud would compute them (see _Mocks.made).
     mock_made: frozenset[str] = frozenset()
+    visits: int = field(default=0, compare=False)
+    _tenants: dict[str, str | None] | None = field(default=None, init=False, repr=False, compare=False)
+    _indexed: int = field(default=-1, init=False, repr=False, compare=False)
 
     def of_type(self, type_token: str) -> list[RecordedResource]:
         return [r for r in self.resources if r.type == type_token]
@@ -277,15 +285,40 @@ class ProgramRun:
     def by_urn(self) -> dict[str, RecordedResource]:
         return {r.urn: r for r in self.resources}
 
+    def tenants(self) -> dict[str, str | None]:
+        """The tenant of every resource by URN, built on first use and whenever resources change."""
+        if self._tenants is None or self._indexed != len(self.resources):
+            self._tenants = _attribute_tenants(self.resources, self)
+            self._indexed = len(self.resources)
+        return self._tenants
+
     def tenant_of(self, resource: RecordedResource) -> str | None:
         """The tenant a resource belongs to: the name of its nearest Tenant component ancestor."""
-        index = self.by_urn()
+        return self.tenants().get(resource.urn)
+
+
+def _attribute_tenants(resources: list[RecordedResource], counter: ProgramRun) -> dict[str, str | None]:
+    """Each resource's nearest Tenant ancestor, visiting every resource a constant number of times."""
+    by_urn = {r.urn: r for r in resources}
+    counter.visits += len(resources)
+    tenants: dict[str, str | None] = {}
+    for resource in resources:
+        chain: list[str] = []
         current: RecordedResource | None = resource
+        found: str | None = None
         while current is not None:
+            if current.urn in tenants:
+                found = tenants[current.urn]
+                break
+            counter.visits += 1
+            chain.append(current.urn)
             if current.type == "tenancy:index:Tenant":
-                return current.name
-            current = index.get(current.parent) if current.parent else None
-        return None
+                found = current.name
+                break
+            current = by_urn.get(current.parent) if current.parent else None
+        for urn in chain:
+            tenants[urn] = found
+    return tenants
 
 
 def stack_config(

@@ -19,6 +19,7 @@ import yaml
 from components.model.stack import ShardSettings
 from components.model.stack_checks import OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT
 from tools.harness import PROJECT_NAME
+from tools.shard_budget import load_figures
 
 RESYNC_SECONDS = 600
 PULUMI_CLOUD = "https://api.pulumi.com"
@@ -26,9 +27,6 @@ PULUMI_CLOUD = "https://api.pulumi.com"
 GIT_SECRET = "tenancy-git"  # key `accessToken` (https repositories) or `sshPrivateKey` (ssh)
 PULUMI_SECRET = "tenancy-pulumi"  # key `accessToken` (Pulumi Cloud), `passphrase` (passphrase stacks)
 
-# Peak memory of the program under the benchmark (docs/scale.md, "Benchmark"): 305.1 MB at 3,529
-# resources and 2,063.4 MB at 35,029, a straight line of about 56 KB per resource over 108 MB.
-BENCH_POINTS = ((3529, 305.1), (35029, 2063.4))
 # The CLI and the provider plugins run beside the program in the workspace pod; the benchmark runs
 # under mocks and does not measure them, so this allowance is an estimate to check with `kubectl top`.
 ENGINE_AND_PLUGINS_MIB = 1024
@@ -49,10 +47,9 @@ class OperatorSource:
 
 
 def program_peak_mib(resources: int) -> int:
-    """The program's peak memory for a stack of `resources`, on the benchmark's straight line."""
-    (r1, m1), (r2, m2) = BENCH_POINTS
-    slope = (m2 - m1) / (r2 - r1)
-    return round(m1 + slope * (resources - r1))
+    """The program's peak memory for a stack of `resources`, from the benchmark's measured figures
+    (tools/scale_figures.json, written by `python -m tools.bench --figures`; docs/scale.md)."""
+    return round(load_figures().megabytes(resources))
 
 
 def memory_request_mib(resource_budget: int) -> int:

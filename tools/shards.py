@@ -1,8 +1,9 @@
 """Split a stack into a platform stack and tenant shard stacks, and show how tenants spread.
 
     python -m tools.shards layout --stack prod [--count N]
-        Plan the stack offline and print tenants and resources per shard for N shards (default: the
-        stack's shards.count), warning where a shard passes shards.resourceBudget.
+        Plan the stack offline and print tenants, resources, and the expected preview time and memory
+        (tools/shard_budget.py, from measured figures) per shard for N shards (default: the stack's
+        shards.count), warning where a shard passes shards.resourceBudget.
     python -m tools.shards write --stack prod --count N --org ORG --repo URL [--check]
         Write Pulumi.<stack>-platform.yaml and Pulumi.<stack>-shard-<i>.yaml (the base stack's config
         plus the role keys), Pulumi Kubernetes Operator Stack objects in deploy/operator/<stack>.yaml,
@@ -31,6 +32,9 @@ from components.model.stack import parse_settings
 from components.model.stack_checks import OPERATOR_IDENTITY
 from tools.harness import PROJECT_NAME, PROJECT_ROOT, run_program, stack_config
 from tools.operator_stack import PULUMI_CLOUD, OperatorSource, operator_manifest
+from tools.shard_budget import load_figures, shard_lines
+
+RESYNC_SECONDS = 600
 
 
 @dataclass
@@ -152,8 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "layout":
         result = layout(args.stack, args.count)
         print(f"platform: {result.platform_resources} resources")
-        for shard, names in result.tenants.items():
-            print(f"shard {shard}: {len(names)} tenants, {result.resources[shard]} resources")
+        print("\n".join(shard_lines(result.resources, result.tenants, result.budget, load_figures())))
         for shard in result.over_budget():
             print(
                 f"warning: shard {shard} has {result.resources[shard]} resources, over the budget of "

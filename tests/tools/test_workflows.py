@@ -109,19 +109,28 @@ def test_merge_deploys_dev_then_prod_behind_an_environment() -> None:
     assert workflow["concurrency"]["cancel-in-progress"] is False
     jobs = workflow["jobs"]
     assert jobs["layout"]["needs"] == "test"
-    assert "-m tools.ci_stacks" in steps_text(jobs["layout"])
+    # Only what changed since the last successful deployment run (manual runs: everything).
+    layout_steps = steps_text(jobs["layout"])
+    assert layout_steps.count('-m tools.affected --stacks "$STACKS" --base "$BASE"') == 2
+    assert "--workflow deploy.yml --branch main --status success" in layout_steps
+    assert jobs["layout"]["permissions"] == {"contents": "read", "actions": "read"}
+    assert jobs["layout"]["steps"][0]["with"]["fetch-depth"] == 0
     # dev (unsplit and platform stacks one by one), dev shards in parallel, then the same for prod.
     assert jobs["dev"]["needs"] == "layout"
     assert jobs["dev-shards"]["needs"] == ["layout", "dev"]
     assert jobs["prod"]["needs"] == ["layout", "dev", "dev-shards"]
     assert jobs["prod-shards"]["needs"] == ["layout", "prod"]
-    # prod runs when dev-shards was skipped (nothing split), never after a failure in dev.
-    assert "!failure()" in jobs["prod"]["if"] and "!cancelled()" in jobs["prod"]["if"]
+    # A wave runs when the one before was skipped (nothing changed there), never after a failure;
+    # an empty wave is skipped (an empty matrix fails the run).
+    assert jobs["dev"]["if"] == "needs.layout.outputs.dev-first != '[]'"
+    for name in ("dev-shards", "prod", "prod-shards"):
+        assert "!failure()" in jobs[name]["if"] and "!cancelled()" in jobs[name]["if"]
     for name in ("dev", "prod"):
         assert jobs[name]["strategy"]["max-parallel"] == 1
         assert f"needs.layout.outputs.{name}-first" in jobs[name]["strategy"]["matrix"]["include"]
+        assert f"needs.layout.outputs.{name}-first != '[]'" in jobs[name]["if"]
         shards = jobs[f"{name}-shards"]
-        assert shards["if"] == f"needs.layout.outputs.{name}-shards != '[]'", "an empty matrix fails the run"
+        assert f"needs.layout.outputs.{name}-shards != '[]'" in shards["if"]
         assert shards["strategy"]["fail-fast"] is False
         assert f"needs.layout.outputs.{name}-shards" in shards["strategy"]["matrix"]["include"]
     for name in ("dev", "dev-shards", "prod", "prod-shards"):

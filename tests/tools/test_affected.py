@@ -1,0 +1,158 @@
+"""tools.affected: a merge deploys only the stacks and shards whose offline plan changed.
+
+Each test works on a copy of this project in a temporary git repository, with the dev stack split
+into two shards by `tools.shards` (each holding tenants), and plans it for real (the tree's own program, fresh process).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from components.model.sharding import shard_of
+from tests.support import tenant_document, write_tenants
+from tools.affected import affected, plan_digests, select
+from tools.ci_stacks import waves
+from tools.harness import PROJECT_ROOT
+from tools.shards import generated_files
+
+PARTS = ["dev-platform", "dev-shard-0", "dev-shard-1"]
+
+
+def _git(repo: Path, *args: str) -> str:
+    command = ["git", "-c", "user.name=test", "-c", "user.email=test@example.org", *args]
+    return subprocess.run(command, cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def _commit(repo: Path, message: str) -> str:
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", message)
+    return _git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A git copy of the project's tracked files with dev split into two shards; (repo, base sha)."""
+    repo = tmp_path_factory.mktemp("affected") / "repo"
+    tracked = _git(PROJECT_ROOT, "ls-files").splitlines()
+    for name in tracked:
+        source = PROJECT_ROOT / name
+        if source.is_file() and not name.startswith(("tests/", "docs/")):
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, repo / name)
+    # The examples all hash to shard 1 of 2; `delta` lands in shard 0, so both shards hold tenants.
+    write_tenants(repo / "tenants", tenant_document("delta"))
+    for path, text in generated_files("dev", 2, "org", "https://git.example.org/tenancy.git", root=repo).items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    _git(repo, "init", "-q")
+    return repo, _commit(repo, "base")
+
+
+@pytest.fixture(scope="module")
+def base_digests(project: tuple[Path, str]) -> dict[str, str]:
+    repo, _ = project
+    return plan_digests(repo, waves(["dev"], repo)["all"])
+
+
+def _edit(repo: Path, name: str, old: str, new: str) -> None:
+    path = repo / name
+    text = path.read_text(encoding="utf-8")
+    assert old in text, (name, old)
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def _selected(repo: Path, base: dict[str, str]) -> list[str]:
+    entries = waves(["dev"], repo)
+    return [entry["stack"] for entry in select(entries, base, plan_digests(repo, entries["all"]))["all"]]
+
+
+def _restore(repo: Path) -> None:
+    _git(repo, "checkout", "-q", "--", ".")
+
+
+def test_a_change_no_plan_sees_deploys_nothing(project: tuple[Path, str], base_digests: dict[str, str]) -> None:
+    repo, _ = project
+    assert set(base_digests) == set(PARTS)
+    _edit(repo, "components/model/labels.py", '"""Label keys', '"""Label keys (a comment-only refactor)')
+    _edit(repo, "README.md", "# tenancy", "# tenancy (docs only)")
+    try:
+        assert _selected(repo, base_digests) == []
+    finally:
+        _restore(repo)
+
+
+def test_one_tenant_file_selects_only_its_shard(project: tuple[Path, str], base_digests: dict[str, str]) -> None:
+    repo, _ = project
+    _edit(repo, "tenants/status-page.yaml", "displayName:", "displayName: Renamed #")
+    try:
+        shard = shard_of("status-page", 2, None)
+        assert shard_of("delta", 2, None) != shard
+        assert _selected(repo, base_digests) == [f"dev-shard-{shard}"]
+    finally:
+        _restore(repo)
+
+
+def test_shared_code_selects_the_platform_and_every_shard(
+    project: tuple[Path, str], base_digests: dict[str, str]
+) -> None:
+    repo, _ = project
+    _edit(repo, "components/model/labels.py", 'MANAGED_BY_VALUE = "tenancy"', 'MANAGED_BY_VALUE = "tenancy-platform"')
+    try:
+        assert _selected(repo, base_digests) == PARTS
+    finally:
+        _restore(repo)
+
+
+def test_the_stack_file_selects_every_part_of_its_stack(
+    project: tuple[Path, str], base_digests: dict[str, str]
+) -> None:
+    repo, _ = project
+    # Any edit counts, even one the plan cannot see: a rotated `secure:` value is redacted in it.
+    _edit(repo, "Pulumi.dev.yaml", "# dev: the embedded default.", "# dev: the embedded default (edited).")
+    try:
+        assert _selected(repo, base_digests) == PARTS
+    finally:
+        _restore(repo)
+
+
+def test_provider_pins_select_everything_without_planning(project: tuple[Path, str]) -> None:
+    repo, base = project
+    (repo / "requirements.txt").write_text((repo / "requirements.txt").read_text() + "# bump\n", encoding="utf-8")
+    try:
+        result = affected(["dev"], base, None, repo)
+        assert [entry["stack"] for entry in result["waves"]["all"]] == PARTS
+        assert "requirements.txt changed" in result["reason"]
+    finally:
+        _restore(repo)
+
+
+def test_no_base_commit_selects_everything(project: tuple[Path, str]) -> None:
+    repo, _ = project
+    result = affected(["dev"], "0" * 40, None, repo)
+    assert [entry["stack"] for entry in result["waves"]["all"]] == PARTS
+
+
+def test_cli_between_two_commits_prints_the_one_changed_shard(project: tuple[Path, str]) -> None:
+    repo, base = project
+    _edit(repo, "tenants/genomics-lab.yaml", "displayName:", "displayName: Renamed #")
+    head = _commit(repo, "rename genomics-lab")
+    try:
+        command = [sys.executable, "-m", "tools.affected", "--stacks", '["dev"]', "--base", base, "--head", head]
+        result = subprocess.run(
+            [*command, "--repo", str(repo)], cwd=PROJECT_ROOT, capture_output=True, text=True, check=False
+        )
+        assert result.returncode == 0, result.stderr
+        outputs = dict(line.split("=", 1) for line in result.stdout.splitlines())
+        shard = f"dev-shard-{shard_of('genomics-lab', 2, None)}"
+        assert json.loads(outputs["first"]) == []
+        assert json.loads(outputs["shards"]) == [{"stack": shard, "environment": "dev"}]
+        assert re.search(r"1 of 3 plans changed", result.stderr)
+    finally:
+        _git(repo, "reset", "-q", "--hard", base)

@@ -1,0 +1,156 @@
+"""Which stacks and shards a change affects: plan every one offline at the base and at the head.
+
+    python -m tools.affected --stacks '["dev", "prod"]' --base REV [--head REV]  >> "$GITHUB_OUTPUT"
+
+A merge that changes no plan must deploy nothing: a global event (a merge touching only docs, a
+refactor, one tenant's file) must not run `pulumi up` on thousands of tenants. This plans every
+stack, platform stack and shard that `tools.ci_stacks` lists, once in a copy of the base commit and
+once in the head (the working tree unless --head is given), each with that tree's own program and
+harness in a fresh process, and keeps only those whose plan differs. It prints the same step
+outputs as `tools.ci_stacks` (`first`, `shards`, `all`), filtered.
+
+A plan here is every registered resource with its inputs, options, provider and dependencies, the
+stack outputs, and the text of the stack's settings files (a rotated `secure:` value changes
+nothing else the offline plan can see). Files whose effect the offline plan cannot see
+(GLOBAL_FILES: provider pins, the project file, the policy pack) select everything, and so does an
+unknown or empty base (a first push, a manual run): when in doubt, deploy. The scheduled drift
+check always covers every stack.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tools.ci_stacks import PROJECT_ROOT, waves
+
+# Changes here alter what `pulumi up` does without changing the offline plan.
+GLOBAL_FILES = ("requirements.txt", "Pulumi.yaml", "policy_pack/")
+
+# Runs inside a tree (base or head) with that tree's own harness: only its long-standing API
+# (stack_config, run_stack, RecordedResource.as_json) is used, so an older base plans too.
+_DIGEST_RUNNER = """
+import hashlib, json, sys
+from pathlib import Path
+from tools.harness import run_stack
+
+root = Path.cwd()
+digests = {}
+for entry in json.loads(sys.argv[1]):
+    stack, base = entry["stack"], entry["environment"]
+    run = run_stack(stack)
+    settings = [(root / f"Pulumi.{name}.yaml").read_text(encoding="utf-8") for name in sorted({stack, base})
+                if (root / f"Pulumi.{name}.yaml").is_file()]
+    resources = [{**r.as_json(), "provider": r.provider, "dependencies": r.dependencies} for r in run.resources]
+    plan = {"resources": resources, "outputs": run.outputs, "settings": settings}
+    digests[stack] = hashlib.sha256(json.dumps(plan, sort_keys=True).encode()).hexdigest()
+print(json.dumps(digests))
+"""
+
+
+def plan_digests(tree: Path, entries: list[dict[str, str]]) -> dict[str, str]:
+    """A digest of each entry's offline plan, planned by `tree`'s own code in a fresh process.
+
+    Raises CalledProcessError when the tree cannot plan (the caller decides what that means).
+    """
+    if not entries:
+        return {}
+    result = subprocess.run(
+        [sys.executable, "-c", _DIGEST_RUNNER, json.dumps(entries)],
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    digests: dict[str, str] = json.loads(result.stdout.strip().splitlines()[-1])
+    return digests
+
+
+def changed_files(base: str, head: str | None, repo: Path) -> list[str]:
+    """Paths that differ between `base` and `head` (the working tree when None), from git."""
+    command = ["git", "diff", "--name-only", base] + ([head] if head else [])
+    output = subprocess.run(command, cwd=repo, capture_output=True, text=True, check=True).stdout
+    return [line for line in output.splitlines() if line]
+
+
+def export_tree(rev: str, repo: Path, destination: Path) -> Path:
+    """The files of commit `rev` under `destination` (git archive: no worktree to clean up)."""
+    archive = subprocess.run(["git", "archive", "--format=tar", rev], cwd=repo, capture_output=True, check=True)
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(destination, filter="data")
+    return destination
+
+
+def select(
+    entries: dict[str, list[dict[str, str]]], base: dict[str, str] | None, head: dict[str, str]
+) -> dict[str, list[dict[str, str]]]:
+    """Keep the entries whose plan differs from the base's (all of them when there is no base)."""
+    if base is None:
+        return entries
+    keep = {stack for stack, digest in head.items() if base.get(stack) != digest}
+    return {wave: [entry for entry in items if entry["stack"] in keep] for wave, items in entries.items()}
+
+
+def touches_global_files(paths: list[str]) -> list[str]:
+    return [path for path in paths if path.startswith(GLOBAL_FILES)]
+
+
+def affected(stacks: list[str], base_rev: str, head_rev: str | None, repo: Path) -> dict[str, Any]:
+    """The waves of `stacks`, filtered to what changed between the two commits, and why."""
+    with tempfile.TemporaryDirectory() as scratch:
+        head_tree = export_tree(head_rev, repo, Path(scratch) / "head") if head_rev else repo
+        everything = waves(stacks, head_tree)
+        if not base_rev.strip("0"):
+            return {"waves": everything, "reason": "no base commit: every stack and shard"}
+        try:
+            global_changes = touches_global_files(changed_files(base_rev, head_rev, repo))
+        except subprocess.CalledProcessError:
+            return {"waves": everything, "reason": f"base {base_rev} is not in this clone: every stack and shard"}
+        if global_changes:
+            return {"waves": everything, "reason": f"{', '.join(global_changes)} changed: every stack and shard"}
+        head = plan_digests(head_tree, everything["all"])
+        base_tree = export_tree(base_rev, repo, Path(scratch) / "base")
+        known = [entry for entry in everything["all"] if (base_tree / f"Pulumi.{entry['stack']}.yaml").is_file()]
+        try:
+            base: dict[str, str] | None = plan_digests(base_tree, known)
+        except subprocess.CalledProcessError:
+            return {"waves": everything, "reason": "the base commit does not plan: every stack and shard"}
+        chosen = select(everything, base, head)
+        return {"waves": chosen, "reason": f"{len(chosen['all'])} of {len(everything['all'])} plans changed"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.affected", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--stacks", required=True, help='a JSON list of stack names, e.g. \'["dev", "prod"]\'')
+    parser.add_argument("--base", default="", help="base commit (empty or all zeros: everything is affected)")
+    parser.add_argument("--head", help="head commit (default: the working tree)")
+    parser.add_argument("--repo", type=Path, default=PROJECT_ROOT, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    stacks = json.loads(args.stacks)
+    if not isinstance(stacks, list) or not all(isinstance(stack, str) and stack for stack in stacks):
+        print(f"--stacks: expected a JSON list of stack names, got {args.stacks!r}", file=sys.stderr)
+        return 2
+    try:
+        result = affected(stacks, args.base, args.head, args.repo)
+    except subprocess.CalledProcessError as error:
+        print(f"{' '.join(map(str, error.cmd))[:200]} failed:\n{error.stderr}", file=sys.stderr)
+        return 1
+    print(f"affected: {result['reason']}", file=sys.stderr)
+    for entry in result["waves"]["all"]:
+        print(f"  {entry['stack']}", file=sys.stderr)
+    for key, entries in result["waves"].items():
+        print(f"{key}={json.dumps(entries, separators=(',', ':'))}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
