@@ -32,6 +32,9 @@ class CloudCapabilities:
     # How this cloud's clusters authenticate `pulumi up`, when that identity is not a built-in admin
     # group the admission rules already exempt; the stack must then list it in platformIdentities.
     up_identity_hint: str | None = None
+    # Placements where a database's `poolSize` is honoured (a PgBouncer Pooler, Cloud SQL managed
+    # pooling); anywhere else the catalog refuses it rather than ignore it.
+    pooled_placements: frozenset[str] = frozenset()
     # The CSI driver and parameters of the StorageClass the platform renders for tenants when a
     # stack lists none (`tenancy:storage`, components/model/storage.py).
     storage_provisioner: str = "rancher.io/local-path"

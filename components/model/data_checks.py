@@ -39,8 +39,28 @@ def data_problems(spec: TenantSpec, settings: StackSettings, cloud: CloudRules) 
                 )
             )
         problems += _placement_problems(spec, index, settings, cloud)
+        problems += _pool_problems(spec, index, settings, cloud)
         problems += [(where, message) for message in unhostable]
     return problems
+
+
+def _pool_problems(spec: TenantSpec, index: int, settings: StackSettings, cloud: CloudRules) -> list[tuple[str, str]]:
+    """`poolSize` where this cloud and placement cannot honour it: refused, never silently ignored."""
+    database = spec.databases[index]
+    if database.pool_size is None:
+        return []
+    placement = database.placement or settings.data.placement
+    if placement in cloud.capabilities.pooled_placements:
+        return []
+    offered = ", ".join(sorted(cloud.capabilities.pooled_placements)) or "none"
+    return [
+        (
+            f"databases.{index}.poolSize",
+            f"a connection pool is not available for placement {placement!r} on {cloud.name} "
+            f"(pooled placements: {offered}); remove poolSize, for this stack only through "
+            "overrides.<stack>.databases",
+        )
+    ]
 
 
 def _placement_problems(

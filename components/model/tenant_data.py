@@ -29,7 +29,8 @@ class DatabaseSpec(StrictModel):
     version: Annotated[str, Field(pattern=r"^\d+(\.\d+)?$")]
     size: Literal["small", "medium", "large"] = "small"
     storage_gb: Annotated[int, Field(ge=10, le=65536)] = 20
-    # Connection pool size (PgBouncer / Cloud SQL managed pooling); Postgres only.
+    # Connection pool size; Postgres, dedicated placement only: a PgBouncer Pooler on local, Cloud
+    # SQL managed pooling on gcp (the instance becomes Enterprise Plus); refused on aws and shared.
     pool_size: Annotated[int, Field(ge=1, le=10000)] | None = None
     # None: the stack default. dedicated = own instance; shared = a database on a shared instance.
     placement: Literal["dedicated", "shared"] | None = None

@@ -27,7 +27,7 @@ def _tenant(lifecycle: str = "active") -> dict[str, object]:
     return tenant_document(
         "acme",
         lifecycle=lifecycle,
-        databases=[{"name": "orders", "engine": "postgres", "version": "16", "poolSize": 20}],
+        databases=[{"name": "orders", "engine": "postgres", "version": "16"}],
         secrets=[{"name": "session-key", "source": "generated"}],
     )
 

@@ -37,6 +37,7 @@ CAPABILITIES = CloudCapabilities(
         "and never puts it in system:masters"
     ),
     storage_provisioner="pd.csi.storage.gke.io",
+    pooled_placements=frozenset({"dedicated"}),
     storage_parameters={"type": "pd-balanced"},
 )
 

@@ -37,6 +37,8 @@ from components.model.clouds import GcpSettings
 from components.model.data import DataSettings
 
 _TIERS = {"small": "db-custom-1-3840", "medium": "db-custom-2-7680", "large": "db-custom-4-15360"}
+# Managed connection pooling runs only on Cloud SQL Enterprise Plus, whose machine types are these.
+_PLUS_TIERS = {"small": "db-perf-optimized-N-2", "medium": "db-perf-optimized-N-4", "large": "db-perf-optimized-N-8"}
 SECRET_ACCESSOR = "roles/secretmanager.secretAccessor"
 KEY_USER = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
 _DAY = 86400
@@ -121,7 +123,10 @@ def instance_settings(
         "user_labels": labels,
     }
     if pool_size is not None:
-        # Managed connection pooling (PgBouncer run by Cloud SQL) sized from the tenant's spec.
+        # Managed connection pooling sized from the tenant's spec. Cloud SQL offers it on the
+        # Enterprise Plus edition only: asking for it on an Enterprise instance fails at apply.
+        settings["edition"] = "ENTERPRISE_PLUS"
+        settings["tier"] = _PLUS_TIERS[size]
         settings["connection_pool_configs"] = [
             {"connection_pooling_enabled": True, "flags": [{"name": "max_pool_size", "value": str(pool_size)}]}
         ]

@@ -31,6 +31,7 @@ CAPABILITIES = CloudCapabilities(
     shared_engines=frozenset({"mysql"}),
     # `existing` works everywhere: the pool is only a label and a taint on nodes already there.
     pool_kinds=("existing",),
+    pooled_placements=frozenset({"dedicated"}),
 )
 
 
