@@ -35,6 +35,27 @@ _NO_NAMESPACE = {
 }
 
 
+# The ServiceAccount the shared-secrets ClusterSecretStore authenticates as (GKE workload identity, IRSA).
+SHARED_SECRETS_ACCOUNT = "tenancy-shared-secrets"
+
+
+def shared_secrets_account(
+    namespace: str, annotations: pulumi.Input[Mapping[str, pulumi.Input[str]]], guard: Guard
+) -> None:
+    """The shared store's ServiceAccount in the secrets operator's namespace; `annotations` bind it
+    to the cloud identity that reads the shared secrets."""
+    k8s.core.v1.ServiceAccount(
+        "shared-secrets-account",
+        metadata={
+            "name": SHARED_SECRETS_ACCOUNT,
+            "namespace": namespace,
+            "labels": platform_labels(),
+            "annotations": annotations,
+        },
+        opts=guard.plain(),
+    )
+
+
 def store_conditions(namespaces: Sequence[str]) -> list[dict[str, Any]]:
     """`spec.conditions` admitting exactly `namespaces` (none when empty)."""
     if not namespaces:

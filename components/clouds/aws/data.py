@@ -35,12 +35,11 @@ from components.clouds.base import (
     endpoint_egress,
     generate_password,
 )
-from components.clouds.eso import EsoDelivery
+from components.clouds.eso import SHARED_SECRETS_ACCOUNT, EsoDelivery, shared_secrets_account
 from components.model.clouds import AwsSettings
 from components.model.data import DataSettings
 
 _SECRET_READ = ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"]
-SHARED_SECRETS_ACCOUNT = "tenancy-shared-secrets"
 
 
 def _policy(document: dict[str, Any]) -> str:
@@ -275,9 +274,6 @@ def shared_store_provider(
     settings_aws: AwsSettings, cluster_name: str, data: DataSettings, labels: dict[str, str], guard: Guard
 ) -> dict[str, Any]:
     """The platform role the ClusterSecretStore reads shared secrets with: exactly those secrets."""
-    import pulumi_kubernetes as k8s
-
-    from components.model.labels import platform_labels
 
     role = aws.iam.Role(
         "shared-secrets-identity",
@@ -302,15 +298,10 @@ def shared_store_provider(
     )
     provider: dict[str, Any] = {"service": "SecretsManager", "region": settings_aws.region}
     if settings_aws.identity_mode == "irsa":
-        k8s.core.v1.ServiceAccount(
-            "shared-secrets-account",
-            metadata={
-                "name": SHARED_SECRETS_ACCOUNT,
-                "namespace": data.secrets_operator_namespace,
-                "labels": platform_labels(),
-                "annotations": role.arn.apply(lambda arn: {"eks.amazonaws.com/role-arn": arn}),
-            },
-            opts=guard.plain(),
+        shared_secrets_account(
+            data.secrets_operator_namespace,
+            role.arn.apply(lambda arn: {"eks.amazonaws.com/role-arn": arn}),
+            guard,
         )
         provider["auth"] = {
             "jwt": {"serviceAccountRef": {"name": SHARED_SECRETS_ACCOUNT, "namespace": data.secrets_operator_namespace}}

@@ -10,6 +10,7 @@ from typing import Any
 import pulumi_gcp as gcp
 
 from components.clouds.base import Guard
+from components.clouds.eso import SHARED_SECRETS_ACCOUNT, shared_secrets_account
 from components.clouds.gcp.data import KEY_USER, SECRET_ACCESSOR, database_version, instance_settings
 from components.model.clouds import GcpSettings
 from components.model.data import DataSettings, SharedInstance
@@ -68,17 +69,11 @@ def _shared_instance(
     )
 
 
-SHARED_SECRETS_ACCOUNT = "tenancy-shared-secrets"
-
-
 def shared_store_provider(
     settings_gcp: GcpSettings, cluster_name: str, data: DataSettings, guard: Guard
 ) -> dict[str, Any]:
     """The platform identity the ClusterSecretStore reads shared secrets with: a GSA allowed to
     read exactly the shared secrets, bound to one Kubernetes ServiceAccount in ESO's namespace."""
-    import pulumi_kubernetes as k8s
-
-    from components.model.labels import platform_labels
 
     account = gcp.serviceaccount.Account(
         "shared-secrets-identity",
@@ -105,15 +100,10 @@ def shared_store_provider(
             member=member,
             opts=guard.plain(),
         )
-    k8s.core.v1.ServiceAccount(
-        "shared-secrets-account",
-        metadata={
-            "name": SHARED_SECRETS_ACCOUNT,
-            "namespace": data.secrets_operator_namespace,
-            "labels": platform_labels(),
-            "annotations": account.email.apply(lambda email: {"iam.gke.io/gcp-service-account": email}),
-        },
-        opts=guard.plain(),
+    shared_secrets_account(
+        data.secrets_operator_namespace,
+        account.email.apply(lambda email: {"iam.gke.io/gcp-service-account": email}),
+        guard,
     )
     return {
         "gcpsm": {
