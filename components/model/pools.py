@@ -25,7 +25,7 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from components.model.fields import DnsLabel, Quantity, StrictModel
+from components.model.fields import DnsLabel, Quantity, StrictModel, unique
 
 CostCode = Annotated[str, Field(pattern=r"^[a-zA-Z0-9_-]{1,63}$")]
 
@@ -82,13 +82,6 @@ def _cron(value: str) -> str:
     return value
 
 
-def _unique(values: list[str]) -> list[str]:
-    duplicates = sorted({v for v in values if values.count(v) > 1})
-    if duplicates:
-        raise ValueError(f"duplicate entries: {', '.join(duplicates)}")
-    return values
-
-
 GceMachineType = Annotated[str, AfterValidator(_machine_type)]
 Ec2InstanceType = Annotated[str, AfterValidator(_instance_type)]
 Ec2InstanceFamily = Annotated[str, AfterValidator(_instance_family)]
@@ -140,13 +133,13 @@ class EksPool(_AutoscaledPool):
     """An EKS managed node group with a launch template (so cost tags reach the EC2 instances)."""
 
     kind: Literal["eks"]
-    instance_types: Annotated[list[Ec2InstanceType], Field(min_length=1), AfterValidator(_unique)] = ["m7i.large"]
+    instance_types: Annotated[list[Ec2InstanceType], Field(min_length=1), AfterValidator(unique)] = ["m7i.large"]
     # The node IAM role (worker node, CNI and ECR read policies attached) created with the cluster.
     node_role_arn: Annotated[
         str, Field(pattern=r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9_+=,.@/-]+$", max_length=2048)
     ]
     subnet_ids: Annotated[
-        list[Annotated[str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")]], Field(min_length=1), AfterValidator(_unique)
+        list[Annotated[str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")]], Field(min_length=1), AfterValidator(unique)
     ]
     ami_type: Literal[
         "AL2023_x86_64_STANDARD", "AL2023_ARM_64_STANDARD", "BOTTLEROCKET_x86_64", "BOTTLEROCKET_ARM_64"
@@ -201,13 +194,13 @@ class KarpenterPool(_PoolBase):
     )
     capacity_types: Annotated[
         # `reserved` is left out: it needs capacity reservations selected on the node class.
-        list[Literal["spot", "on-demand"]], Field(min_length=1), AfterValidator(_unique)
+        list[Literal["spot", "on-demand"]], Field(min_length=1), AfterValidator(unique)
     ] = ["on-demand"]
     # Empty families: the c, m and r categories of generation 3 and newer; empty sizes: any size.
     # Karpenter picks the cheapest type that fits the pending pods within them.
-    instance_families: Annotated[list[Ec2InstanceFamily], AfterValidator(_unique)] = []
-    instance_sizes: Annotated[list[Ec2InstanceSize], AfterValidator(_unique)] = []
-    architectures: Annotated[list[Literal["amd64", "arm64"]], Field(min_length=1), AfterValidator(_unique)] = ["amd64"]
+    instance_families: Annotated[list[Ec2InstanceFamily], AfterValidator(unique)] = []
+    instance_sizes: Annotated[list[Ec2InstanceSize], AfterValidator(unique)] = []
+    architectures: Annotated[list[Literal["amd64", "arm64"]], Field(min_length=1), AfterValidator(unique)] = ["amd64"]
     limits: KarpenterLimits = KarpenterLimits()
     disruption: Disruption = Disruption()
     # Tags that find the cluster's node subnets and security groups; None: the usual

@@ -18,7 +18,15 @@ from components.model.clouds import AwsSettings, GcpSettings
 from components.model.data import DataSettings
 from components.model.delivery import DeliverySettings
 from components.model.errors import ConfigurationError, Problem
-from components.model.fields import ComputeAmounts, DnsLabel, Domain, QuotaSpec, StrictModel, format_location
+from components.model.fields import (
+    ComputeAmounts,
+    DnsLabel,
+    Domain,
+    QuotaSpec,
+    StrictModel,
+    format_location,
+    unique,
+)
 from components.model.installs import InstallSettings
 from components.model.isolation import VirtualClusterSettings
 from components.model.messages import problem_message
@@ -93,13 +101,6 @@ def _default_tiers() -> dict[str, QuotaSpec]:
     }
 
 
-def _unique(values: list[str]) -> list[str]:
-    duplicates = sorted({v for v in values if values.count(v) > 1})
-    if duplicates:
-        raise ValueError(f"duplicate entries: {', '.join(duplicates)}")
-    return values
-
-
 class ShardSettings(StrictModel):
     """How tenants are split over shard stacks (see components/model/sharding.py)."""
 
@@ -118,7 +119,7 @@ class StackSettings(StrictModel):
     cluster: ClusterSettings = ClusterSettings()
     domain_suffix: Domain
     # Tenant environments this cluster hosts; each becomes a namespace per tenant.
-    environments: Annotated[list[DnsLabel], AfterValidator(_unique)] = ["dev", "prod"]
+    environments: Annotated[list[DnsLabel], AfterValidator(unique)] = ["dev", "prod"]
     # Environments where people get read access only and writes come from the deployer account.
     read_only_environments: list[DnsLabel] = ["prod"]
     platform_namespaces: list[PlatformNamespace] = []
