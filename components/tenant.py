@@ -78,8 +78,7 @@ class Tenant(pulumi.ComponentResource):
                 name=name,
                 spec=spec,
                 backend=args.data,
-                protect=args.settings.protection.protect_data,
-                placement=args.settings.data.placement,
+                settings=args.settings,
                 environments=self.environments,
                 retained_namespaces=retained,
             )

@@ -12,6 +12,7 @@ from components.data.databases import register_databases
 from components.data.scope import EnvironmentScope
 from components.data.secrets import register_secrets
 from components.data.summary import TenantData
+from components.guardrails.cluster_network import namespace_databases
 from components.guardrails.network import database_egress_policy
 from components.model.labels import PLATFORM_OWNED_KEY, cost_labels, kubernetes_labels
 from components.model.tenant_file import TenantSpec
@@ -50,9 +51,16 @@ def environment_scope(
 
 
 def environment_data(
-    *, scope: EnvironmentScope, spec: TenantSpec, backend: DataBackend, placement: str, result: TenantData
+    *,
+    scope: EnvironmentScope,
+    spec: TenantSpec,
+    backend: DataBackend,
+    placement: str,
+    network_mode: str,
+    result: TenantData,
 ) -> None:
-    """Register the environment's data into `result`. `placement`: the stack's default placement."""
+    """Register the environment's data into `result`. `placement`: the stack's default placement;
+    `network_mode`: the stack's `tenancy:network.mode`, which decides how database egress is rendered."""
     environment = scope.environment
     databases = spec.in_environment(spec.databases, environment)
     secrets = spec.in_environment(spec.secrets, environment)
@@ -69,22 +77,37 @@ def environment_data(
         for shared in spec.shared_secrets:
             backend.delivery.shared_secret(target, name=shared)
             names.append(shared)
-        _database_egress(target, backend, endpoints)
+        _database_egress(scope, target, backend, endpoints, network_mode)
     if names:
         result.secrets[environment] = names
 
 
-def _database_egress(target: DeliveryTarget, backend: DataBackend, endpoints: Sequence[DatabaseEndpoint]) -> None:
+def _database_egress(
+    scope: EnvironmentScope,
+    target: DeliveryTarget,
+    backend: DataBackend,
+    endpoints: Sequence[DatabaseEndpoint],
+    network_mode: str,
+) -> None:
+    """Open the namespace's pods to its own databases: a namespaced NetworkPolicy, or in the
+    ClusterNetworkPolicy mode an Admin-tier object (a NetworkPolicy there would select every pod for
+    egress and cut what the Baseline tier grants; docs/adr/0010-cluster-network-policy-mode.md)."""
     backend.database_access(target, endpoints)
     egress = backend.database_egress(endpoints)
-    if egress.needed:
-        owned = {**target.labels, PLATFORM_OWNED_KEY: "true"}
-        database_egress_policy(
-            target.prefix,
-            target.namespace,
-            owned,
-            egress.cidrs,
-            egress.ports,
-            target.opts,
-            namespaces=egress.namespaces,
-        )
+    if not egress.needed:
+        return
+    owned = {**target.labels, PLATFORM_OWNED_KEY: "true"}
+    if network_mode == "clusterNetworkPolicy":
+        # Cluster-scoped: the namespace's deletion does not take it along, so no deleted_with.
+        depends = [scope.namespace_resource] if scope.namespace_resource is not None else []
+        namespace_databases(target.prefix, target.namespace, owned, egress, scope.guard.plain(depends_on=depends))
+        return
+    database_egress_policy(
+        target.prefix,
+        target.namespace,
+        owned,
+        egress.cidrs,
+        egress.ports,
+        target.opts,
+        namespaces=egress.namespaces,
+    )

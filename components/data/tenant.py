@@ -24,6 +24,7 @@ from components.data.summary import TenantData
 from components.guardrails.namespace import EnvironmentResources
 from components.lifecycle import data_guard
 from components.model.labels import cost_labels, namespace_name
+from components.model.stack import StackSettings
 from components.model.tenant_file import TenantSpec
 
 
@@ -33,15 +34,14 @@ def build_tenant_data(
     name: str,
     spec: TenantSpec,
     backend: DataBackend,
-    protect: bool,
-    placement: str,
+    settings: StackSettings,
     environments: Mapping[str, EnvironmentResources],
     retained_namespaces: Mapping[str, pulumi.Resource],
 ) -> TenantData:
     """Register one tenant's data. `environments` is empty once it is decommissioned; then the
     data resources are registered released (unprotected, retained on delete) and nothing else.
-    `protect`: the stack's protection of data; `placement`: its default database placement."""
-    guard = data_guard(parent=parent, lifecycle=spec.lifecycle, protect=protect)
+    `settings`: the stack's, for its protection of data, default placement and network mode."""
+    guard = data_guard(parent=parent, lifecycle=spec.lifecycle, protect=settings.protection.protect_data)
     result = TenantData()
     if not (spec.databases or spec.secrets or spec.shared_secrets):
         return result
@@ -73,5 +73,12 @@ def build_tenant_data(
             identity=identity,
             guard=guard,
         )
-        environment_data(scope=scope, spec=spec, backend=backend, placement=placement, result=result)
+        environment_data(
+            scope=scope,
+            spec=spec,
+            backend=backend,
+            placement=settings.data.placement,
+            network_mode=settings.network.mode,
+            result=result,
+        )
     return result

@@ -7,6 +7,11 @@ policy.networking.k8s.io/v1alpha2 so tenants may write any NetworkPolicy beneath
   `tenancy-platform` (one object) accepts the platform's paths for every tenant namespace: ingress
   from platform namespaces and operators on their ports, egress to DNS, the API server and the
   cloud's identity endpoints; then denies link-local addresses (metadata servers).
+  `tenancy-databases-<namespace>` (one per tenant namespace with databases outside it) accepts
+  egress to exactly its environment's database addresses (cloud instances) or shared-instance
+  namespaces, on the database ports: a platform path like DNS, so a tenant policy cannot cut it.
+  `tenancy-vcluster-<namespace>` (one per virtual cluster) accepts Flux into the control plane pod
+  and the control plane's egress to the host API server.
   `tenancy-isolation-<namespace>` (one per tenant namespace) denies every other namespace, both ways.
   The CRD's namespace peers have no sameLabels/notSameLabels (AdminNetworkPolicy had them), so "any
   namespace but this one" can only be written per namespace (docs/adr/0010-cluster-network-policy-mode.md).
@@ -27,6 +32,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.clouds.base import DatabaseEgress
 from components.guardrails.network import NetworkRules, network_rules
 from components.model.labels import TENANT_KEY, platform_labels
 from components.model.network import (
@@ -34,15 +40,17 @@ from components.model.network import (
     NON_INTERNET_CIDRS_V6,
     CloudNetworkFacts,
     EgressEntry,
+    EgressTarget,
     egress_grant_label,
 )
+from components.model.network_checks import MAX_ITEMS
 from components.model.stack import PlatformNamespace, StackSettings
 
 API_VERSION = "policy.networking.k8s.io/v1alpha2"
 KIND = "ClusterNetworkPolicy"
 _METADATA_NAME = "kubernetes.io/metadata.name"
-# Admin tier: the platform's paths first, then the per-namespace isolation.
-PLATFORM_PRIORITY, ISOLATION_PRIORITY = 100, 200
+# Admin tier: the platform's paths first, then the namespace's databases, then its isolation.
+PLATFORM_PRIORITY, DATABASES_PRIORITY, CONTROL_PLANE_PRIORITY, ISOLATION_PRIORITY = 100, 150, 160, 200
 # Baseline tier: own namespace, then CIDR grants, internet grants (their private carve-outs must not
 # shadow a CIDR grant inside a private range), then the default deny.
 OWN_PRIORITY, CIDR_GRANT_PRIORITY, INTERNET_GRANT_PRIORITY, DENY_PRIORITY = 10, 100, 500, 900
@@ -54,6 +62,14 @@ Spec = dict[str, Any]
 
 def isolation_name(namespace: str) -> str:
     return f"tenancy-isolation-{namespace}"
+
+
+def databases_name(namespace: str) -> str:
+    return f"tenancy-databases-{namespace}"
+
+
+def control_plane_name(namespace: str) -> str:
+    return f"tenancy-vcluster-{namespace}"
 
 
 def _tenant_namespaces() -> Spec:
@@ -145,6 +161,53 @@ def isolation_spec(namespace: str, rules: NetworkRules | None = None) -> Spec:
     }
 
 
+def databases_spec(
+    namespace: str, cidrs: Sequence[pulumi.Input[str]], ports: Sequence[int], namespaces: Sequence[str] = ()
+) -> Spec:
+    """Admin tier, one tenant namespace: accept egress to its own databases on their ports.
+
+    Admin, not Baseline: a Baseline grant would vanish for every pod a tenant NetworkPolicy selects
+    for egress, and tenant policies may not name these addresses (they are not the tenant's grant).
+    Networks are split into peers of at most MAX_ITEMS, the CRD's limit per peer.
+    """
+    addresses = list(cidrs)
+    peers: list[Spec] = [
+        {"networks": addresses[start : start + MAX_ITEMS]} for start in range(0, len(addresses), MAX_ITEMS)
+    ]
+    peers += [{"namespaces": _named(shared)} for shared in namespaces]
+    return {
+        "tier": "Admin",
+        "priority": DATABASES_PRIORITY,
+        "subject": {"namespaces": _named(namespace)},
+        "egress": [_rule("databases", "Accept", "to", peers, ports)],
+    }
+
+
+def control_plane_spec(
+    namespace: str, pod_labels: dict[str, str], flux_namespace: str, port: int, api_server: EgressTarget
+) -> Spec:
+    """Admin tier, a virtual cluster's control plane pods only: Flux in on the control plane's port,
+    the host API server out (components/vcluster/). Admin, like the database paths: a NetworkPolicy
+    selecting the control plane would cut its own namespace's traffic, which only the Baseline
+    tier grants in this mode."""
+    return {
+        "tier": "Admin",
+        "priority": CONTROL_PLANE_PRIORITY,
+        "subject": {"pods": {"namespaceSelector": _named(namespace), "podSelector": {"matchLabels": pod_labels}}},
+        "ingress": [_rule("flux", "Accept", "from", [{"namespaces": _named(flux_namespace)}], [port])],
+        "egress": [
+            _rule(
+                "host-api-server",
+                "Accept",
+                "to",
+                [{"networks": list(api_server.cidrs)}],
+                api_server.ports,
+                api_server.protocol,
+            )
+        ],
+    }
+
+
 def baseline_own_spec() -> Spec:
     """Baseline tier: tenant namespaces accept each other; after the Admin tier that is the own namespace only."""
     peers = [{"namespaces": _tenant_namespaces()}]
@@ -213,6 +276,26 @@ def namespace_isolation(
     """The namespace's Admin-tier isolation. Cluster-scoped: it is not deleted with the namespace,
     so `opts` must not carry `deleted_with` (Pulumi would skip its deletion and leave it behind)."""
     _resource(f"{prefix}-cluster-isolation", isolation_name(namespace), isolation_spec(namespace, rules), labels, opts)
+
+
+def namespace_databases(
+    prefix: str,
+    namespace: str,
+    labels: dict[str, str],
+    egress: DatabaseEgress,
+    opts: pulumi.ResourceOptions,
+) -> None:
+    """The namespace's Admin-tier database egress (the cluster-scoped `tenancy-databases`). Like the
+    isolation it is not deleted with the namespace, so `opts` must not carry `deleted_with`."""
+    spec = databases_spec(namespace, egress.cidrs, egress.ports, egress.namespaces)
+    _resource(f"{prefix}-cluster-databases", databases_name(namespace), spec, labels, opts)
+
+
+def namespace_control_plane(
+    prefix: str, namespace: str, labels: dict[str, str], spec: Spec, opts: pulumi.ResourceOptions
+) -> None:
+    """A virtual cluster's Admin-tier holes (control_plane_spec); cluster-scoped, so no `deleted_with`."""
+    _resource(f"{prefix}-cluster-vcluster", control_plane_name(namespace), spec, labels, opts)
 
 
 @dataclass

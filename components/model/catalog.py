@@ -262,7 +262,7 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: Cl
         claimed += [(pattern, spec.name, label) for pattern in _domain_patterns(spec, suffix)]
     problems += stack_data_problems([entry.spec for entry in entries], settings, cloud)
     problems += pool_problems(settings, cloud)
-    problems += network_stack_problems(settings, cloud.network, cloud.name)
+    problems += network_stack_problems(settings, cloud.network)
     problems += consent_problems([(entry.spec, entry.source) for entry in entries])
     problems += catalog_problems([(entry.spec, entry.source) for entry in entries], settings, cloud)
     return problems

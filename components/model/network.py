@@ -166,8 +166,3 @@ class CloudNetworkFacts(StrictModel):
     identity_endpoints: list[EgressTarget] = []
     # Operators the cloud's data backend installs and that must reach tenant database pods.
     operators: dict[DnsLabel, OperatorAccess] = {}
-    # Whether `mode: clusterNetworkPolicy` can work here: only where tenant databases live in the
-    # tenant namespace. Database egress to addresses outside it is a namespaced NetworkPolicy, and
-    # such a policy would select every pod for egress beneath the cluster policies and cut its
-    # same-namespace and granted egress (docs/adr/0010-cluster-network-policy-mode.md).
-    cluster_network_policy: bool = False

@@ -1,5 +1,5 @@
 """Tenant network requests checked against the stack: a tenant asks only for egress the stack allows,
-and the ClusterNetworkPolicy mode is refused where the platform's own objects could not work under it."""
+and in the ClusterNetworkPolicy mode nothing renders beyond the CRD's item limits."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ MAX_ITEMS = 25
 
 def network_problems(spec: TenantSpec, settings: StackSettings) -> list[tuple[str, str]]:
     """(field path, message) for every `egress` name the stack does not define, and (in the
-    ClusterNetworkPolicy mode) every database on a shared instance outside the tenant namespace."""
+    ClusterNetworkPolicy mode) every list that would exceed the CRD's limits."""
     allowed = settings.network.egress
     known = ", ".join(sorted(allowed)) or "none"
     problems = [
@@ -30,15 +30,6 @@ def network_problems(spec: TenantSpec, settings: StackSettings) -> list[tuple[st
         problems += _over_limit("connectsTo", spec.connects_to, MAX_ITEMS - 1)
         for index, peer in enumerate(spec.accepts_from):
             problems += _over_limit(f"acceptsFrom.{index}.ports", peer.ports)
-        problems += [
-            (
-                f"databases.{index}.placement",
-                "shared instances live outside the tenant namespace, and tenancy:network.mode "
-                f"{CLUSTER_MODE} renders no database egress (use placement: dedicated)",
-            )
-            for index, database in enumerate(spec.databases)
-            if (database.placement or settings.data.placement) == "shared"
-        ]
     return problems
 
 
@@ -66,21 +57,11 @@ def _cluster_limits(settings: StackSettings, facts: CloudNetworkFacts) -> list[t
     return found
 
 
-def network_stack_problems(settings: StackSettings, facts: CloudNetworkFacts, cloud: str) -> list[Problem]:
-    """The ClusterNetworkPolicy mode on a cloud whose databases are reached by address (a namespaced
-    NetworkPolicy that would cut same-namespace egress beneath the cluster policies), or with
-    settings beyond the CRD's limits."""
+def network_stack_problems(settings: StackSettings, facts: CloudNetworkFacts) -> list[Problem]:
+    """Stack settings that the ClusterNetworkPolicy mode would render beyond the CRD's limits."""
     if settings.network.mode != CLUSTER_MODE:
         return []
-    problems = [Problem(settings.source, where, message) for where, message in _cluster_limits(settings, facts)]
-    if facts.cluster_network_policy:
-        return problems
-    message = (
-        f"{CLUSTER_MODE} is not available on cloud {cloud}: its databases live outside tenant namespaces and "
-        "are reached through a namespaced NetworkPolicy, which this mode cannot combine with yet "
-        "(docs/network.md); use networkPolicy"
-    )
-    return [Problem(settings.source, "tenancy:network.mode", message), *problems]
+    return [Problem(settings.source, where, message) for where, message in _cluster_limits(settings, facts)]
 
 
 def consent_problems(tenants: Sequence[tuple[TenantSpec, str]]) -> list[Problem]:

@@ -61,6 +61,7 @@ def build_virtual_clusters(
             interval=settings.delivery.interval,
             drift_detection=settings.delivery.drift_detection,
             storage_class=data_storage_class(settings.storage),
+            network_mode=settings.network.mode,
             opts=pulumi.ResourceOptions(
                 parent=parent,
                 deleted_with=resources.namespace,

@@ -2,9 +2,10 @@
 
 Registered as children of the Tenant inside its namespace, like the guard rails (no component per
 environment): the syncer's ServiceAccount and its binding, the tenant admins' access binding, the
-control plane's NetworkPolicy, and the chart's source and HelmRelease, which helm-controller applies
-as the tenant's deployer (ADR 0011). The bindings and the NetworkPolicy carry the platform-owned
-label, so only the platform may change them (admission rule 5). The HelmRelease, its source and the
+control plane's NetworkPolicy (a ClusterNetworkPolicy in that network mode), and the chart's source
+and HelmRelease, which helm-controller applies as the tenant's deployer (ADR 0011). The bindings
+and the NetworkPolicy carry the platform-owned label, so only the platform may change them
+(admission rule 5). The HelmRelease, its source and the
 ServiceAccount are kinds the deployer may write in its namespace: what it could change there is
 applied as the deployer and judged by the host rules, and the next `pulumi up` restores it.
 """
@@ -19,6 +20,7 @@ import pulumi_kubernetes as k8s
 
 from components.delivery.objects import SKIP_AWAIT
 from components.guardrails.access import DEPLOYER_ACCOUNT
+from components.guardrails.cluster_network import control_plane_spec, namespace_control_plane
 from components.model.isolation import VirtualClusterSettings
 from components.model.labels import PLATFORM_OWNED_KEY
 from components.model.network import EgressTarget
@@ -61,6 +63,8 @@ class VirtualClusterTarget:
     # The platform StorageClass the state volume claims (tenant claims may name no other).
     storage_class: str
     opts: pulumi.ResourceOptions
+    # `tenancy:network.mode`: the control plane's holes as a NetworkPolicy or a ClusterNetworkPolicy.
+    network_mode: str = "networkPolicy"
 
 
 def _metadata(target: VirtualClusterTarget, name: str, *, owned: bool = False) -> k8s.meta.v1.ObjectMetaArgsDict:
@@ -119,6 +123,26 @@ def control_plane_policy_spec(
     }
 
 
+def _control_plane_network(target: VirtualClusterTarget, api_server: EgressTarget) -> None:
+    """The control plane's holes: a NetworkPolicy beside the namespace's isolation, or in the
+    ClusterNetworkPolicy mode an Admin-tier object (docs/adr/0010-cluster-network-policy-mode.md)."""
+    if target.network_mode == "clusterNetworkPolicy":
+        spec = control_plane_spec(
+            target.namespace, {CONTROL_PLANE_KEY: "true"}, target.flux_namespace, CONTROL_PLANE_PORT, api_server
+        )
+        # Cluster-scoped: not deleted with the namespace, so the options keep no deleted_with.
+        cluster_opts = pulumi.ResourceOptions(parent=target.opts.parent, depends_on=target.opts.depends_on)
+        owned = {**target.labels, PLATFORM_OWNED_KEY: "true"}
+        namespace_control_plane(target.prefix, target.namespace, owned, spec, cluster_opts)
+        return
+    k8s.networking.v1.NetworkPolicy(
+        f"{target.prefix}-vcluster-network",
+        metadata=_metadata(target, NETWORK_POLICY, owned=True),
+        spec=control_plane_policy_spec(api_server=api_server, flux_namespace=target.flux_namespace),
+        opts=target.opts,
+    )
+
+
 def register_virtual_cluster(
     target: VirtualClusterTarget, *, settings: VirtualClusterSettings, api_server: EgressTarget, protect: bool
 ) -> dict[str, str]:
@@ -128,12 +152,7 @@ def register_virtual_cluster(
     protected, the backstop behind the catalog's switch-back check (components/vcluster/previous.py).
     """
     _bindings(target)
-    k8s.networking.v1.NetworkPolicy(
-        f"{target.prefix}-vcluster-network",
-        metadata=_metadata(target, NETWORK_POLICY, owned=True),
-        spec=control_plane_policy_spec(api_server=api_server, flux_namespace=target.flux_namespace),
-        opts=target.opts,
-    )
+    _control_plane_network(target, api_server)
     chart = settings.chart
     k8s.apiextensions.CustomResource(
         f"{target.prefix}-vcluster-source",

@@ -64,7 +64,9 @@ def test_a_constant_number_of_shared_objects_and_one_per_namespace(run: ProgramR
     namespaces = _tenant_namespaces(run)
     # Shared: platform, own namespace, deny, plus one per stack egress entry (dev has two).
     shared = [*SHARED, "tenancy-egress-internet-https", "tenancy-egress-payments-api"]
-    assert names == sorted(shared + [f"tenancy-isolation-{ns}" for ns in namespaces])
+    # operator-lab runs a virtual cluster in both environments: its control plane's holes.
+    virtual = [f"tenancy-vcluster-tenant-operator-lab-{env}" for env in ("dev", "prod")]
+    assert names == sorted(shared + virtual + [f"tenancy-isolation-{ns}" for ns in namespaces])
     # No namespaced isolation policy is left for tenants to be unable to narrow.
     assert not [p for p in objects_of_kind(run, "NetworkPolicy") if p["metadata"]["name"] == "tenancy-isolation"]
     # Twice the tenants: the shared objects stay the same.
@@ -199,29 +201,6 @@ def test_tenants_can_narrow_their_own_namespace(run: ProgramRun) -> None:
     assert not connectivity.reaches("tenant-acme-dev/db-pg-orders", "tenant-acme-dev/worker")
     assert connectivity.reaches("tenant-acme-dev/worker", "tenant-acme-dev/app")
     assert connectivity.allows("ingress-nginx/ingress-controller", "tenant-acme-dev/worker", 8080)
-
-
-@pytest.mark.parametrize(("stack", "cloud"), [("prod", "gcp"), ("prod-aws", "aws")])
-def test_refused_where_databases_are_reached_by_address(stack: str, cloud: str) -> None:
-    with pytest.raises(ConfigurationError) as raised:
-        plan(stack, EXAMPLE_TENANTS, network=cluster_mode(stack))
-    problems = [str(p) for p in raised.value.problems]
-    assert problems == [
-        f"Pulumi.{stack}.yaml: tenancy:network.mode: clusterNetworkPolicy is not available on cloud {cloud}: "
-        "its databases live outside tenant namespaces and are reached through a namespaced NetworkPolicy, "
-        "which this mode cannot combine with yet (docs/network.md); use networkPolicy"
-    ]
-
-
-def test_shared_instance_databases_are_refused_with_file_and_field(tmp_path: Path) -> None:
-    database = {"name": "orders", "engine": "mysql", "version": "11.4", "placement": "shared"}
-    tenants = write_tenants(tmp_path, tenant_document("payer", databases=[database]))
-    with pytest.raises(ConfigurationError) as raised:
-        cnp_plan(tenants)
-    assert any(
-        str(p).startswith(f"{tenants}/payer.yaml: databases.0.placement: shared instances live outside")
-        for p in raised.value.problems
-    ), raised.value.problems
 
 
 def test_the_default_mode_renders_no_cluster_network_policy() -> None:

@@ -122,9 +122,14 @@ def test_bad_tenant_egress_is_refused_with_file_and_field_and_nothing_registered
 
 
 @pytest.mark.parametrize("stack", ["prod", "prod-aws"])
-def test_the_cluster_mode_where_it_cannot_work_registers_nothing(stack: str) -> None:
+def test_the_cluster_mode_beyond_the_crd_limits_registers_nothing(stack: str) -> None:
     config, _ = stack_config(stack)
     network = config["tenancy:network"]
     network = json.loads(network) if isinstance(network, str) else dict(network)
-    problems = _refused(stack, {"tenancy:network": json.dumps({**network, "mode": "clusterNetworkPolicy"})})
-    assert [p.split(": ")[:2] for p in problems] == [[f"Pulumi.{stack}.yaml", "tenancy:network.mode"]]
+    too_many = {
+        **network,
+        "mode": "clusterNetworkPolicy",
+        "apiServer": {"cidrs": ["10.0.0.0/28"], "ports": list(range(1, 27))},
+    }
+    problems = _refused(stack, {"tenancy:network": json.dumps(too_many)})
+    assert [p.split(": ")[:2] for p in problems] == [[f"Pulumi.{stack}.yaml", "tenancy:network.apiServer.ports"]]

@@ -1,6 +1,7 @@
 """The control plane's own network needs, opened for it alone, as network-config-analyzer sees them:
 the host API server (the syncer) and Flux on the control plane's port (GitOps into the virtual
-cluster). Synced pods keep the namespace's isolation: nothing here opens a path between tenants."""
+cluster). Synced pods keep the namespace's isolation: nothing here opens a path between tenants.
+Every test runs in both network modes."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from components.vcluster.objects import CONTROL_PLANE_KEY
 from components.vcluster.values import CONTROL_PLANE_PORT
 from tests.guardrails.network_analyzer import Connectivity, analyze, nca_command
+from tests.guardrails.test_cluster_network_policy import cluster_mode
 from tests.vcluster.helpers import HARD, SOFT, hard_tenant, run_tenants, soft_tenant
 
 pytestmark = pytest.mark.skipif(nca_command() is None, reason="network-config-analyzer (nca) is not installed")
@@ -23,9 +25,11 @@ _EXTRA = [
 _API_SERVER = "172.16.0.2"
 
 
-@pytest.fixture(scope="module")
-def prod(tmp_path_factory: pytest.TempPathFactory) -> Connectivity:
-    run = run_tenants(tmp_path_factory.mktemp("net"), hard_tenant(), soft_tenant(), stack="prod")
+@pytest.fixture(scope="module", params=["networkPolicy", "clusterNetworkPolicy"])
+def prod(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Connectivity:
+    """prod in both network modes: the holes are a NetworkPolicy or an Admin-tier ClusterNetworkPolicy."""
+    config = {"network": cluster_mode("prod")} if request.param == "clusterNetworkPolicy" else {}
+    run = run_tenants(tmp_path_factory.mktemp("net"), hard_tenant(), soft_tenant(), stack="prod", **config)
     return analyze(run, extra_pods=_EXTRA)
 
 

@@ -19,6 +19,4 @@ NETWORK = CloudNetworkFacts(
             namespace="mariadb-operator", pod_labels={"app.kubernetes.io/name": "mariadb-operator"}, ports=[3306]
         ),
     },
-    # Databases run in the tenant namespace: the ClusterNetworkPolicy mode needs no database egress.
-    cluster_network_policy=True,
 )
