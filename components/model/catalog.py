@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 from components.model.capabilities import CloudRules
 from components.model.consistency import consistency_problems
 from components.model.data_checks import data_problems, pool_problems, stack_data_problems
+from components.model.domain_claims import Claim, DomainClaims
 from components.model.errors import ConfigurationError, Problem
 from components.model.fields import format_location
 from components.model.isolation_checks import stack_isolation_problems, switch_back_problems
@@ -205,22 +206,10 @@ def _domain_patterns(spec: TenantSpec, suffix: str) -> list[str]:
     return [own, f"*.{own}", *spec.domains]
 
 
-def domains_overlap(a: str, b: str) -> bool:
-    """Whether some hostname matches both patterns; `*.x` matches any name below x."""
-    a_wild, b_wild = a.startswith("*."), b.startswith("*.")
-    a_base, b_base = a.removeprefix("*."), b.removeprefix("*.")
-    if not a_wild and not b_wild:
-        return a == b
-    if a_wild and b_wild:
-        return a_base == b_base or a_base.endswith("." + b_base) or b_base.endswith("." + a_base)
-    exact, wildcard_base = (b, a_base) if a_wild else (a, b_base)
-    return exact.endswith("." + wildcard_base) or exact == "*." + wildcard_base
-
-
 def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: CloudRules) -> list[Problem]:
     problems: list[Problem] = []
     suffix = settings.domain_suffix
-    claimed: list[tuple[str, str, str]] = []  # (pattern, tenant, file)
+    claimed = DomainClaims()
     for entry in entries:
         spec, label = entry.spec, entry.source
         problems += [Problem(label, where, message) for where, message in data_problems(spec, settings, cloud)]
@@ -259,7 +248,8 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: Cl
                 )
             )
         problems += _domain_problems(spec, label, suffix, claimed)
-        claimed += [(pattern, spec.name, label) for pattern in _domain_patterns(spec, suffix)]
+        for pattern in _domain_patterns(spec, suffix):
+            claimed.add(Claim(pattern, spec.name, label))
     problems += stack_data_problems([entry.spec for entry in entries], settings, cloud)
     problems += pool_problems(settings, cloud)
     problems += network_stack_problems(settings, cloud.network)
@@ -268,7 +258,7 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: Cl
     return problems
 
 
-def _domain_problems(spec: TenantSpec, label: str, suffix: str, claimed: list[tuple[str, str, str]]) -> list[Problem]:
+def _domain_problems(spec: TenantSpec, label: str, suffix: str, claimed: DomainClaims) -> list[Problem]:
     """Domains under the platform suffix must be the tenant's own; no two tenants' may overlap."""
     problems: list[Problem] = []
     own = default_domain(spec.name, suffix)
@@ -284,15 +274,14 @@ def _domain_problems(spec: TenantSpec, label: str, suffix: str, claimed: list[tu
                 )
             )
     for pattern in _domain_patterns(spec, suffix):
-        for other_pattern, other_tenant, other_label in claimed:
-            if other_tenant != spec.name and domains_overlap(pattern, other_pattern):
-                problems.append(
-                    Problem(
-                        label,
-                        "domains",
-                        f"{pattern!r} overlaps {other_pattern!r} of tenant {other_tenant!r} ({other_label})",
-                    )
+        for other in claimed.overlapping(pattern, spec.name):
+            problems.append(
+                Problem(
+                    label,
+                    "domains",
+                    f"{pattern!r} overlaps {other.pattern!r} of tenant {other.tenant!r} ({other.source})",
                 )
+            )
     return problems
 
 

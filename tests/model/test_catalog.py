@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from components.clouds.registry import cloud_for
-from components.model.catalog import domains_overlap, load_catalog, merge_override
+from components.model.catalog import load_catalog, merge_override
+from components.model.domain_claims import domains_overlap
 from components.model.errors import ConfigurationError
 from components.model.stack import StackSettings, parse_settings
 from tests.support import EXAMPLE_TENANTS, tenant_document, write_tenants
