@@ -178,3 +178,33 @@ def analyze(
         if match:
             edges[(_endpoint(match["src"]), _endpoint(match["dst"]))] = match["conn"]
     return Connectivity(edges, result.stdout)
+
+
+def grant_tenants(directory: Path) -> Path:
+    """Three tenants of the dev stack's egress entries: `payer` (a CIDR on 443), `surfer` (the
+    internet on 443) and `quiet` (nothing)."""
+    from tests.support import tenant_document, write_tenants
+
+    return write_tenants(
+        directory,
+        tenant_document("payer", egress=["payments-api"]),
+        tenant_document("surfer", egress=["internet-https"]),
+        tenant_document("quiet"),
+    )
+
+
+def assert_grants_open_exactly_what_they_name(connectivity: Connectivity) -> None:
+    """What grant_tenants' grants open in dev, in either network mode: each grant its addresses and
+    port only, the internet grant no private, link-local or shared address, nothing for `quiet`."""
+    payer, surfer, quiet = "tenant-payer-dev/app", "tenant-surfer-dev/app", "tenant-quiet-dev/app"
+    assert connectivity.allows(payer, "203.0.113.10", 443)
+    assert not connectivity.allows(payer, "203.0.113.10", 80)
+    assert not connectivity.reaches(payer, "8.8.8.8")
+    assert not connectivity.reaches(payer, "198.51.100.1")
+    assert connectivity.allows(surfer, "8.8.8.8", 443)
+    assert connectivity.allows(surfer, "2001:4860:4860::8888", 443)
+    assert not connectivity.allows(surfer, "8.8.8.8", 80)
+    for private in ["10.0.0.1", "172.16.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1"]:
+        assert not connectivity.reaches(surfer, private), private
+    for address in ["203.0.113.10", "8.8.8.8"]:
+        assert not connectivity.reaches(quiet, address)

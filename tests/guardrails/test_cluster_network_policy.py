@@ -13,7 +13,13 @@ import pytest
 from components.model.errors import ConfigurationError
 from components.model.labels import TENANT_KEY
 from policy_pack import offline
-from tests.guardrails.network_analyzer import Connectivity, analyze, nca_command
+from tests.guardrails.network_analyzer import (
+    Connectivity,
+    analyze,
+    assert_grants_open_exactly_what_they_name,
+    grant_tenants,
+    nca_command,
+)
 from tests.k8s_schema import require_crds, validate_custom
 from tests.support import EXAMPLE_TENANTS, kubernetes_objects, objects_of_kind, plan, tenant_document, write_tenants
 from tools.harness import ProgramRun, stack_config
@@ -129,24 +135,10 @@ def test_platform_paths_and_nothing_else(connectivity: Connectivity) -> None:
 
 @needs_nca
 def test_egress_grants_open_exactly_what_they_name(tmp_path: Path) -> None:
-    tenants = write_tenants(
-        tmp_path,
-        tenant_document("payer", egress=["payments-api"]),
-        tenant_document("surfer", egress=["internet-https"]),
-        tenant_document("quiet"),
-    )
+    tenants = grant_tenants(tmp_path)
     connectivity = analyze(cnp_plan(tenants))
-    payer, surfer, quiet = "tenant-payer-dev/app", "tenant-surfer-dev/app", "tenant-quiet-dev/app"
-    assert connectivity.allows(payer, "203.0.113.10", 443)
-    assert not connectivity.allows(payer, "203.0.113.10", 80)
-    assert not connectivity.reaches(payer, "8.8.8.8")
-    assert connectivity.allows(surfer, "8.8.8.8", 443)
-    assert connectivity.allows(surfer, "2001:4860:4860::8888", 443)
-    assert not connectivity.allows(surfer, "8.8.8.8", 80)
-    for private in ["10.0.0.1", "172.16.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1"]:
-        assert not connectivity.reaches(surfer, private), private
-    for address in ["203.0.113.10", "8.8.8.8"]:
-        assert not connectivity.reaches(quiet, address)
+    assert_grants_open_exactly_what_they_name(connectivity)
+    surfer = "tenant-surfer-dev/app"
     # The internet grant's private carve-outs do not cut the tenant's own namespace.
     assert connectivity.reaches(surfer, "tenant-surfer-dev/worker")
     # The tenant narrows its grant: `app` keeps only its own namespace; DNS stays (Admin tier).

@@ -10,8 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.guardrails.network_analyzer import Connectivity, analyze, nca_command
-from tests.support import EXAMPLE_TENANTS, objects_of_kind, plan, tenant_document, write_tenants
+from tests.guardrails.network_analyzer import (
+    Connectivity,
+    analyze,
+    assert_grants_open_exactly_what_they_name,
+    grant_tenants,
+    nca_command,
+)
+from tests.support import EXAMPLE_TENANTS, objects_of_kind, plan
 from tools.harness import ProgramRun
 
 pytestmark = pytest.mark.skipif(nca_command() is None, reason="network-config-analyzer (nca) is not installed")
@@ -167,21 +173,4 @@ def test_cloud_identity_endpoints(stack: str, open_: list[tuple[str, int]], clos
 
 
 def test_egress_allow_list_opens_exactly_what_it_names(tmp_path: Path) -> None:
-    tenants = write_tenants(
-        tmp_path,
-        tenant_document("payer", egress=["payments-api"]),
-        tenant_document("surfer", egress=["internet-https"]),
-        tenant_document("quiet"),
-    )
-    connectivity = analyze(plan("dev", tenants))
-    payer, surfer, quiet = "tenant-payer-dev/app", "tenant-surfer-dev/app", "tenant-quiet-dev/app"
-    assert connectivity.allows(payer, "203.0.113.10", 443)
-    assert not connectivity.allows(payer, "203.0.113.10", 80)
-    assert not connectivity.reaches(payer, "198.51.100.1")
-    assert connectivity.allows(surfer, "8.8.8.8", 443)
-    assert connectivity.allows(surfer, "2001:4860:4860::8888", 443)
-    assert not connectivity.allows(surfer, "8.8.8.8", 80)
-    for private in ["10.0.0.1", "172.16.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1"]:
-        assert not connectivity.reaches(surfer, private), private
-    for address in ["203.0.113.10", "8.8.8.8"]:
-        assert not connectivity.reaches(quiet, address)
+    assert_grants_open_exactly_what_they_name(analyze(plan("dev", grant_tenants(tmp_path))))
