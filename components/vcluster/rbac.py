@@ -2,10 +2,11 @@
 
 The syncer's rules follow the chart's own namespaced Role for the kinds this platform syncs
 (chart/templates/role.yaml of loft-sh/vcluster, without private nodes): pods and their subresources,
-services, endpoints, config maps, secrets and claims in the tenant's namespace, read access to the
-namespace's workloads, events and logs. It is a Role, never a ClusterRole: nothing it grants reaches
-another namespace, a node, or a cluster-scoped object, and it holds no RBAC verb at all, so it
-cannot grant itself more (tests/vcluster/test_rbac.py proves both with tests/rbac.py).
+services, config maps, secrets and claims in the tenant's namespace, read access to the namespace's
+workloads, endpoints, events and logs; not the chart's endpoint writes (see syncer_rules). It is
+a Role, never a ClusterRole: nothing it grants reaches another namespace, a node, or a
+cluster-scoped object, and it holds no RBAC verb at all, so it cannot grant itself more
+(tests/vcluster/test_rbac.py proves both with tests/rbac.py).
 
 In a virtual-cluster environment the tenant's groups are viewers of the host namespace (their
 workloads live in the virtual cluster) plus the access Role here: read the kubeconfig Secret and
@@ -45,9 +46,11 @@ def syncer_rules() -> Rules:
         },
         {"api_groups": [""], "resources": ["pods/status", "pods/ephemeralcontainers"], "verbs": ["patch", "update"]},
         {"api_groups": ["apps"], "resources": ["statefulsets", "replicasets", "deployments"], "verbs": _READ},
+        # Endpoints are read only: whoever writes them picks the addresses a Service (and the shared
+        # ingress controller behind an Ingress) sends traffic to, any pod of any tenant included
+        # (CVE-2021-25740). The deployer can run a pod as this account, so it must not hold that
+        # right; the values turn the syncer's endpoint sync off (values.py).
         {"api_groups": [""], "resources": ["endpoints", "events", "pods/log"], "verbs": _READ},
-        # Endpoints of services synced from the virtual cluster (sync.toHost.endpoints, on by default).
-        {"api_groups": [""], "resources": ["endpoints"], "verbs": ["create", "delete", "patch", "update"]},
     ]
 
 

@@ -134,6 +134,9 @@ def chart_values(
             "toHost": {
                 # Only namespaced kinds whose host copies every host rule already judges.
                 "pods": {"enabled": True, "enforceTolerations": enforced},
+                # Endpoints of selector-less virtual Services would be copied to the host with
+                # whatever addresses the tenant wrote: a path to any pod (rbac.py grants no writes).
+                "endpoints": {"enabled": False},
                 "ingresses": {"enabled": False},
                 "networkPolicies": {"enabled": False},
                 "serviceAccounts": {"enabled": False},

@@ -26,7 +26,15 @@ def test_the_syncer_does_its_job_in_its_own_namespace(authz: Authorizer) -> None
     for verb, resource in [("create", "pods"), ("delete", "pods"), ("create", "services"), ("update", "secrets")]:
         assert authz.allowed(SYNCER, verb, resource, HARD), (verb, resource)
     assert authz.allowed(SYNCER, "patch", "pods/status", HARD)
-    assert authz.allowed(SYNCER, "create", "endpoints", HARD)
+    assert authz.allowed(SYNCER, "list", "endpoints", HARD)
+
+
+def test_the_syncer_cannot_aim_a_service_at_other_pods(authz: Authorizer) -> None:
+    """The deployer can run a pod as `vcluster`: with Endpoints writes it could point a Service, and
+    the shared ingress controller behind an Ingress, at any pod of another tenant (CVE-2021-25740)."""
+    for verb in ("create", "update", "patch"):
+        assert not authz.allowed(SYNCER, verb, "endpoints", HARD), verb
+        assert not authz.allowed(SYNCER, verb, "endpointslices", HARD, group="discovery.k8s.io"), verb
 
 
 @pytest.mark.parametrize("namespace", [SOFT, HARD_PROD, "kube-system", "flux-system"])
