@@ -81,15 +81,25 @@ def _named(namespace: str) -> Spec:
 
 
 def _protocols(ports: Sequence[int], protocol: str = "TCP") -> list[Spec]:
+    """The listed ports; with none, every port of `protocol` (the CRD has no port-less protocol match)."""
+    if not ports:
+        return [{protocol.lower(): {"destinationPort": {"range": {"start": 1, "end": 65535}}}}]
     return [{protocol.lower(): {"destinationPort": {"number": port}}} for port in ports]
 
 
 def _rule(
-    name: str, action: str, peers_key: str, peers: list[Spec], ports: Sequence[int] = (), protocol: str = "TCP"
+    name: str,
+    action: str,
+    peers_key: str,
+    peers: list[Spec],
+    ports: Sequence[int] = (),
+    protocol: str | None = None,
 ) -> Spec:
+    """One rule. Without `protocol`, listed ports are TCP and no ports means every protocol (platform
+    namespaces listing no ports); with it, the rule stays on that protocol either way."""
     rule: Spec = {"name": name, "action": action, peers_key: peers}
-    if ports:
-        rule["protocols"] = _protocols(ports, protocol)
+    if ports or protocol is not None:
+        rule["protocols"] = _protocols(ports, protocol or "TCP")
     return rule
 
 

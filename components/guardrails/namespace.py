@@ -24,7 +24,6 @@ from components.guardrails.network import (
     NetworkRules,
     granted_cidrs,
     isolation_policy,
-    network_annotations,
     network_labels,
     network_rules,
 )
@@ -120,12 +119,9 @@ def register_namespace(
                 **namespace_labels(spec, environment, kubernetes_version=settings.kubernetes_version),
                 **network_labels(settings, spec.egress),
             },
-            "annotations": {
-                **namespace_annotations(
-                    spec, domain_suffix=settings.domain_suffix, egress_cidrs=granted_cidrs(settings, spec.egress)
-                ),
-                **network_annotations(settings),
-            },
+            "annotations": namespace_annotations(
+                spec, domain_suffix=settings.domain_suffix, egress_cidrs=granted_cidrs(settings, spec.egress)
+            ),
         },
         opts=namespace_options(
             parent=parent,

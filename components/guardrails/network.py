@@ -15,7 +15,6 @@ import pulumi_kubernetes as k8s
 
 from components.model.labels import namespace_name
 from components.model.network import (
-    NETWORK_MODE_KEY,
     CloudNetworkFacts,
     EgressTarget,
     IpTarget,
@@ -99,14 +98,11 @@ def network_labels(settings: StackSettings, tenant_egress: Sequence[str]) -> dic
     return {egress_grant_label(name): "granted" for name in tenant_egress}
 
 
-def network_annotations(settings: StackSettings) -> dict[str, str]:
-    """The network mode for the admission rule, where it is not the default (keeps default plans unchanged)."""
-    if settings.network.mode == "networkPolicy":
-        return {}
-    return {NETWORK_MODE_KEY: settings.network.mode}
-
-
 def _ports(ports: Sequence[int], protocol: str = "TCP") -> list[k8s.networking.v1.NetworkPolicyPortArgsDict]:
+    """The listed ports; with none, every port of `protocol` only. A rule without `ports` would open
+    every protocol, so a setting that names a protocol is never rendered that way."""
+    if not ports:
+        return [{"protocol": protocol}]
     return [{"protocol": protocol, "port": port} for port in ports]
 
 
@@ -127,10 +123,9 @@ def _ingress(rules: NetworkRules) -> list[k8s.networking.v1.NetworkPolicyIngress
         ingress.append({"from_": [peer], "ports": _ports(operator.ports)})
     for namespace, ports, protocol in rules.peers_in:
         consented: k8s.networking.v1.NetworkPolicyIngressRuleArgsDict = {
-            "from_": [{"namespace_selector": {"match_labels": {_METADATA_NAME: namespace}}}]
+            "from_": [{"namespace_selector": {"match_labels": {_METADATA_NAME: namespace}}}],
+            "ports": _ports(ports, protocol),
         }
-        if ports:
-            consented["ports"] = _ports(ports, protocol)
         ingress.append(consented)
     return ingress
 
@@ -154,9 +149,10 @@ def _egress(rules: NetworkRules) -> list[k8s.networking.v1.NetworkPolicyEgressRu
     # Other tenants by consent: every port here, the receiving side's ingress rule limits them.
     egress += [{"to": [{"namespace_selector": {"match_labels": {_METADATA_NAME: ns}}}]} for ns in rules.peers_out]
     for blocks, ports, protocol in rules.egress:
-        rule: k8s.networking.v1.NetworkPolicyEgressRuleArgsDict = {"to": [{"ip_block": _ip_block(b)} for b in blocks]}
-        if ports:
-            rule["ports"] = _ports(ports, protocol)
+        rule: k8s.networking.v1.NetworkPolicyEgressRuleArgsDict = {
+            "to": [{"ip_block": _ip_block(b)} for b in blocks],
+            "ports": _ports(ports, protocol),
+        }
         egress.append(rule)
     return egress
 

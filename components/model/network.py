@@ -38,11 +38,6 @@ NON_INTERNET_CIDRS_V6 = ("fc00::/7", "fe80::/10", "::1/128", "ff00::/8")
 EGRESS_GRANT_PREFIX = "egress.tenancy.io/"
 
 
-# Namespace annotation naming the stack's network mode where it is not the default: the admission rule
-# for tenant NetworkPolicies reads it (components/admission/rules/network_policies.py).
-NETWORK_MODE_KEY = "tenancy.io/network-mode"
-
-
 def egress_grant_label(entry: str) -> str:
     """The namespace label key that grants one stack egress entry."""
     return f"{EGRESS_GRANT_PREFIX}{entry}"

@@ -1,5 +1,5 @@
 """Tenant-authored NetworkPolicies for the `tenancy-network-policies` tests: legitimate ones, and
-attacks grouped by what stops them in the ClusterNetworkPolicy mode too.
+attacks, each judged the same way in both network modes.
 
 The tenant under test was granted the stack egress entries `payments-api` (203.0.113.0/24, TCP 443)
 and `internet-https` (0.0.0.0/0 and ::/0 minus private ranges, TCP 443). `own` is its namespace,
@@ -60,8 +60,9 @@ def harmless(own: str) -> dict[str, dict[str, Any]]:
 
 
 def cross_namespace(own: str, victim: str, sibling: str) -> dict[str, dict[str, Any]]:
-    """Pod and namespace peers outside the own namespace: denied by admission in the default mode;
-    admitted in the ClusterNetworkPolicy mode, whose Admin tier denies the path itself."""
+    """Pod and namespace peers outside the own namespace: denied in both modes. In the
+    ClusterNetworkPolicy mode the Admin tier denies the path as well, but an admitted policy would
+    stay stored and open it once the stack switches back to the namespaced mode."""
     expressions = [{"key": METADATA_NAME, "operator": "In", "values": [own, victim]}]
     return {
         "another tenant's namespace": policy(own, egress=[{"to": [peer_ns(victim)]}]),
@@ -92,6 +93,10 @@ def always_denied(own: str) -> dict[str, dict[str, Any]]:
         "metadata server": policy(own, egress=[{"to": [_block("169.254.169.254/32")]}]),
         "inside a granted range": policy(own, egress=[{"to": [_block("203.0.113.0/25")], "ports": HTTPS}]),
         "ingress from the world": policy(own, ingress=[{"from": [_block("0.0.0.0/0")]}]),
+        "ingress from the world, on a port": policy(
+            own, ingress=[{"from": [_block("0.0.0.0/0")], "ports": [{"port": 8080}]}]
+        ),
+        "ingress from a granted block": policy(own, ingress=[{"from": [_block("203.0.113.0/24")]}]),
         "egress rule without to": policy(own, egress=[{"ports": HTTPS}]),
         "egress rule with empty to": policy(own, egress=[{"to": []}]),
         "ingress rule without from": policy(own, ingress=[{"ports": [{"port": 8080}]}]),
@@ -114,10 +119,24 @@ def always_denied(own: str) -> dict[str, dict[str, Any]]:
     }
 
 
+def load_balancer(own: str) -> dict[str, dict[str, Any]]:
+    """For a tenant with `allowLoadBalancer`: (admitted, denied) ingress from addresses."""
+    clients = [_block("0.0.0.0/0")]
+    return {
+        "admitted: clients on the service port": policy(own, ingress=[{"from": clients, "ports": [{"port": 8080}]}]),
+        "admitted: clients on a named port": policy(own, ingress=[{"from": clients, "ports": [{"port": "http"}]}]),
+        "denied: clients on every port": policy(own, ingress=[{"from": clients}]),
+        "denied: a port entry without a port": policy(own, ingress=[{"from": clients, "ports": [{"protocol": "TCP"}]}]),
+        "denied: egress to the same addresses": policy(own, egress=[{"to": clients, "ports": HTTPS}]),
+    }
+
+
 def denial_reason(name: str) -> str:
     """The part of the rule's message that an `always_denied` case must be refused with."""
     if name.startswith("granted block"):
         return "only on the granted protocol and ports"
+    if name.startswith("ingress from"):
+        return "may only name pods of its own namespace"
     if name.endswith(("without to", "without from", "empty to")):
         return "must name the peers of every rule"
     if any(word in name for word in ("port", "Port", "protocol")):

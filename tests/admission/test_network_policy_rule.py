@@ -1,7 +1,8 @@
 """Tenant-authored NetworkPolicies: RBAC lets admins and the deployer write them (tests/rbac.py), and
 the `tenancy-network-policies` rule, evaluated by cel-cpp through tests/cel_admission.py, admits
 only peers inside the tenant's own namespace and the egress its tenant file was granted, on the
-granted ports; in the ClusterNetworkPolicy mode pod and namespace peers are left to the Admin tier."""
+granted ports, and ingress from addresses only for tenants with load balancers; the same in the
+ClusterNetworkPolicy mode."""
 
 from __future__ import annotations
 
@@ -10,7 +11,13 @@ from typing import Any
 
 import pytest
 
-from tests.admission.network_policy_cases import always_denied, cross_namespace, denial_reason, harmless
+from tests.admission.network_policy_cases import (
+    always_denied,
+    cross_namespace,
+    denial_reason,
+    harmless,
+    load_balancer,
+)
 from tests.cel_admission import AdmissionChain, Request
 from tests.guardrails.test_cluster_network_policy import cluster_mode
 from tests.rbac import Authorizer, Subject
@@ -21,12 +28,15 @@ NS, VICTIM, SIBLING = "tenant-payer-dev", "tenant-victim-dev", "tenant-payer-pro
 ADMIN = Subject("Group", "payer-admins")
 RESOURCE = "networking.k8s.io/v1/networkpolicies"
 HARMLESS, CROSS, DENIED = harmless(NS), cross_namespace(NS, VICTIM, SIBLING), always_denied(NS)
+LOAD_BALANCER = load_balancer(NS)
 
 
-def _tenants(directory: Path) -> Path:
+def _tenants(directory: Path, **payer: Any) -> Path:
     return write_tenants(
         directory,
-        tenant_document("payer", egress=["payments-api", "internet-https"], access={"admin": ["payer-admins"]}),
+        tenant_document(
+            "payer", egress=["payments-api", "internet-https"], access={"admin": ["payer-admins"]}, **payer
+        ),
         tenant_document("victim"),
     )
 
@@ -68,19 +78,33 @@ def test_harmless_tenant_policies_are_admitted(run: ProgramRun, cluster_run: Pro
     assert decision.allowed, decision.denials
 
 
+@pytest.mark.parametrize("mode", ["networkPolicy", "clusterNetworkPolicy"])
 @pytest.mark.parametrize("name", sorted(CROSS))
-def test_cross_namespace_peers_are_denied_in_the_default_mode(run: ProgramRun, name: str) -> None:
-    assert _denied_by_rule(_admit(run, CROSS[name]))
-
-
-@pytest.mark.parametrize("name", sorted(CROSS))
-def test_cross_namespace_peers_are_left_to_the_admin_tier_in_the_cluster_mode(
-    cluster_run: ProgramRun, name: str
+def test_cross_namespace_peers_are_denied_in_both_modes(
+    run: ProgramRun, cluster_run: ProgramRun, mode: str, name: str
 ) -> None:
-    # The Admin tier denies these paths whatever the NetworkPolicy says: proven with nca in
-    # tests/guardrails/test_cluster_network_policy.py::test_tenant_policies_beneath_cannot_open_cross_tenant_paths.
-    decision = _admit(cluster_run, CROSS[name])
-    assert decision.allowed, decision.denials
+    # In the cluster mode the Admin tier denies these paths too (nca, tests/guardrails/
+    # test_cluster_network_policy.py::test_tenant_policies_beneath_cannot_open_cross_tenant_paths),
+    # but the policy would outlive a switch back to the namespaced mode.
+    decision = _admit(run if mode == "networkPolicy" else cluster_run, CROSS[name])
+    assert _denied_by_rule(decision)
+    assert any("may only name pods of its own namespace" in d for d in decision.denials), decision.denials
+
+
+@pytest.fixture(scope="module")
+def load_balancer_run(tmp_path_factory: pytest.TempPathFactory) -> ProgramRun:
+    return plan("dev", _tenants(tmp_path_factory.mktemp("tenants"), allowLoadBalancer=True))
+
+
+@pytest.mark.parametrize("name", sorted(LOAD_BALANCER))
+def test_load_balancer_tenants_open_their_ports_to_addresses_and_nothing_more(
+    load_balancer_run: ProgramRun, name: str
+) -> None:
+    decision = _admit(load_balancer_run, LOAD_BALANCER[name])
+    if name.startswith("admitted"):
+        assert decision.allowed, decision.denials
+    else:
+        assert _denied_by_rule(decision), decision.denials
 
 
 @pytest.mark.parametrize("mode", ["networkPolicy", "clusterNetworkPolicy"])
@@ -127,3 +151,28 @@ def test_admins_and_deployer_may_write_network_policies_others_may_not(run: Prog
         assert not authz.allowed(deployer, verb, "networkpolicies", VICTIM, group="networking.k8s.io")
         # prod is written by GitOps only, never by people.
         assert not authz.allowed(ADMIN, verb, "networkpolicies", SIBLING, group="networking.k8s.io")
+
+
+def test_a_grant_without_ports_admits_its_protocol_only(tmp_path: Path) -> None:
+    """A grant of every UDP port: a tenant rule to it must name UDP; without ports it would open every
+    protocol, TCP included."""
+    import json
+
+    from tests.guardrails.test_cluster_network_policy import cluster_mode
+
+    network = {**json.loads(cluster_mode("dev")), "mode": "networkPolicy"}
+    network["egress"] = {"syslog": {"cidrs": ["198.51.100.0/24"], "protocol": "UDP"}}
+    tenants = write_tenants(tmp_path, tenant_document("payer", egress=["syslog"], access={"admin": ["payer-admins"]}))
+    run = plan("dev", tenants, network=json.dumps(network))
+    block = [{"ipBlock": {"cidr": "198.51.100.0/24"}}]
+    admitted = {"to": block, "ports": [{"protocol": "UDP"}, {"protocol": "UDP", "port": 514}]}
+    assert _admit(run, _egress_policy(admitted)).allowed
+    for rule in ({"to": block}, {"to": block, "ports": [{"protocol": "TCP"}]}, {"to": block, "ports": [{"port": 514}]}):
+        decision = _admit(run, _egress_policy(rule))
+        assert _denied_by_rule(decision), rule
+        assert any("only on the granted protocol and ports (198.51.100.0/24@UDP)" in d for d in decision.denials)
+
+
+def _egress_policy(rule: dict[str, Any]) -> dict[str, Any]:
+    spec = {"podSelector": {}, "policyTypes": ["Egress"], "egress": [rule]}
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {"name": "logs"}, "spec": spec}

@@ -96,12 +96,12 @@ class Connectivity:
     output: str
 
     def connection(self, source: str, destination: str) -> str | None:
-        """What `source` may open to `destination` (`ns/pod` or an IP address), None when nothing."""
-        if "/" in destination:
+        """What `source` may open to `destination` (each `ns/pod` or an IP address, which nca prints as
+        part of a range), None when nothing."""
+        if "/" in destination and "/" in source:
             return self.edges.get((source, destination))
-        address = ipaddress.ip_address(destination)
         for (src, dst), conn in self.edges.items():
-            if src == source and "/" not in dst and _in_range(address, dst):
+            if _is(src, source) and _is(dst, destination):
                 return conn
         return None
 
@@ -120,6 +120,13 @@ class Connectivity:
 
     def reaches(self, source: str, destination: str) -> bool:
         return self.connection(source, destination) is not None
+
+
+def _is(end: str, wanted: str) -> bool:
+    """Whether nca's endpoint `end` is `wanted`: the same pod, or a range holding the address."""
+    if "/" in wanted:
+        return end == wanted
+    return "/" not in end and _in_range(ipaddress.ip_address(wanted), end)
 
 
 def _in_range(address: ipaddress.IPv4Address | ipaddress.IPv6Address, text: str) -> bool:

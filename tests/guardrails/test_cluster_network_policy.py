@@ -95,11 +95,10 @@ def test_every_cluster_network_policy_fits_the_upstream_crd(run: ProgramRun) -> 
         assert {r["action"] for r in rules} <= {"Accept", "Deny"}
 
 
-def test_namespaces_carry_their_grants_and_the_mode(tmp_path: Path) -> None:
+def test_namespaces_carry_their_grants(tmp_path: Path) -> None:
     tenants = write_tenants(tmp_path, tenant_document("payer", egress=["payments-api"]), tenant_document("quiet"))
     namespaces = {n["metadata"]["name"]: n["metadata"] for n in objects_of_kind(cnp_plan(tenants), "Namespace")}
     for name, grants in [("tenant-payer-dev", {"egress.tenancy.io/payments-api"}), ("tenant-quiet-dev", set())]:
-        assert namespaces[name]["annotations"]["tenancy.io/network-mode"] == "clusterNetworkPolicy"
         assert {k for k in namespaces[name]["labels"] if k.startswith("egress.tenancy.io/")} == grants
 
 
@@ -198,7 +197,6 @@ def test_tenants_can_narrow_their_own_namespace(run: ProgramRun) -> None:
 def test_the_default_mode_renders_no_cluster_network_policy() -> None:
     objects = kubernetes_objects(plan("dev", EXAMPLE_TENANTS))
     assert not [o for o in objects if o["kind"] == "ClusterNetworkPolicy"]
-    assert not [o for o in objects if "tenancy.io/network-mode" in o["metadata"].get("annotations", {})]
 
 
 def test_the_policy_pack_accepts_the_cluster_mode_and_misses_a_removed_isolation(run: ProgramRun) -> None:

@@ -17,7 +17,7 @@ from tests.guardrails.network_analyzer import (
     grant_tenants,
     nca_command,
 )
-from tests.support import EXAMPLE_TENANTS, objects_of_kind, plan
+from tests.support import EXAMPLE_TENANTS, objects_of_kind, plan, tenant_document, write_tenants
 from tools.harness import ProgramRun
 
 pytestmark = pytest.mark.skipif(nca_command() is None, reason="network-config-analyzer (nca) is not installed")
@@ -174,3 +174,42 @@ def test_cloud_identity_endpoints(stack: str, open_: list[tuple[str, int]], clos
 
 def test_egress_allow_list_opens_exactly_what_it_names(tmp_path: Path) -> None:
     assert_grants_open_exactly_what_they_name(analyze(plan("dev", grant_tenants(tmp_path))))
+
+
+def test_a_load_balancer_tenant_opens_exactly_its_ports_to_clients(tmp_path: Path) -> None:
+    """Nothing outside the cluster reaches tenant pods until a tenant with `allowLoadBalancer` admits
+    its clients with its own policy, which the admission rule lets it write on listed ports only
+    (tests/admission/test_network_policy_rule.py::test_load_balancer_tenants_open_their_ports_to_addresses_and_nothing_more)."""
+    from tests.admission.network_policy_cases import load_balancer
+
+    run = plan("dev", write_tenants(tmp_path, tenant_document("shop", allowLoadBalancer=True)))
+    pod, client = "tenant-shop-dev/app", "198.51.100.7"
+    assert not analyze(run).reaches(client, pod)
+    policy = load_balancer("tenant-shop-dev")["admitted: clients on the service port"]
+    policy["spec"]["podSelector"] = {}
+    opened = analyze(run, [policy])
+    assert opened.allows(client, pod, 8080)
+    assert not opened.allows(client, pod, 22)
+    assert not opened.reaches(client, "tenant-shop-prod/app")
+
+
+@pytest.mark.parametrize("mode", ["networkPolicy", "clusterNetworkPolicy"])
+def test_an_entry_without_ports_opens_every_port_of_its_protocol_only(tmp_path: Path, mode: str) -> None:
+    """A NetworkPolicy rule without `ports` (a ClusterNetworkPolicy rule without `protocols`) opens
+    every protocol; an entry naming UDP and no ports must open UDP alone."""
+    import json
+
+    from tests.guardrails.test_cluster_network_policy import cluster_mode
+
+    network = json.loads(cluster_mode("dev"))
+    network["mode"] = mode
+    network["egress"] = {"syslog": {"cidrs": ["198.51.100.0/24"], "protocol": "UDP"}}
+    run = plan(
+        "dev", write_tenants(tmp_path, tenant_document("logger", egress=["syslog"])), network=json.dumps(network)
+    )
+    connectivity = analyze(run)
+    pod = "tenant-logger-dev/app"
+    assert connectivity.allows(pod, "198.51.100.9", 514, "UDP")
+    assert connectivity.allows(pod, "198.51.100.9", 53000, "UDP")
+    assert not connectivity.allows(pod, "198.51.100.9", 514, "TCP")
+    assert not connectivity.allows(pod, "198.51.100.9", 443, "TCP")

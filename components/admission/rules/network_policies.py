@@ -11,17 +11,18 @@ Attack and legitimate use, played through the layers in order:
 - NetworkPolicies are additive: a tenant's policy can only open more, so every peer it names is
   checked. A rule must name its peers: an ingress rule without `from` (or an egress rule without
   `to`) admits every source (destination), addresses included.
-- Pod and namespace peers: in the default mode a peer must select pods of the policy's own
-  namespace (no namespaceSelector, or one on `kubernetes.io/metadata.name` equal to that namespace:
-  the API server sets that label and nobody can forge it). In the ClusterNetworkPolicy mode (the
-  Namespace annotation `tenancy.io/network-mode`) any pod or namespace peer is admitted: the Admin
-  tier denies every other namespace before a NetworkPolicy is consulted
-  (components/guardrails/cluster_network.py).
-- ipBlock peers, in both modes (ClusterNetworkPolicy ingress peers cannot name addresses, so the
-  tiers do not cover them): the CIDR and `except` list must be exactly one the stack granted this
+- Pod and namespace peers must select pods of the policy's own namespace (no namespaceSelector, or
+  one on `kubernetes.io/metadata.name` equal to that namespace: the API server sets that label and
+  nobody can forge it). In the ClusterNetworkPolicy mode too, although its Admin tier denies every
+  other namespace first: a policy admitted there stays stored when the stack switches back to the
+  namespaced mode, and would then open the platform namespaces.
+- Egress ipBlock peers: the CIDR and `except` list must be exactly one the stack granted this
   tenant (Namespace annotation `tenancy.io/egress-cidrs`, written from the tenant file's `egress`),
-  and an egress rule naming it must stay on that grant's protocol and ports (a numbered port in the
-  list, no range) unless the grant opens every port.
+  and the rule must stay on that grant's protocol and ports (numbered ports in the list, no range;
+  any port of the grant's protocol when the grant lists none).
+- Ingress ipBlock peers (clients of a LoadBalancer Service): only where the tenant file sets
+  `allowLoadBalancer` (Namespace annotation `tenancy.io/allow-load-balancer`), any CIDR, and the
+  rule must list its ports: a tenant opens its load balancer's ports, never every port.
 - Ports: protocol TCP, UDP or SCTP; a numbered port 1..65535 or a named port (IANA service name);
   endPort only after a numbered port, >= it and <= 65535. The API server's own validation refuses
   these too; the rule keeps them in one place with the grant check that depends on them.
@@ -40,17 +41,16 @@ from components.admission.base import (
     namespace_annotation_list,
     resource_rule,
 )
-from components.model.labels import EGRESS_CIDRS_KEY, PLATFORM_OWNED_KEY
-from components.model.network import NETWORK_MODE_KEY
+from components.model.labels import ALLOW_LOAD_BALANCER_KEY, EGRESS_CIDRS_KEY, PLATFORM_OWNED_KEY
 
 _METADATA_NAME = literal("kubernetes.io/metadata.name")
 _ANNOTATIONS = "namespaceObject.metadata.annotations"
-_CLUSTER_MODE = (
-    f"has({_ANNOTATIONS}) && {literal(NETWORK_MODE_KEY)} in {_ANNOTATIONS}"
-    f" && {_ANNOTATIONS}[{literal(NETWORK_MODE_KEY)}] == 'clusterNetworkPolicy'"
+_LOAD_BALANCER = literal(ALLOW_LOAD_BALANCER_KEY)
+_ALLOWS_LOAD_BALANCER = (
+    f"has({_ANNOTATIONS}) && {_LOAD_BALANCER} in {_ANNOTATIONS} && {_ANNOTATIONS}[{_LOAD_BALANCER}] == 'true'"
 )
 _OWN_NAMESPACE = (
-    "(variables.clusterMode || !has(p.namespaceSelector) || (!has(p.namespaceSelector.matchExpressions)"
+    "(!has(p.namespaceSelector) || (!has(p.namespaceSelector.matchExpressions)"
     " && has(p.namespaceSelector.matchLabels) && size(p.namespaceSelector.matchLabels) == 1"
     f" && {_METADATA_NAME} in p.namespaceSelector.matchLabels"
     f" && p.namespaceSelector.matchLabels[{_METADATA_NAME}] == request.namespace))"
@@ -62,15 +62,21 @@ _BLOCK_OF = (
     " || (has(p.ipBlock.except) && x in p.ipBlock.except))"
 )
 _GRANTED_BLOCK = f"variables.granted.exists(g, {_BLOCK_OF})"
-_PEER_OK = (
-    f"(has(p.ipBlock) ? (!has(p.podSelector) && !has(p.namespaceSelector) && {_GRANTED_BLOCK}) : {_OWN_NAMESPACE})"
-)
-# The rule's ports stay within grant g: every port when g names none, else numbered ports it lists.
+_NO_SELECTORS = "!has(p.podSelector) && !has(p.namespaceSelector)"
+_EGRESS_PEER_OK = f"(has(p.ipBlock) ? ({_NO_SELECTORS} && {_GRANTED_BLOCK}) : {_OWN_NAMESPACE})"
+_INGRESS_PEER_OK = f"(has(p.ipBlock) ? ({_NO_SELECTORS} && variables.allowLoadBalancer) : {_OWN_NAMESPACE})"
+# The rule's ports stay within grant g: its protocol always (a rule without ports opens every
+# protocol), and the numbered ports it lists when it lists any.
 _PORTS_IN_GRANT = (
-    "(size(g.split('@')[1].split('/')) == 1 || (has(r.ports) && size(r.ports) > 0 && r.ports.all(q,"
-    " has(q.port) && type(q.port) == int && (!has(q.endPort) || q.endPort == q.port)"
-    " && (has(q.protocol) ? q.protocol : 'TCP') == g.split('@')[1].split('/')[0]"
-    " && string(q.port) in g.split('@')[1].split('/'))))"
+    "(has(r.ports) && size(r.ports) > 0 && r.ports.all(q,"
+    " (has(q.protocol) ? q.protocol : 'TCP') == g.split('@')[1].split('/')[0]"
+    " && (size(g.split('@')[1].split('/')) == 1 || (has(q.port) && type(q.port) == int"
+    " && (!has(q.endPort) || q.endPort == q.port) && string(q.port) in g.split('@')[1].split('/')))))"
+)
+# An ingress rule admitting addresses lists its ports (numbered or named), each one.
+_INGRESS_ADDRESSES_PORTED = (
+    "!has(object.spec.ingress) || object.spec.ingress.all(r, !has(r.from) || !r.from.exists(p, has(p.ipBlock))"
+    " || (has(r.ports) && size(r.ports) > 0 && r.ports.all(q, has(q.port))))"
 )
 _PORT_OK = (
     "(!has(q.protocol) || q.protocol in ['TCP', 'UDP', 'SCTP'])"
@@ -89,7 +95,7 @@ def _variables() -> list[Variable]:
     return [
         TENANT_VARIABLE,
         {"name": "granted", "expression": namespace_annotation_list(EGRESS_CIDRS_KEY)},
-        {"name": "clusterMode", "expression": _CLUSTER_MODE},
+        {"name": "allowLoadBalancer", "expression": _ALLOWS_LOAD_BALANCER},
         {
             "name": "peersNamed",
             "expression": "(!has(object.spec.ingress) || object.spec.ingress.all(r, has(r.from) && size(r.from) > 0))"
@@ -98,13 +104,14 @@ def _variables() -> list[Variable]:
         {
             "name": "peersOk",
             "expression": "(!has(object.spec.ingress) || object.spec.ingress.all(r, !has(r.from)"
-            f" || r.from.all(p, {_PEER_OK}))) && (!has(object.spec.egress) || object.spec.egress.all(r, !has(r.to)"
-            f" || r.to.all(p, {_PEER_OK})))",
+            f" || r.from.all(p, {_INGRESS_PEER_OK}))) && (!has(object.spec.egress) || object.spec.egress.all(r,"
+            f" !has(r.to) || r.to.all(p, {_EGRESS_PEER_OK})))",
         },
         {
             "name": "portsValid",
             "expression": f"{_RULES}.all(r, !has(r.ports) || r.ports.all(q, {_PORT_OK}))",
         },
+        {"name": "ingressAddressesPorted", "expression": _INGRESS_ADDRESSES_PORTED},
         {
             "name": "egressPortsGranted",
             "expression": "!has(object.spec.egress) || object.spec.egress.all(r, !has(r.to) || r.to.all(p,"
@@ -116,8 +123,8 @@ def _variables() -> list[Variable]:
 def _validations() -> list[Validation]:
     peers = (
         "may only name pods of its own namespace (no namespaceSelector, or kubernetes.io/metadata.name: '"
-        " + request.namespace + ') and the ipBlocks granted by the tenant file egress ('"
-        " + variables.granted.join(', ') + ')"
+        " + request.namespace + '), egress to the ipBlocks granted by the tenant file egress ('"
+        " + variables.granted.join(', ') + ') and ingress from addresses only with allowLoadBalancer"
     )
     return [
         {
@@ -139,6 +146,13 @@ def _validations() -> list[Validation]:
                 " endPort >= port and <= 65535"
             ),
             "reason": "Invalid",
+        },
+        {
+            "expression": "variables.ingressAddressesPorted",
+            "message_expression": _message(
+                "must list the ports of an ingress rule from addresses: a load balancer opens its ports, not every port"
+            ),
+            "reason": "Forbidden",
         },
         {
             "expression": "variables.egressPortsGranted",
