@@ -62,7 +62,9 @@ def _why_not(text: str) -> str:
 def _exponent(match: re.Match[str]) -> int:
     if match["exponent"] is None:
         return _DECIMAL_SI[match["decimal"]]
-    exponent = int(match["exponent"])
+    digits = match["exponent"].lstrip("+-").lstrip("0")
+    # More than ten digits is out of range anyway (and int() refuses thousands of them).
+    exponent = int(match["exponent"]) if len(digits) <= 10 else 2**31
     fraction_digits = len(match["fraction"] or match["only_fraction"] or "")
     if exponent not in _INT32 or fraction_digits - exponent not in _INT32:
         raise _refused(match.string, "the exponent is beyond the API server's 32-bit arithmetic")
