@@ -1,6 +1,7 @@
 # Two commands do everything on a fresh machine: `make plan` (the main job) and `make test`.
-# Both create the virtualenv from requirements-dev.txt (the runtime set plus the test tools, exported
-# with hashes from uv.lock) when it is missing.
+# Both create the virtualenv from requirements-dev.txt (the runtime set plus the `ops` group's
+# Kubernetes client for `tools.status` and the test tools, exported with hashes from uv.lock) when it
+# is missing. requirements.txt alone is what `pulumi up` and the policy pack need.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -9,7 +10,7 @@ OUT ?= build/plan
 
 .PHONY: plan test lint schema docs up preview destroy cluster cluster-delete e2e e2e-manifests bench clean
 
-$(BIN)/activate: requirements.txt requirements-dev.txt requirements-analyzer.txt
+$(BIN)/activate: requirements.txt requirements-ops.txt requirements-dev.txt requirements-analyzer.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements-dev.txt

@@ -1,13 +1,14 @@
 """Write the pip requirement files from uv.lock, or check that they are current.
 
-    python -m tools.requirements          rewrite requirements.txt and requirements-dev.txt
+    python -m tools.requirements          rewrite requirements.txt, requirements-ops.txt and requirements-dev.txt
     python -m tools.requirements --check  exit 1, naming each stale file, if they differ
 
 uv.lock is the lock (pyproject.toml lists what the project asks for; `uv lock` resolves it). The
 pip files exist because pip is what every consumer runs: `make test` on a fresh machine, `pulumi
 install` for the program and the policy pack (Pulumi.yaml's pip toolchain), and the Pulumi
 Kubernetes Operator's workspace. They carry a hash per requirement, so pip installs exactly the
-locked files or nothing.
+locked files or nothing. The operator tools that read a live cluster (`tools.status`) need the
+Kubernetes client, which the runtime set leaves out: requirements-ops.txt adds it.
 """
 
 from __future__ import annotations
@@ -25,8 +26,12 @@ EXPORTS: dict[str, tuple[str, list[str]]] = {
         "The runtime set: what `pulumi up`, the policy pack and the operator install; no test tools.",
         ["--no-dev"],
     ),
+    "requirements-ops.txt": (
+        "The runtime set plus the `ops` group (the Kubernetes client of `python -m tools.status`).",
+        ["--no-dev", "--group", "ops"],
+    ),
     "requirements-dev.txt": (
-        "The runtime set plus the test tools (`make test`).",
+        "The runtime set plus the `ops` group and the test tools (`make test`).",
         ["--all-groups"],
     ),
 }

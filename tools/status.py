@@ -11,8 +11,8 @@ Suspended (the suspension holds), Decommissioned (only retained namespaces expec
 What the program renders (its offline plan, tools/harness.py) is the expectation: objects it
 registers that the cluster lacks are problems. Cloud databases are listed by their instance names
 from the plan's outputs; their state lives in the cloud's API, which this command does not call
-(it needs no cloud credentials). Exit code 1 when any tenant is NotReady, 2 on invalid configuration
-or an unreachable cluster.
+(it needs no cloud credentials). Exit code 1 when any tenant is NotReady, 2 on invalid configuration,
+an unreachable cluster or a missing Kubernetes client (requirements-ops.txt installs it).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from components.model.stack import parse_settings
 from tools.harness import PROJECT_ROOT, ProgramRun, run_stack, stack_config
 from tools.plan import is_kubernetes_object, manifest
 from tools.status_model import EnvironmentStatus, environment_status, verdict
-from tools.status_read import CUSTOM_KINDS, UNREACHABLE, ClusterReader, kubernetes_reader
+from tools.status_read import CUSTOM_KINDS, ClientMissingError, ClusterReader, kubernetes_reader, unreachable_errors
 
 _WATCHED = {(api, kind) for api, kind, _ in CUSTOM_KINDS}
 
@@ -135,6 +135,11 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None, reader: ClusterReader | None = None) -> int:
     args = parser().parse_args(argv)
+    try:
+        unreachable = unreachable_errors()
+    except ClientMissingError as error:
+        print(error, file=sys.stderr)
+        return 2
     overrides = {"tenancy:tenantsDir": str(args.tenants_dir.resolve())} if args.tenants_dir else {}
     try:
         settings = parse_settings(stack_config(args.stack, overrides)[0], f"Pulumi.{args.stack}.yaml")
@@ -153,7 +158,7 @@ def main(argv: list[str] | None = None, reader: ClusterReader | None = None) -> 
             for name, summary in sorted(tenants.items())
             if args.tenant is None or name == args.tenant
         ]
-    except UNREACHABLE as error:
+    except unreachable as error:
         print(f"cannot read the cluster ({type(error).__name__}): {error}", file=sys.stderr)
         return 2
     print(json.dumps(statuses, indent=2) if args.json else render_text(statuses))

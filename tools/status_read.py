@@ -4,16 +4,16 @@ The one seam between `python -m tools.status` and a cluster: `ClusterReader` tur
 calls into plain dicts (the API's own JSON shape, camelCase), and treats "not there" (a missing
 namespace, a CRD that is not installed) as absence rather than failure, so a half-installed cluster
 is reported, not crashed on. Tests inject fake `CoreV1Api` / `CustomObjectsApi` objects here.
+
+The client is imported only when a cluster is read: it is in the `ops` dependency group, not in the
+runtime set that `pulumi up` and the policy pack install, so a machine without it gets one line
+saying what to install instead of an ImportError.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Protocol
-
-from kubernetes.client.exceptions import ApiException
-from kubernetes.config.config_exception import ConfigException
-from urllib3.exceptions import HTTPError
 
 # The custom resources the status reads, as (apiVersion, kind, plural).
 CUSTOM_KINDS: tuple[tuple[str, str, str], ...] = (
@@ -27,8 +27,25 @@ CUSTOM_KINDS: tuple[tuple[str, str, str], ...] = (
     ("k8s.mariadb.com/v1alpha1", "MariaDB", "mariadbs"),
 )
 _NOT_FOUND = 404
-# What a missing kubeconfig, an unreachable API server or a refused request raise.
-UNREACHABLE = (ConfigException, HTTPError, ApiException)
+CLIENT_MISSING = (
+    "python -m tools.status needs the Kubernetes Python client, which the runtime set leaves out: "
+    "pip install -r requirements-ops.txt"
+)
+
+
+class ClientMissingError(RuntimeError):
+    """The `kubernetes` package is not installed (it is in the `ops` group, not the runtime set)."""
+
+
+def unreachable_errors() -> tuple[type[Exception], ...]:
+    """What a missing kubeconfig, an unreachable API server or a refused request raise."""
+    try:
+        from kubernetes.client.exceptions import ApiException
+        from kubernetes.config.config_exception import ConfigException
+        from urllib3.exceptions import HTTPError
+    except ImportError as error:
+        raise ClientMissingError(f"{CLIENT_MISSING} ({error})") from None
+    return (ConfigException, HTTPError, ApiException)
 
 
 class CoreApi(Protocol):
@@ -99,6 +116,7 @@ class ClusterReader:
 
 def kubernetes_reader(context: str | None) -> ClusterReader:
     """A reader on the kubeconfig's cluster (its current context unless `context` is given)."""
+    unreachable_errors()  # ClientMissingError, with what to install, before anything else fails
     from kubernetes import client, config
 
     api = config.new_client_from_config(context=context)  # type: ignore[no-untyped-call]

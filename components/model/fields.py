@@ -2,7 +2,7 @@
 
 Both models are read from YAML written by people, so they share the same strictness: unknown keys
 are errors (a typo must never silently turn into a default), names use Kubernetes' camelCase in
-files and snake_case in code, and quantities are checked with the Kubernetes client's own parser.
+files and snake_case in code, and quantities are parsed as the API server parses them (quantity.py).
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import re
 from decimal import Decimal
 from typing import Annotated, Any
 
-from kubernetes.utils import parse_quantity
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, model_validator
 from pydantic.alias_generators import to_camel
 
 from components.model.labels import DNS_LABEL
+from components.model.quantity import parse_quantity
 
 
 class StrictModel(BaseModel):
@@ -71,8 +71,8 @@ def _quantity_string(value: Any) -> Any:
 def _quantity(value: str) -> str:
     try:
         parse_quantity(value)
-    except ValueError:
-        raise ValueError(f"{value!r} is not a Kubernetes quantity (for example 500m, 2, 512Mi, 4Gi)") from None
+    except ValueError as error:
+        raise ValueError(f"{error} (for example 500m, 2, 512Mi, 4Gi)") from None
     return value
 
 
@@ -86,7 +86,7 @@ Quantity = Annotated[
 
 def quantity_value(value: str) -> Decimal:
     """The numeric value of a validated quantity, for comparisons such as requests <= limits."""
-    return Decimal(parse_quantity(value))
+    return parse_quantity(value)
 
 
 # Kubernetes resource name per ComputeAmounts field (`ephemeralStorage` in files).

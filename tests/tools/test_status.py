@@ -10,6 +10,8 @@ from __future__ import annotations
 import copy
 import json
 import shutil
+import subprocess
+import sys
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
@@ -22,9 +24,9 @@ from kubernetes.client.exceptions import ApiException
 from tests.k8s_schema import is_builtin, validate_builtin, validate_custom
 from tests.support import EXAMPLE_TENANTS, plan
 from tools import status
-from tools.harness import ProgramRun
+from tools.harness import PROJECT_ROOT, ProgramRun
 from tools.status_model import environment_status, object_status, verdict
-from tools.status_read import CUSTOM_KINDS, ClusterReader, NamespaceObjects
+from tools.status_read import CLIENT_MISSING, CUSTOM_KINDS, ClusterReader, NamespaceObjects
 
 FIXTURES = Path(__file__).parent / "fixtures" / "status"
 
@@ -240,3 +242,20 @@ def test_a_cluster_that_refuses_the_reads_is_reported_with_exit_code_2(capsys: p
     refusing = ClusterReader(FakeCore(fixtures(), failing=403), FakeCustom(fixtures()))
     assert status.main(["--stack", "dev", "--tenant", "acme"], reader=refusing) == 2
     assert "cannot read the cluster (ApiException)" in capsys.readouterr().err
+
+
+def test_without_the_kubernetes_client_the_command_says_what_to_install() -> None:
+    # The client is in the `ops` group, not the runtime set: a machine with requirements.txt only.
+    blocked = "import runpy, sys; sys.modules['kubernetes'] = None; sys.argv = ['tools.status', '--stack', 'dev']; "
+    result = subprocess.run(
+        [sys.executable, "-c", blocked + "runpy.run_module('tools.status', run_name='__main__')"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode == 2 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(CLIENT_MISSING) and "Traceback" not in result.stderr
+    assert "pip install -r requirements-ops.txt" in line
