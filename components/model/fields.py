@@ -70,9 +70,13 @@ def _quantity_string(value: Any) -> Any:
 
 def _quantity(value: str) -> str:
     try:
-        parse_quantity(value)
+        amount = parse_quantity(value)
     except ValueError as error:
         raise ValueError(f"{error} (for example 500m, 2, 512Mi, 4Gi)") from None
+    # Every quantity a tenant or stack file sets is an amount (quota, limit, request, size): the
+    # grammar allows a sign, the API server refuses negative amounts only when the object is applied.
+    if amount < 0:
+        raise ValueError(f"{value!r} is negative; amounts are 0 or more (for example 500m, 2, 512Mi, 4Gi)")
     return value
 
 

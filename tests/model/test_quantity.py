@@ -178,6 +178,8 @@ def test_quantity_value_compares_across_suffixes() -> None:
         ("2e1.5", "'2e1.5' is not a Kubernetes quantity: the exponent 'e1.5' must be a whole number"),
         (" 2", "' 2' is not a Kubernetes quantity: it has leading or trailing spaces"),
         ("1e4000000000", "the exponent is beyond the API server's 32-bit arithmetic"),
+        ("-1", "'-1' is negative; amounts are 0 or more"),
+        ("-500m", "'-500m' is negative"),
     ],
 )
 def test_a_bad_quantity_says_why(value: str, words: str) -> None:
