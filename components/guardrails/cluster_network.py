@@ -36,12 +36,11 @@ from components.clouds.base import DatabaseEgress
 from components.guardrails.network import NetworkRules, network_rules
 from components.model.labels import TENANT_KEY, platform_labels
 from components.model.network import (
-    NON_INTERNET_CIDRS,
-    NON_INTERNET_CIDRS_V6,
     CloudNetworkFacts,
     EgressEntry,
     EgressTarget,
     egress_grant_label,
+    internet_carve_outs,
 )
 from components.model.network_checks import MAX_ITEMS
 from components.model.stack import PlatformNamespace, StackSettings
@@ -180,10 +179,7 @@ def databases_spec(
     for egress, and tenant policies may not name these addresses (they are not the tenant's grant).
     Networks are split into peers of at most MAX_ITEMS, the CRD's limit per peer.
     """
-    addresses = list(cidrs)
-    peers: list[Spec] = [
-        {"networks": addresses[start : start + MAX_ITEMS]} for start in range(0, len(addresses), MAX_ITEMS)
-    ]
+    peers = _network_peers(cidrs)
     peers += [{"namespaces": _named(shared)} for shared in namespaces]
     return {
         "tier": "Admin",
@@ -230,12 +226,19 @@ def baseline_own_spec() -> Spec:
     }
 
 
-def egress_grant_spec(name: str, entry: EgressEntry, priority: int) -> Spec:
-    """Baseline tier: the addresses of one stack egress entry, for namespaces granted it."""
+def _network_peers(networks: Sequence[pulumi.Input[str]]) -> list[Spec]:
+    """`networks` peers of at most MAX_ITEMS addresses each, the CRD's limit per peer."""
+    addresses = list(networks)
+    return [{"networks": addresses[start : start + MAX_ITEMS]} for start in range(0, len(addresses), MAX_ITEMS)]
+
+
+def egress_grant_spec(name: str, entry: EgressEntry, priority: int, excluded: Sequence[str] = ()) -> Spec:
+    """Baseline tier: the addresses of one stack egress entry, for namespaces granted it;
+    `excluded`: the stack's `internetExcludes`."""
     egress: list[Spec] = []
     if entry.internet:
-        carved = [*NON_INTERNET_CIDRS, *NON_INTERNET_CIDRS_V6]
-        egress.append(_rule("not-private", "Deny", "to", [{"networks": carved}]))
+        carved_v4, carved_v6 = internet_carve_outs(excluded)
+        egress.append(_rule("not-private", "Deny", "to", _network_peers([*carved_v4, *carved_v6])))
         networks = ALL_ADDRESSES
     else:
         networks = list(entry.cidrs)
@@ -258,13 +261,15 @@ def baseline_deny_spec() -> Spec:
     }
 
 
-def shared_specs(rules: NetworkRules, egress: dict[str, EgressEntry]) -> dict[str, Spec]:
+def shared_specs(
+    rules: NetworkRules, egress: dict[str, EgressEntry], internet_excludes: Sequence[str] = ()
+) -> dict[str, Spec]:
     """The cluster-wide objects by name: a constant number, whatever the number of tenants."""
     specs = {"tenancy-platform": platform_spec(rules), "tenancy-baseline-own": baseline_own_spec()}
     ordered = sorted(egress.items(), key=lambda item: (item[1].internet, item[0]))
     for index, (name, entry) in enumerate(ordered):
         base = INTERNET_GRANT_PRIORITY if entry.internet else CIDR_GRANT_PRIORITY
-        specs[f"tenancy-egress-{name}"] = egress_grant_spec(name, entry, base + index)
+        specs[f"tenancy-egress-{name}"] = egress_grant_spec(name, entry, base + index, internet_excludes)
     specs["tenancy-baseline-deny"] = baseline_deny_spec()
     return specs
 
@@ -314,6 +319,8 @@ class ClusterIsolationArgs:
 
     rules: NetworkRules
     egress: dict[str, EgressEntry] = field(default_factory=dict)
+    # `tenancy:network.internetExcludes`, carved out of internet entries.
+    internet_excludes: list[str] = field(default_factory=list)
 
 
 class ClusterIsolation(pulumi.ComponentResource):
@@ -322,7 +329,7 @@ class ClusterIsolation(pulumi.ComponentResource):
     def __init__(self, name: str, args: ClusterIsolationArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("tenancy:index:ClusterIsolation", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        specs = shared_specs(args.rules, args.egress)
+        specs = shared_specs(args.rules, args.egress, args.internet_excludes)
         for object_name, spec in specs.items():
             _resource(f"{name}-{object_name.removeprefix('tenancy-')}", object_name, spec, platform_labels(), child)
         self.register_outputs({"policies": sorted(specs)})
@@ -330,6 +337,9 @@ class ClusterIsolation(pulumi.ComponentResource):
 
 def cluster_isolation_args(settings: StackSettings, facts: CloudNetworkFacts) -> ClusterIsolationArgs:
     """The stack's shared objects: its stack-wide holes and egress entries."""
+    network = settings.network
     return ClusterIsolationArgs(
-        network_rules(settings=settings, facts=facts, tenant_egress=()), dict(settings.network.egress)
+        network_rules(settings=settings, facts=facts, tenant_egress=()),
+        dict(network.egress),
+        list(network.internet_excludes),
     )

@@ -65,7 +65,7 @@ def network_rules(
     ]
     for name in tenant_egress:
         entry = network.egress[name]
-        egress.append((entry.ip_targets(), entry.ports, entry.protocol))
+        egress.append((entry.ip_targets(network.internet_excludes), entry.ports, entry.protocol))
     operators = {**facts.operators, **network.operators}
     environment, accepts, connects = peers if peers is not None else ("", (), ())
     return NetworkRules(
@@ -86,7 +86,8 @@ def granted_cidrs(settings: StackSettings, tenant_egress: Sequence[str]) -> list
         entry = settings.network.egress[name]
         ports = "".join(f"/{port}" for port in entry.ports)
         granted += [
-            "!".join([block.cidr, *block.except_]) + f"@{entry.protocol}{ports}" for block in entry.ip_targets()
+            "!".join([block.cidr, *block.except_]) + f"@{entry.protocol}{ports}"
+            for block in entry.ip_targets(settings.network.internet_excludes)
         ]
     return granted
 

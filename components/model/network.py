@@ -10,6 +10,7 @@ Ingress from platform namespaces stays where it always was (`tenancy:platformNam
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Sequence
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
@@ -22,15 +23,29 @@ Protocol = Literal["TCP", "UDP", "SCTP"]
 # Never reachable through "internet": private, shared, link-local (metadata servers), loopback and
 # multicast ranges, IPv4 and IPv6. Cluster, node and database networks live inside these.
 NON_INTERNET_CIDRS = (
+    "0.0.0.0/8",  # "this network"
     "10.0.0.0/8",
-    "100.64.0.0/10",
+    "100.64.0.0/10",  # shared address space (carrier NAT; GKE and EKS allow it for pods)
     "127.0.0.0/8",
-    "169.254.0.0/16",
+    "169.254.0.0/16",  # link-local: metadata servers
     "172.16.0.0/12",
+    "192.0.0.0/24",  # IETF protocol assignments
     "192.168.0.0/16",
-    "224.0.0.0/4",
+    "198.18.0.0/15",  # benchmarking; GKE allows it for pods and services, AWS for VPCs
+    "224.0.0.0/4",  # multicast
+    "240.0.0.0/4",  # reserved; GKE allows it for pods and services
 )
-NON_INTERNET_CIDRS_V6 = ("fc00::/7", "fe80::/10", "::1/128", "ff00::/8")
+NON_INTERNET_CIDRS_V6 = (
+    "::1/128",
+    "::ffff:0:0/96",  # IPv4-mapped: every private IPv4 address again
+    "64:ff9b::/96",  # NAT64 (AWS DNS64/NAT64 reaches private IPv4 addresses of the VPC)
+    "64:ff9b:1::/48",  # local-use NAT64
+    "2001::/32",  # Teredo (IPv4 tunnelled)
+    "2002::/16",  # 6to4 (IPv4 tunnelled)
+    "fc00::/7",  # unique local
+    "fe80::/10",  # link-local
+    "ff00::/8",  # multicast
+)
 
 
 # Namespaces granted a stack egress entry carry `egress.tenancy.io/<entry>: granted` (ClusterNetworkPolicy
@@ -82,7 +97,8 @@ class EgressEntry(StrictModel):
     """A named egress a tenant file may ask for: listed CIDRs, or the internet without private ranges."""
 
     cidrs: list[Cidr] = []
-    # The whole internet except NON_INTERNET_CIDRS: never the cluster, nodes, databases or metadata.
+    # The whole internet except NON_INTERNET_CIDRS(_V6) and the stack's `internetExcludes`: never the
+    # cluster, nodes, databases or metadata, as long as those use non-internet ranges or are excluded.
     internet: bool = False
     ports: list[Port] = []
     protocol: Protocol = "TCP"
@@ -93,14 +109,23 @@ class EgressEntry(StrictModel):
             raise ValueError("set exactly one of cidrs (a list of CIDRs) or internet: true")
         return self
 
-    def ip_targets(self) -> list[IpTarget]:
-        """The ipBlocks this entry opens."""
+    def ip_targets(self, excluded: Sequence[str] = ()) -> list[IpTarget]:
+        """The ipBlocks this entry opens; `excluded`: the stack's `internetExcludes`, carved out of
+        an internet entry beside the non-internet ranges."""
         if not self.internet:
             return [IpTarget(cidr=cidr) for cidr in self.cidrs]
+        carved_v4, carved_v6 = internet_carve_outs(excluded)
         return [
-            IpTarget.model_validate({"cidr": "0.0.0.0/0", "except": list(NON_INTERNET_CIDRS)}),
-            IpTarget.model_validate({"cidr": "::/0", "except": list(NON_INTERNET_CIDRS_V6)}),
+            IpTarget.model_validate({"cidr": "0.0.0.0/0", "except": carved_v4}),
+            IpTarget.model_validate({"cidr": "::/0", "except": carved_v6}),
         ]
+
+
+def internet_carve_outs(excluded: Sequence[str] = ()) -> tuple[list[str], list[str]]:
+    """(IPv4, IPv6) ranges an internet entry never reaches: the non-internet ranges and `excluded`."""
+    v4 = [*NON_INTERNET_CIDRS, *(c for c in excluded if ipaddress.ip_network(c).version == 4)]
+    v6 = [*NON_INTERNET_CIDRS_V6, *(c for c in excluded if ipaddress.ip_network(c).version == 6)]
+    return v4, v6
 
 
 class OperatorAccess(StrictModel):
@@ -148,6 +173,10 @@ class NetworkSettings(StrictModel):
     identity_endpoints: bool = True
     # Named egress entries tenant files may ask for (`egress: [name]`).
     egress: dict[DnsLabel, EgressEntry] = {}
+    # Addresses of this cluster that are public, carved out of every `internet: true` entry beside the
+    # private ranges: the pod, service and node ranges of an IPv6 cluster (global addresses), public
+    # ranges used for pods, the cluster's own load balancers.
+    internet_excludes: list[Cidr] = []
 
 
 class CloudNetworkFacts(StrictModel):

@@ -187,6 +187,30 @@ def analyze(
     return Connectivity(edges, result.stdout)
 
 
+# One address in each range an internet grant must never reach (components/model/network.py).
+NOT_INTERNET_SAMPLES = [
+    "0.0.0.1",
+    "10.0.0.1",
+    "100.64.0.1",
+    "127.0.0.1",
+    "169.254.169.254",
+    "172.16.0.1",
+    "192.0.0.170",
+    "192.168.1.1",
+    "198.18.0.1",
+    "198.19.5.5",
+    "224.0.0.1",
+    "240.0.0.5",
+    "::ffff:10.0.0.1",
+    "64:ff9b::a00:1",
+    "64:ff9b:1::a00:1",
+    "2001:0:4136:e378::1",
+    "2002:a00:1::1",
+    "fd00:ec2::254",
+    "fe80::1",
+]
+
+
 def grant_tenants(directory: Path) -> Path:
     """Three tenants of the dev stack's egress entries: `payer` (a CIDR on 443), `surfer` (the
     internet on 443) and `quiet` (nothing)."""
@@ -211,7 +235,7 @@ def assert_grants_open_exactly_what_they_name(connectivity: Connectivity) -> Non
     assert connectivity.allows(surfer, "8.8.8.8", 443)
     assert connectivity.allows(surfer, "2001:4860:4860::8888", 443)
     assert not connectivity.allows(surfer, "8.8.8.8", 80)
-    for private in ["10.0.0.1", "172.16.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1"]:
+    for private in NOT_INTERNET_SAMPLES:
         assert not connectivity.reaches(surfer, private), private
     for address in ["203.0.113.10", "8.8.8.8"]:
         assert not connectivity.reaches(quiet, address)

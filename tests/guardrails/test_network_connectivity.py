@@ -213,3 +213,27 @@ def test_an_entry_without_ports_opens_every_port_of_its_protocol_only(tmp_path: 
     assert connectivity.allows(pod, "198.51.100.9", 53000, "UDP")
     assert not connectivity.allows(pod, "198.51.100.9", 514, "TCP")
     assert not connectivity.allows(pod, "198.51.100.9", 443, "TCP")
+
+
+@pytest.mark.parametrize("mode", ["networkPolicy", "clusterNetworkPolicy"])
+def test_internet_excludes_carve_the_clusters_public_ranges_out_of_internet_grants(tmp_path: Path, mode: str) -> None:
+    """An IPv6 cluster's pods and nodes have global addresses: `internetExcludes` names them, and an
+    internet grant then reaches neither them nor anything else it carved out."""
+    import json
+
+    from tests.guardrails.test_cluster_network_policy import cluster_mode
+
+    network = {
+        **json.loads(cluster_mode("dev")),
+        "mode": mode,
+        "internetExcludes": ["2600:1f00::/40", "203.0.113.0/24"],
+    }
+    run = plan("dev", grant_tenants(tmp_path), network=json.dumps(network))
+    connectivity = analyze(run)
+    surfer = "tenant-surfer-dev/app"
+    assert not connectivity.reaches(surfer, "2600:1f00::5")
+    assert not connectivity.reaches(surfer, "203.0.113.10")
+    assert connectivity.allows(surfer, "2001:4860:4860::8888", 443)
+    assert connectivity.allows(surfer, "8.8.8.8", 443)
+    # A CIDR grant inside an excluded range still opens: excludes apply to internet entries only.
+    assert connectivity.allows("tenant-payer-dev/app", "203.0.113.10", 443)

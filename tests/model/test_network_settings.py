@@ -95,6 +95,7 @@ def _refused(stack: str, overrides: dict[str, str]) -> list[str]:
         ({"egress": {"Bad Name": {"internet": True}}}, "tenancy:network.egress.Bad Name.[key]:"),
         ({"apiServer": {"cidrs": ["172.18.0.0/16"], "ports": [65536]}}, "tenancy:network.apiServer.ports.0:"),
         ({"egress": {"api": {"cidrs": ["203.0.113.0/24"]}}, "mode": "calico"}, "tenancy:network.mode:"),
+        ({"internetExcludes": ["2600:1f00::1/40"]}, "tenancy:network.internetExcludes.0: Value error"),
     ],
 )
 def test_bad_network_config_is_refused_with_the_key_and_nothing_registered(

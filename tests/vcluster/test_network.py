@@ -58,3 +58,17 @@ def test_a_namespace_tenant_gets_no_such_hole(tmp_path: Path) -> None:
     """The control plane policy exists only where a virtual cluster does."""
     run = run_tenants(tmp_path, soft_tenant(), stack="prod")
     assert not [r for r in run.resources if r.name.endswith("-vcluster-network")]
+
+
+def test_a_forged_control_plane_label_gets_the_same_holes_and_no_more(tmp_path: Path) -> None:
+    """The deployer can label any pod of the namespace as the control plane (docs/network.md, known
+    limits): it gets Flux in and the host API server out, and still nothing of another tenant."""
+    run = run_tenants(tmp_path, hard_tenant(), soft_tenant(), stack="prod")
+    forged = (HARD, "impostor", {CONTROL_PLANE_KEY: "true", "app.kubernetes.io/name": "app"})
+    connectivity = analyze(run, extra_pods=[*_EXTRA, forged])
+    impostor = f"{HARD}/impostor"
+    assert connectivity.allows(impostor, _API_SERVER, 443)
+    assert not connectivity.allows(impostor, _API_SERVER, 80)
+    assert connectivity.allows("flux-system/kustomize-controller", impostor, CONTROL_PLANE_PORT)
+    assert not connectivity.reaches(impostor, f"{SOFT}/app")
+    assert not connectivity.reaches(f"{SOFT}/app", impostor)
