@@ -2,8 +2,10 @@
 
 Every value here exists because a host guard rail demands it or because the platform, not the
 chart, owns it:
-- the chart renders no RBAC and no ServiceAccount of its own: the syncer's account and its
-  namespace-scoped Role are registered by the platform (rbac.py), visible in every preview;
+- the chart renders no RBAC and not the syncer's ServiceAccount: that account and its
+  namespace-scoped Role are registered by the platform (rbac.py), visible in every preview. The
+  chart's workload ServiceAccount (`controlPlane.advanced.workloadServiceAccount`, the host identity
+  of synced pods) stays the chart's: it is bound to nothing, so it holds no rights;
 - the control plane runs as non-root with every capability dropped and a memory limit, so it is
   admitted under Pod Security `restricted` and the workload rule like any tenant pod;
 - the control plane and every pod it syncs to the host select the tenant's pool and tolerate its

@@ -41,6 +41,7 @@ VALIDATING = {
     "tenancy-scheduling-templates",
     "tenancy-scheduling-cronjobs",
     "tenancy-service-account-token-secrets",
+    "tenancy-pod-status",
     "tenancy-volume-claims",
     "tenancy-network-policies",
     "tenancy-secret-stores",

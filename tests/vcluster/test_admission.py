@@ -16,6 +16,7 @@ import pytest
 
 from components.model.labels import NODE_POOL_KEY
 from tests.admission.layers import Cluster, cluster, stack_policy
+from tests.cel_admission import Request
 from tests.rbac import Subject, UserInfo
 from tests.support import objects_of_kind
 from tests.vcluster.helpers import HARD, hard_tenant, run_tenants, stack_virtual_clusters
@@ -178,3 +179,44 @@ def test_an_init_container_left_unhardened_would_be_refused(host: Cluster) -> No
     pod = control_plane_pod(host)
     pod["spec"]["initContainers"][0]["securityContext"] = {}
     assert host.attempt(STATEFULSET_CONTROLLER_USER, "CREATE", PODS, pod, HARD).denied_by("tenancy-workloads")
+
+
+def _with_status(pod: dict[str, Any], **status: Any) -> dict[str, Any]:
+    updated = copy.deepcopy(pod)
+    updated["status"] = {"phase": "Running", "podIP": "10.244.1.7", "podIPs": [{"ip": "10.244.1.7"}], **status}
+    return updated
+
+
+def test_the_syncer_cannot_move_a_pods_address_to_another_tenants_pod(host: Cluster) -> None:
+    """The deployer can run a pod as `vcluster`, which may update pods/status: a changed podIP would
+    make the tenant's Service, and the shared ingress controller behind its Ingress, send traffic to
+    another tenant's pod (tenancy-pod-status, components/admission/rules/side_doors.py)."""
+    running = _with_status(synced_pod())
+    victim = "10.244.9.9"
+    for moved in (
+        _with_status(synced_pod(), podIP=victim, podIPs=[{"ip": victim}]),
+        _with_status(synced_pod(), podIPs=[{"ip": "10.244.1.7"}, {"ip": victim}]),
+        _with_status(synced_pod(), hostIP=victim),
+    ):
+        outcome = host.attempt(SYNCER, "UPDATE", PODS, moved, HARD, old=copy.deepcopy(running), subresource="status")
+        assert outcome.denied_by("tenancy-pod-status", "are set by its kubelet only"), outcome
+    # Conditions stay the syncer's to write; the kubelet may change addresses.
+    ready = _with_status(synced_pod(), conditions=[{"type": "Ready", "status": "True"}])
+    outcome = host.attempt(SYNCER, "UPDATE", PODS, ready, HARD, old=copy.deepcopy(running), subresource="status")
+    assert outcome.stopped_by is None, outcome
+    kubelet = UserInfo("system:node:worker-1", ("system:nodes",))
+    moved = _with_status(synced_pod(), podIP=victim, podIPs=[{"ip": victim}])
+    decision = host.chain.admit(
+        Request(
+            "UPDATE",
+            PODS,
+            "Pod",
+            object={**moved, "metadata": {**moved["metadata"], "namespace": HARD}},
+            old_object={**running, "metadata": {**running["metadata"], "namespace": HARD}},
+            namespace_object=host.namespace(HARD),
+            subresource="status",
+            username=kubelet.name,
+            groups=list(kubelet.groups),
+        )
+    )
+    assert decision.allowed, decision.denials

@@ -1,4 +1,4 @@
-"""Rule 8, side doors to credentials and data: token Secrets and pre-bound PersistentVolumes.
+"""Rule 8, side doors to credentials, data and traffic: token Secrets, pod addresses, pre-bound volumes.
 
 A Secret of type `kubernetes.io/service-account-token` makes the token controller write a token
 that never expires for the named ServiceAccount (the deployer's, say) into a Secret the tenant
@@ -11,6 +11,13 @@ binds claims to volumes, so tenants may not set it (MTB "block use of existing P
 claims may have `volumeName` set by UPDATE, so a newly set name is refused unless the PV binder
 sets it. `dataSourceRef.namespace` (cross-namespace volume sources) would clone another
 namespace's volume and is refused as well.
+
+A pod's addresses in `status` are where Services send its traffic: the EndpointSlice controller
+builds endpoints from `status.podIPs`. Whoever may update `pods/status` (the vCluster syncer's
+account, which the deployer can run a pod as) could set another tenant's pod address there and
+have the shared ingress controller, which every tenant admits, carry a tenant's Ingress to it (the
+CVE-2021-25740 pattern through pod status). Only kubelets (`system:node:<name>`) may set or change
+`podIP`, `podIPs`, `hostIP` and `hostIPs`; other status writes (conditions) stay possible.
 
 A claim must also name one of the StorageClasses the platform renders with reclaim policy Delete
 (components/platform/storage.py): a class with `Retain` would keep a released volume and its data
@@ -40,6 +47,37 @@ def token_secrets_policy() -> PolicyDefinition:
                 "message_expression": (
                     "'Secret ' + object.metadata.name + ' is of type kubernetes.io/service-account-token, a token "
                     "that never expires; tenant ' + variables.tenant + ' uses projected (short-lived) tokens instead'"
+                ),
+                "reason": "Forbidden",
+            }
+        ],
+    )
+
+
+def _status_field(name: str, empty: str) -> tuple[str, str]:
+    """CEL for one pod status field in the new and the old object, `empty` when absent."""
+    return (
+        f"has(object.status.{name}) ? object.status.{name} : {empty}",
+        f"has(oldObject.status.{name}) ? oldObject.status.{name} : {empty}",
+    )
+
+
+def pod_status_policy() -> PolicyDefinition:
+    fields = [("podIP", "''"), ("podIPs", "[]"), ("hostIP", "''"), ("hostIPs", "[]")]
+    unchanged = " && ".join(
+        f"(({new}) == ({old}))" for new, old in (_status_field(name, empty) for name, empty in fields)
+    )
+    return PolicyDefinition(
+        name="tenancy-pod-status",
+        rule="side_doors",
+        resource_rules=[resource_rule("", ["pods/status"], ["UPDATE"])],
+        variables=[TENANT_VARIABLE],
+        validations=[
+            {
+                "expression": f"request.userInfo.username.startsWith('system:node:') || ({unchanged})",
+                "message_expression": (
+                    "'the addresses in the status of pod ' + object.metadata.name + ' (podIP, podIPs, hostIP, "
+                    "hostIPs) are set by its kubelet only; tenant ' + variables.tenant + ' may not change them'"
                 ),
                 "reason": "Forbidden",
             }
@@ -106,4 +144,4 @@ def volume_claims_policy(classes: list[str]) -> PolicyDefinition:
 
 
 def policies(storage_classes: list[str]) -> list[PolicyDefinition]:
-    return [token_secrets_policy(), volume_claims_policy(storage_classes)]
+    return [token_secrets_policy(), pod_status_policy(), volume_claims_policy(storage_classes)]
