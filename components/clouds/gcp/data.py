@@ -33,6 +33,7 @@ from components.clouds.base import (
     shared_names,
 )
 from components.clouds.eso import EsoDelivery
+from components.clouds.legacy_keys import adopts_legacy_key, instance_options, key_options, legacy_gcp_key_name
 from components.model.clouds import GcpSettings
 from components.model.data import DataSettings
 
@@ -162,13 +163,16 @@ class GcpData:
     ) -> TenantIdentity:
         prefix = f"{tenant}-{environment}"
         # The environment's key: everything it stores is encrypted with it; rotated automatically.
+        # A stack deployed before keys were per environment: one environment's key is the
+        # tenant's old one, under its old name (a CryptoKey cannot be renamed; legacy_keys.py).
+        adopted = adopts_legacy_key(self._data, tenant, environment)
         key = gcp.kms.CryptoKey(
             f"{prefix}-key",
-            name=key_name(tenant, environment),
+            name=legacy_gcp_key_name(tenant) if adopted else key_name(tenant, environment),
             key_ring=self._platform.key_ring(),
             rotation_period=f"{self._gcp.key_rotation_days * _DAY}s",
             labels=labels,
-            opts=guard.data(),
+            opts=guard.data(**key_options(self._data, tenant, environment)),
         )
         if guard.release or namespace is None:
             # Offboarding: the key is kept, nobody needs to use it any more.
@@ -224,7 +228,12 @@ class GcpData:
                     request.labels,
                     pool_size=request.pool_size,
                 ),
-                opts=guard.data(),
+                # One still on the tenant's old key keeps it until moved (legacy_keys.py).
+                opts=guard.data(
+                    **instance_options(
+                        self._data, request.tenant, request.environment, request.name, "encryptionKeyName"
+                    )
+                ),
             )
             database_name, username = request.name, request.name
             instance_name, private_ip = instance.name, instance.private_ip_address
