@@ -5,19 +5,23 @@ wrong entry refused before anything is registered, naming the settings file and 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from components.clouds.legacy_keys import one_identity_tenants
 from components.model.errors import ConfigurationError
 from tests.clouds.identity_reach import aws_identities, gcp_identities
 from tests.support import EXAMPLE_TENANTS, plan, tenant_document, write_tenants
+from tests.vcluster.helpers import previous_outputs
 from tools.harness import ProgramRun, RecordedResource, new_monitor, run_program, stack_config
 
 ACME = {"environment": "prod", "databases": ["dev/orders"]}
 KEY_TYPE = {"prod": "gcp:kms/cryptoKey:CryptoKey", "prod-aws": "aws:kms/key:Key"}
 INSTANCE_TYPE = {"prod": "gcp:sql/databaseInstance:DatabaseInstance", "prod-aws": "aws:rds/instance:Instance"}
 INSTANCE_KEY = {"prod": "encryptionKeyName", "prod-aws": "kmsKeyId"}
+FIXTURES = Path(__file__).parent.parent / "tools" / "fixtures"
 CONTROLLER = "arn:aws:iam::111122223333:role/tenancy-prod-external-secrets"
 
 
@@ -154,3 +158,32 @@ def test_a_database_on_a_shared_instance_has_no_key_to_keep(tmp_path: Any) -> No
 def test_a_local_stack_refuses_the_setting() -> None:
     message = _refusal("dev", {"acme": {"environment": "prod"}})
     assert "Pulumi.dev.yaml" in message and "tenancy:data.legacyKeys" in message and "no cloud keys" in message
+
+
+# The tenants' identity outputs of the prod stack deployed before per-environment keys (5e3f2b4).
+OLD_OUTPUTS = json.loads((FIXTURES / "outputs-before-per-environment-keys-prod.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("stack", ["prod", "prod-aws"])
+def test_a_stack_deployed_with_one_key_per_tenant_must_name_each_in_legacy_keys(stack: str) -> None:
+    """The engine would refuse to delete the old key and advise unprotecting it, which would lose
+    it; the stack refuses first, before anything registers, and says what to do."""
+    with previous_outputs(stack, OLD_OUTPUTS):
+        message = _refusal(stack, {"acme": ACME})
+    assert f"Pulumi.{stack}.yaml: tenancy:data.legacyKeys.genomics-lab:" in message
+    assert "tools.key_migration" in message and "docs/runbooks/per-environment-keys.md" in message
+    assert "legacyKeys.acme" not in message
+
+
+def test_a_stack_listing_every_old_tenant_plans() -> None:
+    legacy = {"acme": ACME, "genomics-lab": {"environment": "prod"}, "northwind": {"environment": "prod"}}
+    with previous_outputs("prod", OLD_OUTPUTS):
+        run = _plan("prod", legacy)
+    assert _one(run, KEY_TYPE["prod"], "northwind-prod-key").aliases == ["northwind-key"]
+
+
+def test_a_stack_already_per_environment_is_not_asked() -> None:
+    current = plan("prod", EXAMPLE_TENANTS).outputs
+    assert one_identity_tenants(current) == set()
+    with previous_outputs("prod", current):
+        assert plan("prod", EXAMPLE_TENANTS).resources

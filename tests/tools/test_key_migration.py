@@ -131,7 +131,9 @@ def test_a_moved_instance_drops_out_of_the_block(tmp_path: Path) -> None:
     assert block["acme"] == {"environment": "prod"}
 
 
-def test_the_command_prints_the_block_and_exits_zero_when_nothing_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_command_prints_the_block_and_exits_zero_when_nothing_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     state = str(FIXTURES / "state-before-per-environment-keys-prod.json")
     assert key_migration.main(["--state", state, "--stack", "prod"]) == 0
     out = capsys.readouterr().out
