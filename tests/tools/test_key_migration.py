@@ -77,8 +77,7 @@ def test_with_the_suggested_block_nothing_protected_is_deleted_or_replaced(stack
     named = _named(steps)
     # The old key is prod's key now: the same cloud object, updated in place (labels, description).
     for tenant in block:
-        assert named[f"{tenant}-prod-key"].old is not None
-        assert named[f"{tenant}-prod-key"].old.endswith(f"::{tenant}-key")
+        assert str(named[f"{tenant}-prod-key"].old).endswith(f"::{tenant}-key")
         assert named[f"{tenant}-prod-key"].kind in ("same", "update")
     # Every instance that was deployed keeps its key.
     for item in state:
@@ -103,7 +102,7 @@ def test_identities_are_replaced_not_kept_and_eks_associations_updated_in_place(
     # EKS allows one association per namespace and account: the old one is updated, not doubled.
     association = named["acme-dev-pod-identity"]
     assert association.kind == "update"
-    assert association.old is not None and association.old.endswith("::acme-tenant-acme-dev-pod-identity")
+    assert str(association.old).endswith("::acme-tenant-acme-dev-pod-identity")
     # Secrets Manager re-encrypts the labelled versions in place under the environment's key.
     assert named["acme-dev-secret-session-key-secret"].kind == "update"
     assert named["acme-dev-secret-session-key-secret"].properties == ("kmsKeyId",)
