@@ -18,6 +18,7 @@ import argparse
 import json
 import sys
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,12 +70,19 @@ def _instance_of(resource: StateResource, tenant: str) -> tuple[str, str] | None
     return str(environment), resource.name[len(prefix) : -len("-instance")].replace("-", "_")
 
 
-def legacy_tenants(state: list[StateResource]) -> dict[str, LegacyTenant]:
-    """Tenants of a deployed stack that still have their one old key, with the instances on it."""
+def legacy_tenants(state: list[StateResource], adopted: Mapping[str, str] | None = None) -> dict[str, LegacyTenant]:
+    """Tenants of a deployed stack that still have their one old key, with the instances on it.
+
+    Before the first `up` with `legacyKeys` the key is `<tenant>-key`; after it, the engine has
+    moved it to the adopting environment's name, which `adopted` (tenant -> environment, the
+    stack's current `legacyKeys`) gives, so the tool can be run again at every step."""
     found: dict[str, LegacyTenant] = {}
     for resource in state:
         tenant = tenant_of(resource)
-        if tenant is not None and resource.type in _KEY_TYPES and resource.name == f"{tenant}-key":
+        if tenant is None or resource.type not in _KEY_TYPES:
+            continue
+        names = {f"{tenant}-key"} | ({f"{tenant}-{adopted[tenant]}-key"} if adopted and tenant in adopted else set())
+        if resource.name in names:
             found[tenant] = LegacyTenant(tenant, resource.urn, _key_value(resource))
     for resource in state:
         tenant = tenant_of(resource)
@@ -87,13 +95,24 @@ def legacy_tenants(state: list[StateResource]) -> dict[str, LegacyTenant]:
     return found
 
 
-def legacy_keys_block(found: dict[str, LegacyTenant], environment: str) -> dict[str, Any]:
-    """The `tenancy:data.legacyKeys` value that carries these tenants over."""
+def legacy_keys_block(
+    found: dict[str, LegacyTenant], environment: str, adopted: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The `tenancy:data.legacyKeys` value that carries these tenants over: each keeps the
+    environment it already names (`adopted`), others get `environment`."""
     block: dict[str, Any] = {}
     for tenant, legacy in sorted(found.items()):
-        pinned = sorted(f"{env}/{db}" for env, db in legacy.instances if env != environment)
-        block[tenant] = {"environment": environment, **({"databases": pinned} if pinned else {})}
+        chosen = (adopted or {}).get(tenant, environment)
+        pinned = sorted(f"{env}/{db}" for env, db in legacy.instances if env != chosen)
+        block[tenant] = {"environment": chosen, **({"databases": pinned} if pinned else {})}
     return block
+
+
+def configured(stack: str) -> dict[str, str]:
+    """Tenant -> adopting environment, from the stack's current `tenancy:data.legacyKeys`."""
+    config, _ = stack_config(stack)
+    legacy = json.loads(config.get("tenancy:data", "{}")).get("legacyKeys") or {}
+    return {tenant: str(entry.get("environment")) for tenant, entry in legacy.items() if isinstance(entry, dict)}
 
 
 def plan_with(stack: str, block: dict[str, Any], tenants_dir: str | None = None) -> ProgramRun:
@@ -137,8 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--all", action="store_true", help="list the steps of every resource, not only cloud ones")
     args = parser.parse_args(argv)
     state = read_state(args.state)
-    found = legacy_tenants(state)
-    block = legacy_keys_block(found, args.environment)
+    adopted = configured(args.stack)
+    found = legacy_tenants(state, adopted)
+    block = legacy_keys_block(found, args.environment, adopted)
     print(f"# tenancy:data.legacyKeys for Pulumi.{args.stack}.yaml")
     print(yaml.safe_dump({"legacyKeys": block}, sort_keys=True).rstrip())
     try:

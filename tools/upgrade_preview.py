@@ -153,30 +153,46 @@ def _changed(old: StateResource, new: RecordedResource, table: Mapping[str, str]
     )
 
 
-def preview(state: list[StateResource], resources: list[RecordedResource]) -> list[Step]:
-    """Every step of the first preview of `resources` over `state`, deletes last."""
+def _matches(state: list[StateResource], resources: list[RecordedResource]) -> dict[str, StateResource]:
+    """New URN -> the deployed resource it is (same URN, else the first alias found in the state)."""
     by_urn = {item.urn: item for item in state}
-    matched: dict[str, tuple[RecordedResource, StateResource]] = {}
-    for resource in resources:
-        if resource.read or not resource.custom:
-            continue
+    matched: dict[str, StateResource] = {}
+    for resource in _managed(resources):
         for urn in [resource.urn, *alias_urns(resource)]:
             if urn in by_urn:
-                matched[resource.urn] = (resource, by_urn[urn])
+                matched[resource.urn] = by_urn[urn]
                 break
-    table = substitutions(pair for pair in matched.values() if pair[0].urn != pair[1].urn)
-    steps: list[Step] = []
-    for resource in resources:
-        if resource.read or not resource.custom:
-            continue
-        if resource.urn not in matched:
-            steps.append(Step("create", resource.urn, resource.type, None, resource.protect))
-            continue
-        old = matched[resource.urn][1]
-        changed = _changed(old, resource, table)
-        replacing = tuple(name for name in changed if name in REPLACED_BY.get(resource.type, ()))
-        kind: StepKind = "replace" if replacing else "update" if changed else "same"
-        steps.append(Step(kind, resource.urn, resource.type, old.urn, old.protect, replacing or changed))
-    kept = {pair[1].urn for pair in matched.values()}
+    return matched
+
+
+def _managed(resources: list[RecordedResource]) -> list[RecordedResource]:
+    return [resource for resource in resources if resource.custom and not resource.read]
+
+
+def preview(state: list[StateResource], resources: list[RecordedResource]) -> list[Step]:
+    """Every step of the first preview of `resources` over `state`, deletes last.
+
+    A kept resource keeps its computed values (the mocks' stand-ins are read as the deployed
+    ones); a replaced one gets new values, so what refers to it is judged again until stable."""
+    matched = _matches(state, resources)
+    by_urn = {resource.urn: resource for resource in _managed(resources)}
+    replaced: set[str] = set()
+    while True:
+        table = substitutions((by_urn[urn], old) for urn, old in matched.items() if urn not in replaced)
+        steps = [_step(resource, matched.get(resource.urn), table) for resource in _managed(resources)]
+        now = {step.urn for step in steps if step.kind == "replace"}
+        if now == replaced:
+            break
+        replaced = now
+    kept = {old.urn for old in matched.values()}
     steps += [Step("delete", item.urn, item.type, item.urn, item.protect) for item in state if item.urn not in kept]
     return steps
+
+
+def _step(resource: RecordedResource, old: StateResource | None, table: Mapping[str, str]) -> Step:
+    if old is None:
+        return Step("create", resource.urn, resource.type, None, resource.protect)
+    changed = _changed(old, resource, table)
+    replacing = tuple(name for name in changed if name in REPLACED_BY.get(resource.type, ()))
+    kind: StepKind = "replace" if replacing else "update" if changed else "same"
+    return Step(kind, resource.urn, resource.type, old.urn, old.protect, replacing or changed)

@@ -145,3 +145,44 @@ def test_the_command_refuses_an_environment_a_tenant_lacks(capsys: pytest.Captur
     state = str(FIXTURES / "state-before-per-environment-keys-prod.json")
     assert key_migration.main(["--state", state, "--stack", "prod", "--environment", "staging"]) == 2
     assert "tenancy:data.legacyKeys.acme.environment" in capsys.readouterr().err
+
+
+def _after_first_up_and_move(stack: str) -> list[StateResource]:
+    """The state once the first `up` has moved acme's old key to prod's URN and created dev's key,
+    and the dev instance has been restored under dev's key and imported in place of the old one."""
+    key_type, key_out = ("aws:kms/key:Key", "arn") if stack == "prod-aws" else ("gcp:kms/cryptoKey:CryptoKey", "id")
+    state = []
+    dev_key = "arn:aws:kms:eu-west-1:111122223333:key/acme-dev-key"
+    if stack == "prod":
+        dev_key = "projects/mock-project/locations/europe-west1/keyRings/tenancy-prod/cryptoKeys/tenancy_acme_dev"
+    for item in _state(stack):
+        if item.name == "acme-key":
+            item = StateResource(item.urn.replace("::acme-key", "::acme-prod-key"), *_rest(item))
+        if item.name == "acme-dev-db-orders-instance":
+            item.inputs[INSTANCE_KEY[stack]] = dev_key
+        state.append(item)
+    template = next(item for item in state if item.name == "acme-prod-key")
+    outputs = {key_out: dev_key} if key_out == "arn" else {}
+    ring = {"name": "tenancy_acme_dev", "keyRing": dev_key.split("/cryptoKeys/")[0]} if stack == "prod" else {}
+    urn = template.urn.replace("acme-prod-key", "acme-dev-key")
+    made = StateResource(urn, key_type, dev_key, ring, outputs, True, template.parent)
+    return [*state, made]
+
+
+def _rest(item: StateResource) -> tuple[str, str, dict[str, Any], dict[str, Any], bool, str | None]:
+    return item.type, item.id, item.inputs, item.outputs, item.protect, item.parent
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_once_the_instance_is_moved_its_entry_goes_and_nothing_is_refused(stack: str) -> None:
+    state = _after_first_up_and_move(stack)
+    # Before the move was recorded, the stack named acme (and the others) with prod adopting.
+    adopted = {"acme": "prod", "genomics-lab": "prod", "northwind": "prod"}
+    found = legacy_tenants(state, adopted)
+    assert found["acme"].instances == [("prod", "legacy_billing"), ("prod", "orders")]
+    block = legacy_keys_block(found, "prod", adopted)
+    assert block["acme"] == {"environment": "prod"}
+    steps = _named(preview(state, plan_with(stack, block).resources))
+    assert not {name for name, step in steps.items() if step.refused}
+    assert INSTANCE_KEY[stack] not in steps["acme-dev-db-orders-instance"].properties
+    assert steps["acme-prod-key"].old is not None and steps["acme-prod-key"].kind in ("same", "update")
