@@ -16,7 +16,7 @@ from components.model.fields import DnsLabel, StrictModel, unique
 Engine = Literal["postgres", "mysql"]
 Placement = Literal["dedicated", "shared"]
 # `<environment>/<database>`, as tools.key_migration lists a dedicated instance.
-LegacyDatabase = Annotated[str, Field(pattern=r"^[a-z]([-a-z0-9]*[a-z0-9])?/[a-z][a-z0-9_]{0,30}$")]
+LegacyDatabase = Annotated[str, Field(pattern=r"^[a-z][-a-z0-9]*/[a-z][a-z0-9_]{0,30}$")]
 
 
 class SharedInstance(StrictModel):

@@ -186,3 +186,17 @@ def test_once_the_instance_is_moved_its_entry_goes_and_nothing_is_refused(stack:
     assert not {name for name, step in steps.items() if step.refused}
     assert INSTANCE_KEY[stack] not in steps["acme-dev-db-orders-instance"].properties
     assert steps["acme-prod-key"].old is not None and steps["acme-prod-key"].kind in ("same", "update")
+
+
+GCP_RENAMED = {"acme-prod-key", "acme-prod-db-orders-instance", "acme-prod-db-legacy-billing-instance"}
+
+
+@pytest.mark.parametrize(("stack", "refused"), [("prod-aws", set()), ("prod", GCP_RENAMED)])
+def test_after_the_first_up_an_aws_entry_may_go_a_gcp_one_may_not(stack: str, refused: set[str]) -> None:
+    """Once the engine has recorded the old key under the environment's name, AWS needs no alias
+    any more; GCP still needs the entry for the CryptoKey's old name (a new name is a new key, and
+    the instances encrypted with it would follow)."""
+    state = _after_first_up_and_move(stack)
+    block = legacy_keys_block(legacy_tenants(state, {"acme": "prod"}), "prod", {"acme": "prod"})
+    del block["acme"]
+    assert _refused(preview(state, plan_with(stack, block).resources)) == refused
