@@ -212,29 +212,7 @@ class GcpData:
             connection_name = self._platform.shared(shared_name, "connectionName")
             database_name, username = shared_names(request.tenant, request.environment, request.name)
         else:
-            instance = gcp.sql.DatabaseInstance(
-                f"{request.prefix}-instance",
-                database_version=database_version(request.engine, request.version),
-                region=self._gcp.region,
-                # The environment's key encrypts its dedicated instance (CMEK).
-                encryption_key_name=_key(identity),
-                deletion_protection=True,
-                settings=instance_settings(
-                    request.engine,
-                    request.size,
-                    request.storage_gb,
-                    self._data,
-                    self._gcp,
-                    request.labels,
-                    pool_size=request.pool_size,
-                ),
-                # One still on the tenant's old key keeps it until moved (legacy_keys.py).
-                opts=guard.data(
-                    **instance_options(
-                        self._data, request.tenant, request.environment, request.name, "encryptionKeyName"
-                    )
-                ),
-            )
+            instance = self._instance(request, identity, guard)
             database_name, username = request.name, request.name
             instance_name, private_ip = instance.name, instance.private_ip_address
             connection_name = instance.connection_name
@@ -265,6 +243,30 @@ class GcpData:
         )
         remote = f"tenancy_{request.tenant}_{request.environment}_db_{request.name}"
         return deliver_credentials(self, request, identity, guard, login, remote)
+
+    def _instance(self, request: DatabaseRequest, identity: TenantIdentity, guard: Guard) -> gcp.sql.DatabaseInstance:
+        """A dedicated Cloud SQL instance, encrypted with its environment's key (CMEK)."""
+        return gcp.sql.DatabaseInstance(
+            f"{request.prefix}-instance",
+            database_version=database_version(request.engine, request.version),
+            region=self._gcp.region,
+            # The environment's key encrypts its dedicated instance (CMEK).
+            encryption_key_name=_key(identity),
+            deletion_protection=True,
+            settings=instance_settings(
+                request.engine,
+                request.size,
+                request.storage_gb,
+                self._data,
+                self._gcp,
+                request.labels,
+                pool_size=request.pool_size,
+            ),
+            # One still on the tenant's old key keeps it until moved (legacy_keys.py).
+            opts=guard.data(
+                **instance_options(self._data, request.tenant, request.environment, request.name, "encryptionKeyName")
+            ),
+        )
 
     def store_secret(self, request: SecretRequest, identity: TenantIdentity, guard: Guard) -> str:
         secret = gcp.secretmanager.Secret(
