@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
-from components.model.fields import DnsLabel, StrictModel
+from components.model.fields import DnsLabel, StrictModel, unique
 
 Engine = Literal["postgres", "mysql"]
 Placement = Literal["dedicated", "shared"]
+# `<environment>/<database>`, as tools.key_migration lists a dedicated instance.
+LegacyDatabase = Annotated[str, Field(pattern=r"^[a-z][-a-z0-9]*/[a-z][a-z0-9_]{0,30}$")]
 
 
 class SharedInstance(StrictModel):
@@ -48,6 +50,18 @@ class SharedSecret(StrictModel):
     description: str = ""
 
 
+class LegacyKey(StrictModel):
+    """A tenant whose stack was deployed before keys and identities were per environment
+    (docs/runbooks/per-environment-keys.md): its one old key becomes `environment`'s key in place,
+    and the listed dedicated databases of its other environments keep that key until moved."""
+
+    # The environment that takes the old per-tenant key over, with no replacement (usually prod).
+    environment: DnsLabel
+    # `<environment>/<database>`: dedicated instances still encrypted with the old key. Their key
+    # cannot change in place (Cloud SQL, RDS); remove an entry once the instance has been moved.
+    databases: Annotated[list[LegacyDatabase], AfterValidator(unique)] = []
+
+
 class DataSettings(StrictModel):
     """Everything a stack decides about tenant data."""
 
@@ -75,6 +89,17 @@ class DataSettings(StrictModel):
     retention_days: Annotated[int, Field(ge=0, le=3650)] = 90
     # local: the MariaDB image that serves `engine: mysql` (MySQL wire-compatible).
     local_mariadb_image: str = "docker-registry1.mariadb.com/library/mariadb:11.4.5"
+    # gcp, aws: tenants deployed before per-environment keys, by name (tools.key_migration writes it).
+    legacy_keys: dict[DnsLabel, LegacyKey] = {}
+
+    def legacy_key(self, tenant: str) -> LegacyKey | None:
+        """The tenant's old per-tenant key settings, if its stack predates per-environment keys."""
+        return self.legacy_keys.get(tenant)
+
+    def keeps_legacy_key(self, tenant: str, environment: str, database: str) -> bool:
+        """True for a dedicated instance that is still encrypted with the tenant's old key."""
+        legacy = self.legacy_keys.get(tenant)
+        return legacy is not None and f"{environment}/{database}" in legacy.databases
 
     def shared_instance(self, engine: str, version: str, environment: str) -> str | None:
         """The shared instance for a database: same engine and version, serving its environment."""

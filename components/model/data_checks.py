@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from components.model.capabilities import CloudRules
 from components.model.errors import Problem
+from components.model.legacy_key_checks import legacy_key_problems
 from components.model.stack import StackSettings
 from components.model.tenant_file import TenantSpec
 
@@ -99,7 +100,11 @@ def _placement_problems(
 def stack_data_problems(specs: Sequence[TenantSpec], settings: StackSettings, cloud: CloudRules) -> list[Problem]:
     """Problems of the stack's own settings that its data (or its tenants' data) runs into; each
     names the key in the settings file, once, however many tenants it affects."""
-    return _shared_instance_problems(settings, cloud) + cloud.stack_problems(specs, settings)
+    return (
+        _shared_instance_problems(settings, cloud)
+        + legacy_key_problems(specs, settings)
+        + cloud.stack_problems(specs, settings)
+    )
 
 
 def _shared_instance_problems(settings: StackSettings, cloud: CloudRules) -> list[Problem]:

@@ -25,6 +25,7 @@ PATTERN_WORDS: dict[str, str] = {
         "a Helm value path such as 'db.hosts[0].name'"
     ),
     r"^[a-z]([-a-z0-9]*[a-z0-9])?$": "a DNS label: lowercase letters, digits and '-', starting with a letter",
+    r"^[a-z][-a-z0-9]*/[a-z][a-z0-9_]{0,30}$": "'<environment>/<database>', such as 'dev/orders'",
     r"^(https|oci)://[^\s]+$": "an https:// or oci:// URL",
     r"^(https|oci)://[^\s]+[^\s/]$": "an https:// or oci:// URL without a trailing '/'",
     r"^[a-z0-9][-a-z0-9_.]*$": "a chart name: lowercase letters, digits, '-', '_' and '.'",

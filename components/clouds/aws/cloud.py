@@ -12,6 +12,7 @@ from typing import Any
 
 import pulumi
 
+from components.clouds import legacy_keys
 from components.clouds.aws import checks
 from components.clouds.aws.network import NETWORK
 from components.clouds.base import DataBackend, Guard, PlatformValues
@@ -88,4 +89,5 @@ class AwsCloud:
         return checks.database_problems(self.aws)
 
     def stack_problems(self, specs: Sequence[TenantSpec], settings: StackSettings) -> list[Problem]:
-        return checks.stack_problems(self.aws, specs, settings)
+        # A stack deployed before keys were per environment must say where each old key goes.
+        return checks.stack_problems(self.aws, specs, settings) + legacy_keys.unlisted_problems(specs, settings)

@@ -36,6 +36,7 @@ from components.clouds.base import (
     generate_password,
 )
 from components.clouds.eso import SHARED_SECRETS_ACCOUNT, EsoDelivery, shared_secrets_account
+from components.clouds.legacy_keys import instance_options, key_options, renamed_options
 from components.model.clouds import AwsSettings
 from components.model.data import DataSettings
 
@@ -156,7 +157,8 @@ class AwsData:
             enable_key_rotation=True,
             deletion_window_in_days=30,
             tags=labels,
-            opts=guard.data(),
+            # A stack deployed before keys were per environment: the old key, moved (legacy_keys.py).
+            opts=guard.data(**key_options(self._data, tenant, environment)),
         )
         if guard.release or namespace is None:
             return TenantIdentity(principal=None, key=key.arn)
@@ -195,7 +197,8 @@ class AwsData:
                 service_account=WORKLOAD_ACCOUNT,
                 role_arn=role.arn,
                 tags=labels,
-                opts=guard.plain(),
+                # EKS allows one association per namespace and account: the old one is updated.
+                opts=guard.plain(**renamed_options(self._data, tenant, f"{tenant}-{namespace}-pod-identity")),
             )
         return TenantIdentity(principal=role.arn, key=key.arn, account_annotations=annotations)
 
@@ -227,7 +230,10 @@ class AwsData:
                 settings_aws=self._aws,
                 data=self._data,
                 tags=request.labels,
-                opts=guard.data(),
+                # One still on the tenant's old key keeps it until moved (legacy_keys.py).
+                opts=guard.data(
+                    **instance_options(self._data, request.tenant, request.environment, request.name, "kmsKeyId")
+                ),
             )
             # RDS endpoints are DNS names; data.py opens the configured database subnets instead.
             login = DatabaseLogin(

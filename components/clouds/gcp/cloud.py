@@ -12,6 +12,7 @@ from typing import Any
 
 import pulumi
 
+from components.clouds import legacy_keys
 from components.clouds.base import DataBackend, Guard
 from components.clouds.eso import shared_secret_store
 from components.clouds.gcp.network import NETWORK
@@ -90,4 +91,5 @@ class GcpCloud:
         return []
 
     def stack_problems(self, specs: Sequence[TenantSpec], settings: StackSettings) -> list[Problem]:
-        return []
+        # A stack deployed before keys were per environment must say where each old key goes.
+        return legacy_keys.unlisted_problems(specs, settings)

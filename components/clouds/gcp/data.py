@@ -33,6 +33,7 @@ from components.clouds.base import (
     shared_names,
 )
 from components.clouds.eso import EsoDelivery
+from components.clouds.legacy_keys import adopts_legacy_key, instance_options, key_options, legacy_gcp_key_name
 from components.model.clouds import GcpSettings
 from components.model.data import DataSettings
 
@@ -162,13 +163,16 @@ class GcpData:
     ) -> TenantIdentity:
         prefix = f"{tenant}-{environment}"
         # The environment's key: everything it stores is encrypted with it; rotated automatically.
+        # A stack deployed before keys were per environment: one environment's key is the
+        # tenant's old one, under its old name (a CryptoKey cannot be renamed; legacy_keys.py).
+        adopted = adopts_legacy_key(self._data, tenant, environment)
         key = gcp.kms.CryptoKey(
             f"{prefix}-key",
-            name=key_name(tenant, environment),
+            name=legacy_gcp_key_name(tenant) if adopted else key_name(tenant, environment),
             key_ring=self._platform.key_ring(),
             rotation_period=f"{self._gcp.key_rotation_days * _DAY}s",
             labels=labels,
-            opts=guard.data(),
+            opts=guard.data(**key_options(self._data, tenant, environment)),
         )
         if guard.release or namespace is None:
             # Offboarding: the key is kept, nobody needs to use it any more.
@@ -208,24 +212,7 @@ class GcpData:
             connection_name = self._platform.shared(shared_name, "connectionName")
             database_name, username = shared_names(request.tenant, request.environment, request.name)
         else:
-            instance = gcp.sql.DatabaseInstance(
-                f"{request.prefix}-instance",
-                database_version=database_version(request.engine, request.version),
-                region=self._gcp.region,
-                # The environment's key encrypts its dedicated instance (CMEK).
-                encryption_key_name=_key(identity),
-                deletion_protection=True,
-                settings=instance_settings(
-                    request.engine,
-                    request.size,
-                    request.storage_gb,
-                    self._data,
-                    self._gcp,
-                    request.labels,
-                    pool_size=request.pool_size,
-                ),
-                opts=guard.data(),
-            )
+            instance = self._instance(request, identity, guard)
             database_name, username = request.name, request.name
             instance_name, private_ip = instance.name, instance.private_ip_address
             connection_name = instance.connection_name
@@ -256,6 +243,30 @@ class GcpData:
         )
         remote = f"tenancy_{request.tenant}_{request.environment}_db_{request.name}"
         return deliver_credentials(self, request, identity, guard, login, remote)
+
+    def _instance(self, request: DatabaseRequest, identity: TenantIdentity, guard: Guard) -> gcp.sql.DatabaseInstance:
+        """A dedicated Cloud SQL instance, encrypted with its environment's key (CMEK)."""
+        return gcp.sql.DatabaseInstance(
+            f"{request.prefix}-instance",
+            database_version=database_version(request.engine, request.version),
+            region=self._gcp.region,
+            # The environment's key encrypts its dedicated instance (CMEK).
+            encryption_key_name=_key(identity),
+            deletion_protection=True,
+            settings=instance_settings(
+                request.engine,
+                request.size,
+                request.storage_gb,
+                self._data,
+                self._gcp,
+                request.labels,
+                pool_size=request.pool_size,
+            ),
+            # One still on the tenant's old key keeps it until moved (legacy_keys.py).
+            opts=guard.data(
+                **instance_options(self._data, request.tenant, request.environment, request.name, "encryptionKeyName")
+            ),
+        )
 
     def store_secret(self, request: SecretRequest, identity: TenantIdentity, guard: Guard) -> str:
         secret = gcp.secretmanager.Secret(

@@ -71,4 +71,7 @@ class LocalCloud:
         return []
 
     def stack_problems(self, specs: Sequence[TenantSpec], settings: StackSettings) -> list[Problem]:
+        # No cloud keys here, so no old per-tenant key to carry over: the setting is a mistake.
+        if settings.data.legacy_keys:
+            return [Problem(settings.source, "tenancy:data.legacyKeys", "a local stack has no cloud keys; remove it")]
         return []
