@@ -284,3 +284,23 @@ def test_any_class_is_admitted_where_the_stack_lists_none(stack: Cluster) -> Non
     """The default: class names are the cluster's own, so the program cannot guess them."""
     outcome = stack.attempt(ACME_ADMIN, "CREATE", INGRESS, ingress(ingressClassName="internal"), ACME_DEV)
     assert outcome.stopped_by is None, outcome.decision.denials
+
+
+def _with_path(path: str) -> dict[str, Any]:
+    obj = ingress({"nginx.ingress.kubernetes.io/use-regex": "true"})
+    obj["spec"]["rules"][0]["http"]["paths"][0].update({"path": path, "pathType": "ImplementationSpecific"})
+    return obj
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/x;\n}\nlocation /y {", "/a{2}", '/"x"', "/x#y", "/x\\y", "/a b", "/x'y"],
+)
+def test_paths_carrying_configuration_syntax_are_denied(stack: Cluster, path: str) -> None:
+    outcome = stack.attempt(ACME_ADMIN, "CREATE", INGRESS, _with_path(path), ACME_DEV)
+    assert outcome.denied_by("tenancy-ingress-annotations", "has a path with characters outside"), outcome
+
+
+@pytest.mark.parametrize("path", ["/", "/api/v1/users", "/api(/|$)(.*)", "/static/.+.css$", "/~me"])
+def test_plain_and_regex_paths_are_admitted(stack: Cluster, path: str) -> None:
+    assert stack.attempt(ACME_ADMIN, "CREATE", INGRESS, _with_path(path), ACME_DEV).stopped_by is None

@@ -9,7 +9,10 @@ Where the stack lists `classes`, an Ingress must also name one of them, so no te
 by a controller meant for something else. Values of allowed annotations are held to a plain
 character set as well: configuration injection through annotation values (CVE-2023-5044,
 CVE-2025-1097 and kin) needs quotes, braces, semicolons, `#` or newlines, which no harmless
-annotation value contains.
+annotation value contains. Paths get the same treatment: with `use-regex` (or an older
+ingress-nginx without path validation) a path reaches the generated configuration as written, so
+paths are held to URL and regular-expression characters, without braces, quotes, semicolons, `#`,
+backslashes or whitespace.
 """
 
 from __future__ import annotations
@@ -26,6 +29,12 @@ from components.model.ingress_annotations import IngressAnnotationPolicy
 
 # Enough for paths with capture groups (`/$1`), CIDR lists, origins, sizes, durations and booleans.
 SAFE_VALUE = r"^[A-Za-z0-9 $._:/,=*+-]*$"
+# URL path characters and regular-expression operators, none of nginx's configuration syntax.
+SAFE_PATH = r"^/[A-Za-z0-9$._~:/=*+()?|\[\]^,@!%&-]*$"
+_UNSAFE_PATH = (
+    "has(object.spec.rules) && object.spec.rules.exists(r, has(r.http) && r.http.paths.exists(p,"
+    f" has(p.path) && !p.path.matches({literal(SAFE_PATH)})))"
+)
 
 
 def _governed_map(policy: IngressAnnotationPolicy) -> str:
@@ -97,6 +106,14 @@ def policies(policy: IngressAnnotationPolicy) -> list[PolicyDefinition]:
                     "message_expression": (
                         "'Ingress annotation ' + variables.unsafe[0] + ' has a value with characters outside "
                         "letters, digits, spaces and $._:/,=*+- (configuration injection)'"
+                    ),
+                    "reason": "Forbidden",
+                },
+                {
+                    "expression": f"!({_UNSAFE_PATH})",
+                    "message_expression": (
+                        "'Ingress ' + object.metadata.name + ' has a path with characters outside a URL path and "
+                        "regular expressions (braces, quotes, semicolons, # and whitespace: configuration injection)'"
                     ),
                     "reason": "Forbidden",
                 },
