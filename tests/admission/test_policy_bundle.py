@@ -209,7 +209,11 @@ def test_registry_allow_list_reaches_the_workload_policy() -> None:
     ("policy", "field", "message"),
     [
         ({"actions": {"hostnames": "Block"}}, "tenancy:policy.actions.hostnames", "'Deny', 'Warn' or 'Audit'"),
-        ({"actions": {"dns": "Warn"}}, "tenancy:policy.actions.dns", "unknown field 'dns'; allowed here: flux, hostnames"),
+        (
+            {"actions": {"dns": "Warn"}},
+            "tenancy:policy.actions.dns",
+            "unknown field 'dns'; allowed here: flux, hostnames",
+        ),
         (
             {"allowedRegistries": ["https://ghcr.io/example"]},
             "tenancy:policy.allowedRegistries.0",
