@@ -1,4 +1,4 @@
-"""Rule 11, Flux objects: a tenant's Flux object acts as the tenant's deployer, in its own namespace.
+"""Rule 10, Flux objects: a tenant's Flux object acts as the tenant's deployer, in its own namespace.
 
 One Flux serves every tenant. The lockdown (components/delivery/flux.py) only covers what a tenant
 leaves out: `--default-service-account` applies when `serviceAccountName` is empty, and
