@@ -119,8 +119,11 @@ def test_sources_of_another_namespace_are_refused(stack: Cluster, who: Subject, 
 
 
 def kustomization_grant(namespace: str) -> list[dict[str, Any]]:
-    """A stray grant (a future role): the deployer may write Kustomizations, so admission decides."""
-    rules = [{"apiGroups": ["kustomize.toolkit.fluxcd.io"], "resources": ["kustomizations"], "verbs": ["create"]}]
+    """A stray grant (a future role): the deployer may write Kustomizations, Git sources and Buckets."""
+    rules = [
+        {"apiGroups": ["kustomize.toolkit.fluxcd.io"], "resources": ["kustomizations"], "verbs": ["create"]},
+        {"apiGroups": ["source.toolkit.fluxcd.io"], "resources": ["gitrepositories", "buckets"], "verbs": ["create"]},
+    ]
     return [
         {"kind": "Role", "metadata": {"name": "stray", "namespace": namespace}, "rules": rules},
         {
@@ -132,7 +135,9 @@ def kustomization_grant(namespace: str) -> list[dict[str, Any]]:
     ]
 
 
-def test_kustomizations_stop_at_rbac_and_then_at_admission(any_stack_plan: ProgramRun, stack: Cluster) -> None:
+def test_kinds_tenants_do_not_write_stop_at_rbac_and_then_at_admission(
+    any_stack_plan: ProgramRun, stack: Cluster
+) -> None:
     assert create(stack, DEPLOYER, kustomization(), ACME_PROD).stopped_by == "rbac"
     granted = cluster(any_stack_plan, kustomization_grant(ACME_PROD))
     attacks = {
@@ -147,6 +152,15 @@ def test_kustomizations_stop_at_rbac_and_then_at_admission(any_stack_plan: Progr
         assert create(granted, DEPLOYER, attack, ACME_PROD).denied_by("tenancy-flux", message), message
     legit = kustomization(decryption={"provider": "sops", "secretRef": {"name": "sops-age"}})
     assert create(granted, DEPLOYER, legit, ACME_PROD).stopped_by is None
+    git = {"interval": "10m", "url": "https://dev.azure.com/acme/_git/app", "ref": {"branch": "main"}}
+    bucket = {"interval": "10m", "bucketName": "acme", "endpoint": "s3.amazonaws.com"}
+    for kind, spec, provider in (("GitRepository", git, "azure"), ("Bucket", bucket, "aws")):
+        outcome = create(granted, DEPLOYER, flux(kind, **spec, provider=provider), ACME_PROD)
+        assert outcome.denied_by("tenancy-flux", f"may not set spec.provider {provider}"), outcome
+        assert create(granted, DEPLOYER, flux(kind, **spec, provider="generic"), ACME_PROD).stopped_by is None
+    # A GitHub App reads its key from the tenant's own Secret, not from the controller.
+    github = flux("GitRepository", **git, provider="github", secretRef={"name": "github-app"})
+    assert create(granted, DEPLOYER, github, ACME_PROD).stopped_by is None
 
 
 @pytest.mark.parametrize(("who", "namespace"), WRITERS)

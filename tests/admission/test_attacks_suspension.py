@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.admission.layers import ACME_DEV, ACME_PROD, Cluster, cluster, platform_identity
-from tests.rbac import Subject
+from tests.rbac import Subject, UserInfo
 from tests.support import plan, tenant_document, write_tenants
 
 SERVICES = "/v1/services"
@@ -54,7 +54,9 @@ def release(**changes: Any) -> dict[str, Any]:
     }
 
 
-def attempt(stack: Cluster, who: Subject, operation: str, resource: str, obj: Any, ns: str, old: Any = None) -> Any:
+def attempt(
+    stack: Cluster, who: Subject | UserInfo, operation: str, resource: str, obj: Any, ns: str, old: Any = None
+) -> Any:
     return stack.attempt(who, operation, resource, copy.deepcopy(obj), ns, old=copy.deepcopy(old))
 
 
