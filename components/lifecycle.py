@@ -2,11 +2,14 @@
 
 Offboarding is deliberate and takes two steps, never the side effect of deleting a file:
 - active: everything exists; data is protected (Pulumi refuses to delete it).
-- suspended: everything stays, nothing runs or serves: the quota admits no pod, the tenant's Flux
-  objects are suspended, platform-managed app workloads (image apps) scale to zero, people keep
-  read access only, and the namespace is marked suspended (`tenancy.io/suspended`) so its
-  isolation policy admits no traffic from platform namespaces (ingress controllers, gateways) and
-  admission refuses new or changed Ingresses and routes there. Data and identities stay. Every
+- suspended: everything stays, nothing new starts, reconciles or is published: the quota admits no
+  pod, the Flux objects the platform renders are suspended, platform-managed app workloads (image
+  apps) scale to zero, people keep read access only, and the namespace is marked suspended
+  (`tenancy.io/suspended`) so its isolation policy admits no traffic from platform namespaces
+  (ingress controllers, gateways) and admission refuses new or changed Ingresses and routes, new
+  load balancers, policies admitting addresses and unsuspended Flux objects there. Pods already
+  running keep running, and a load balancer from before the suspension keeps serving them
+  (docs/operations.md#suspend-a-tenant). Data and identities stay. Every
   suspension switch is an addition to the active render, so resuming renders it exactly again.
 - decommissioned: the namespaces, their guard rails and deliveries are removed; the data (databases,
   keys, secrets, identity) is *released*: registered unprotected and retained on delete, so removing

@@ -235,3 +235,38 @@ def test_the_suspension_rule_covers_every_kind_that_publishes_a_hostname(runs: l
     assert all(
         rule["operations"] == ["CREATE", "UPDATE"] for rule in policy["spec"]["matchConstraints"]["resourceRules"]
     )
+
+
+_RULED = {
+    "Service": "services",
+    "NetworkPolicy": "networkpolicies",
+    "HelmRelease": "helmreleases",
+    "Kustomization": "kustomizations",
+    "OCIRepository": "ocirepositories",
+    "HelmRepository": "helmrepositories",
+    "GitRepository": "gitrepositories",
+}
+
+
+def test_the_platform_applies_its_own_suspended_render(
+    runs: list[ProgramRun], clusters: tuple[Cluster, Cluster]
+) -> None:
+    """Every Service, NetworkPolicy and Flux object rendered into a suspended namespace passes the
+    suspension rules when the platform identity creates or updates it."""
+    _, suspended = clusters
+    platform = platform_identity(suspended.stack)
+    marked = {
+        n["metadata"]["name"]
+        for n in objects_of_kind(runs[1], "Namespace")
+        if n["metadata"].get("labels", {}).get("tenancy.io/suspended") == "true"
+    }
+    objects = [
+        o for o in kubernetes_objects(runs[1]) if o["kind"] in _RULED and o["metadata"].get("namespace") in marked
+    ]
+    assert {o["kind"] for o in objects} >= {"NetworkPolicy", "HelmRelease", "Kustomization"}
+    for obj in objects:
+        group_version = obj["apiVersion"] if "/" in obj["apiVersion"] else "/" + obj["apiVersion"]
+        resource, namespace = f"{group_version}/{_RULED[obj['kind']]}", obj["metadata"]["namespace"]
+        for operation, old in (("CREATE", None), ("UPDATE", copy.deepcopy(obj))):
+            outcome = suspended.attempt(platform, operation, resource, copy.deepcopy(obj), namespace, old=old)
+            assert outcome.stopped_by is None, (obj["kind"], obj["metadata"]["name"], outcome)

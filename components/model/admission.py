@@ -54,6 +54,7 @@ class RuleActions(StrictModel):
     network_policies: RuleAction = "Deny"
     secret_stores: RuleAction = "Deny"
     suspension: RuleAction = "Deny"
+    flux: RuleAction = "Deny"
 
 
 class PlatformIdentities(StrictModel):

@@ -46,6 +46,9 @@ VALIDATING = {
     "tenancy-network-policies",
     "tenancy-secret-stores",
     "tenancy-suspension",
+    "tenancy-suspension-load-balancers",
+    "tenancy-suspension-flux",
+    "tenancy-flux",
 }
 
 
@@ -207,7 +210,11 @@ def test_registry_allow_list_reaches_the_workload_policy() -> None:
     ("policy", "field", "message"),
     [
         ({"actions": {"hostnames": "Block"}}, "tenancy:policy.actions.hostnames", "'Deny', 'Warn' or 'Audit'"),
-        ({"actions": {"dns": "Warn"}}, "tenancy:policy.actions.dns", "unknown field 'dns'; allowed here: hostnames"),
+        (
+            {"actions": {"dns": "Warn"}},
+            "tenancy:policy.actions.dns",
+            "unknown field 'dns'; allowed here: flux, hostnames",
+        ),
         (
             {"allowedRegistries": ["https://ghcr.io/example"]},
             "tenancy:policy.allowedRegistries.0",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from components.admission.base import PolicyDefinition
 from components.admission.rules import (
     certificates,
+    flux,
     hostnames,
     ingress_annotations,
     network_policies,
@@ -39,7 +40,8 @@ def validating_policies(
         *side_doors.policies(storage_classes),
         *network_policies.policies(),
         *secret_stores.policies(identities.users, identities.groups),
-        *suspension.policies(),
+        *flux.policies(identities.users, identities.groups),
+        *suspension.policies(identities.users, identities.groups),
     ]
 
 
