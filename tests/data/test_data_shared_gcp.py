@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.support import assert_no_plain_secret, plan, tenant_document, write_tenants
-from tools.harness import SECRET_PLACEHOLDER, ProgramRun, RecordedResource
+from tools.harness import PROJECT_ROOT, SECRET_PLACEHOLDER, ProgramRun, RecordedResource, run_stack
+from tools.shards import generated_files
 
 SHARED_PG = {"name": "orders", "engine": "postgres", "version": "16", "placement": "shared"}
 SHARED_MYSQL = {"name": "legacy_billing", "engine": "mysql", "version": "8.0", "placement": "shared"}
@@ -136,3 +137,37 @@ def test_gcp_decommissioned_shared_database_is_released_not_dropped(tmp_path: Pa
     sql = [r for r in run.resources if r.type.startswith("postgresql:index")]
     assert len(sql) == 6
     assert all(r.retain_on_delete and not r.protect for r in sql)
+
+
+def test_gcp_tenant_shards_reach_shared_instances_through_the_platform_output(tmp_path: Path) -> None:
+    root = tmp_path / "split"
+    root.mkdir()
+    config = (PROJECT_ROOT / "Pulumi.prod.yaml").read_text()
+    (root / "Pulumi.prod.yaml").write_text(config, encoding="utf-8")
+    for path, text in generated_files("prod", 2, "acme-platform", "https://git.example.org/t.git", root=root).items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    overrides = {
+        "tenancy:tenantsDir": str(write_tenants(tmp_path / "tenants", *TENANTS)),
+        "tenancy:data": GCP_SHARED,
+    }
+    platform = run_stack("prod-platform", overrides, root=root)
+    shards = [run_stack(f"prod-shard-{index}", overrides, root=root) for index in range(2)]
+
+    assert sorted(r.name for r in platform.of_type("gcp:sql/user:User")) == [
+        "shared-mysql80-admin-user",
+        "shared-pg16-admin-user",
+    ]
+    assert platform.of_type("pulumi:providers:postgresql") == []
+    assert SECRET_PLACEHOLDER not in json.dumps(platform.outputs)
+    users = [shard for shard in shards if shard.of_type("tenancy:index:Tenant")]
+    assert users
+    for shard in users:
+        # The admin login and its secret are the platform's alone.
+        assert shard.of_type("gcp:sql/user:User") == []
+        assert [r.name for r in shard.of_type("gcp:secretmanager/secret:Secret") if "admin" in r.name] == []
+        (provider,) = shard.of_type("pulumi:providers:postgresql")
+        assert provider.inputs["password"] == SECRET_PLACEHOLDER
+        # The admin password is read back by the secret version id the platform output names.
+        assert "shared-pg16-admin-read" in {r.name for r in shard.resources if r.read}
+        assert {shard.tenant_of(r) for r in shard.of_type("postgresql:index/role:Role")} <= {"shop", "mall"}
