@@ -30,9 +30,9 @@ from components.clouds.base import (
     deliver_credentials,
     endpoint_egress,
     generate_password,
-    shared_names,
 )
 from components.clouds.eso import EsoDelivery
+from components.clouds.gcp.shared import GcpSharedLogins
 from components.clouds.legacy_keys import adopts_legacy_key, instance_options, key_options, legacy_gcp_key_name
 from components.model.clouds import GcpSettings
 from components.model.data import DataSettings
@@ -75,7 +75,8 @@ def workload_member(project: str, namespace: str) -> str:
 @dataclass
 class GcpPlatform(PlatformValues):
     """Cluster-wide GCP resources every tenant refers to, as the platform stack exports them:
-    `{"keyRing": id, "sharedInstances": {name: {"name", "connectionName", "privateIp"}}}`."""
+    `{"keyRing": id, "sharedInstances": {name: {"name", "connectionName", "privateIp",
+    "adminSecretVersion"}}}` (the admin secret's version id, never its value)."""
 
     def key_ring(self) -> pulumi.Output[str]:
         return self.values.apply(lambda values: values["keyRing"])
@@ -144,6 +145,8 @@ class GcpData:
         self._cluster = cluster_name
         self._data = data
         self._platform = shared
+        # Stack-level reads of the shared instances' admin secrets: the default provider, no parent.
+        self._shared = GcpSharedLogins(data, shared, pulumi.ResourceOptions())
         self.delivery = EsoDelivery(data.refresh_interval, data.shared_secrets, self.secret_store_provider)
 
     def remote_secret_name(self, tenant: str, environment: str, secret: str) -> str:
@@ -207,42 +210,43 @@ class GcpData:
             shared_name = self._data.shared_instance(request.engine, request.version, request.environment)
             if shared_name is None:  # catalog.py refuses such a tenant before anything is registered
                 raise LookupError(f"no shared {request.engine} {request.version} instance for {request.environment}")
-            instance_name = self._platform.shared(shared_name, "name")
-            private_ip = self._platform.shared(shared_name, "privateIp")
-            connection_name = self._platform.shared(shared_name, "connectionName")
-            database_name, username = shared_names(request.tenant, request.environment, request.name)
+            # In SQL, not through the Cloud SQL API: an API user would be in cloudsqlsuperuser.
+            login = self._shared.login(shared_name, request, guard)
         else:
-            instance = self._instance(request, identity, guard)
-            database_name, username = request.name, request.name
-            instance_name, private_ip = instance.name, instance.private_ip_address
-            connection_name = instance.connection_name
+            login = self._dedicated_login(request, identity, guard)
+        remote = f"tenancy_{request.tenant}_{request.environment}_db_{request.name}"
+        return deliver_credentials(self, request, identity, guard, login, remote)
+
+    def _dedicated_login(self, request: DatabaseRequest, identity: TenantIdentity, guard: Guard) -> DatabaseLogin:
+        """A dedicated instance with its database and user (the tenant's alone, so the Cloud SQL
+        API's user, a `cloudsqlsuperuser` member, reaches nothing of another tenant's)."""
+        instance = self._instance(request, identity, guard)
         # ABANDON: deleting these from Pulumi leaves the database and user in place.
         gcp.sql.Database(
             f"{request.prefix}-database",
-            name=database_name,
-            instance=instance_name,
+            name=request.name,
+            instance=instance.name,
             deletion_policy="ABANDON",
             opts=guard.data(),
         )
         password = generate_password(f"{request.prefix}-password", 32, guard)
         gcp.sql.User(
             f"{request.prefix}-user",
-            name=username,
-            instance=instance_name,
+            name=request.name,
+            instance=instance.name,
             password=password,
             deletion_policy="ABANDON",
             opts=guard.data(),
         )
-        login = DatabaseLogin(
-            username=username,
+        private_ip = instance.private_ip_address
+        return DatabaseLogin(
+            username=request.name,
             password=password,
             host=private_ip,
-            database=database_name,
-            instance=connection_name,
+            database=request.name,
+            instance=instance.connection_name,
             egress_cidrs=[private_ip.apply(lambda ip: f"{ip}/32")],
         )
-        remote = f"tenancy_{request.tenant}_{request.environment}_db_{request.name}"
-        return deliver_credentials(self, request, identity, guard, login, remote)
 
     def _instance(self, request: DatabaseRequest, identity: TenantIdentity, guard: Guard) -> gcp.sql.DatabaseInstance:
         """A dedicated Cloud SQL instance, encrypted with its environment's key (CMEK)."""

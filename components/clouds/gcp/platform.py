@@ -1,17 +1,27 @@
 """Cluster-wide GCP data parts, registered once per stack by the platform part: the key ring and
 the service agents' use of it (one grant on the ring instead of two per tenant), shared Cloud SQL
-instances, and the identity the ClusterSecretStore reads shared platform secrets with.
+instances with their admin logins, and the identity the ClusterSecretStore reads shared platform
+secrets with.
+
+A shared instance's admin login is a built-in Cloud SQL user with a `pulumi_random` password: it
+is the login the SQL providers of sql_logins.py create each tenant's role and database with (users
+created through the Cloud SQL API join `cloudsqlsuperuser`, so tenants never get one; ADR 0015).
+Its credentials live in Secret Manager under the platform's name, which no tenant's name can take
+(`platform` is a reserved tenant name) and no tenant identity may read; stacks read them back by
+the version id the platform exports, so the export carries no secret.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import pulumi
 import pulumi_gcp as gcp
 
-from components.clouds.base import Guard
+from components.clouds.base import Guard, generate_password
 from components.clouds.eso import SHARED_SECRETS_ACCOUNT, shared_secrets_account
 from components.clouds.gcp.data import KEY_USER, SECRET_ACCESSOR, database_version, instance_settings
+from components.clouds.sql_logins import ADMIN_USER, admin_document
 from components.model.clouds import GcpSettings
 from components.model.data import DataSettings, SharedInstance
 
@@ -44,10 +54,61 @@ def platform(settings_gcp: GcpSettings, data: DataSettings, labels: dict[str, st
                 "name": instance.name,
                 "connectionName": instance.connection_name,
                 "privateIp": instance.private_ip_address,
+                "adminSecretVersion": _admin(
+                    name, data.shared_instances[name].engine, instance, settings_gcp, data, labels, guard
+                ),
             }
             for name, instance in shared.items()
         },
     }
+
+
+def admin_secret_id(instance: str) -> str:
+    """The Secret Manager id of a shared instance's admin credentials (outside every tenant's names:
+    those are `tenancy_<tenant>_...` and `platform` is no tenant's name)."""
+    return f"tenancy_platform_db_{instance}_admin"
+
+
+def _admin(
+    name: str,
+    engine: str,
+    instance: gcp.sql.DatabaseInstance,
+    settings_gcp: GcpSettings,
+    data: DataSettings,
+    labels: dict[str, str],
+    guard: Guard,
+) -> pulumi.Output[str]:
+    """The instance's admin login and its credentials in Secret Manager; returns the version's id."""
+    password = generate_password(f"shared-{name}-admin-password", 32, guard)
+    # BUILT_IN: a password login the SQL providers can use; ABANDON: never dropped from the instance.
+    gcp.sql.User(
+        f"shared-{name}-admin-user",
+        name=ADMIN_USER,
+        instance=instance.name,
+        type="BUILT_IN",
+        password=password,
+        deletion_policy="ABANDON",
+        opts=guard.data(),
+    )
+    secret = gcp.secretmanager.Secret(
+        f"shared-{name}-admin",
+        secret_id=admin_secret_id(name),
+        labels=labels,
+        # Google-managed encryption, like the instance it opens: no tenant's key fits either.
+        replication={"user_managed": {"replicas": [{"location": settings_gcp.region}]}},
+        deletion_protection=True,
+        version_destroy_ttl=f"{data.secret_recovery_days * 86400}s",
+        opts=guard.data(),
+    )
+    version = gcp.secretmanager.SecretVersion(
+        f"shared-{name}-admin-version",
+        secret=secret.id,
+        secret_data=admin_document(engine, instance.private_ip_address, password, instance.connection_name),
+        # Replaced versions are disabled, not destroyed: break-glass keeps the old password.
+        deletion_policy="DISABLE",
+        opts=guard.data(),
+    )
+    return version.id
 
 
 def _shared_instance(
