@@ -307,3 +307,19 @@ def test_a_namespace_selector_alone_would_miss_the_label_removal(dev_plan: Progr
         request = Request("UPDATE", "/v1/namespaces", "Namespace", object=unlabelled, old_object=namespace)
         results[key] = chain.admit(request).allowed
     assert results == {"namespaceSelector": True, "objectSelector": False}
+
+
+def _budget(**spec: Any) -> dict[str, Any]:
+    body = {"selector": {"matchLabels": {"app": "web"}}, **spec}
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web"}, "spec": body}
+
+
+@pytest.mark.parametrize(("who", "namespace"), WRITERS)
+def test_a_budget_that_allows_no_disruption_is_denied(stack: Cluster, who: Subject, namespace: str) -> None:
+    """Drains of the budget's nodes, shared pools included, would wait forever."""
+    resource = "policy/v1/poddisruptionbudgets"
+    for blocking in ({"maxUnavailable": 0}, {"maxUnavailable": "0%"}, {"minAvailable": "100%"}):
+        outcome = stack.attempt(who, "CREATE", resource, _budget(**blocking), namespace)
+        assert outcome.denied_by("tenancy-scheduling-disruption-budgets", "allows no disruption"), blocking
+    for allowing in ({"maxUnavailable": 1}, {"maxUnavailable": "25%"}, {"minAvailable": 2}, {"minAvailable": "50%"}):
+        assert stack.attempt(who, "CREATE", resource, _budget(**allowing), namespace).stopped_by is None, allowing

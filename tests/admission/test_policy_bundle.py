@@ -40,6 +40,7 @@ VALIDATING = {
     "tenancy-scheduling-pods",
     "tenancy-scheduling-templates",
     "tenancy-scheduling-cronjobs",
+    "tenancy-scheduling-disruption-budgets",
     "tenancy-service-account-token-secrets",
     "tenancy-pod-status",
     "tenancy-volume-claims",

@@ -11,6 +11,12 @@ default). The built-in Priority admission plugin (mutating, so it runs before th
 a hand-set `spec.priority` and writes the cluster's globalDefault class name into pods that name
 none; such a class must therefore be on the list.
 
+A PodDisruptionBudget that allows no disruption (`maxUnavailable: 0`, `0%`, or `minAvailable:
+100%`) makes every drain of the nodes its pods run on wait forever: on a shared pool one tenant
+would hold back node upgrades and scale-downs for all. Such budgets are refused; a budget of
+`minAvailable` equal to the replica count does the same and cannot be told apart here (the rule
+does not know the replica count), which docs/admission.md says.
+
 Pods are the boundary (every controller's pods pass here); the workload templates are checked too
 so a Deployment is refused when applied rather than failing to create pods later. Values that an
 UPDATE leaves unchanged pass, so a running pod keeps its scheduler-set node through label edits.
@@ -79,6 +85,31 @@ def _policy(
     )
 
 
+def disruption_budgets_policy() -> PolicyDefinition:
+    """PodDisruptionBudgets must allow some disruption (module docstring)."""
+    blocks = (
+        "(has(object.spec.maxUnavailable) && string(object.spec.maxUnavailable) in ['0', '0%'])"
+        " || (has(object.spec.minAvailable) && string(object.spec.minAvailable) == '100%')"
+    )
+    return PolicyDefinition(
+        name="tenancy-scheduling-disruption-budgets",
+        rule="scheduling",
+        resource_rules=[resource_rule("policy", ["poddisruptionbudgets"], _WRITE)],
+        variables=[TENANT_VARIABLE],
+        validations=[
+            {
+                "expression": f"!({blocks})",
+                "message_expression": (
+                    "'PodDisruptionBudget ' + object.metadata.name + ' of tenant ' + variables.tenant + ' allows no "
+                    "disruption (maxUnavailable 0 or minAvailable 100%): drains of its nodes, shared ones included, "
+                    "would wait forever; allow at least one pod to go'"
+                ),
+                "reason": "Forbidden",
+            }
+        ],
+    )
+
+
 def policies(allowed_priority_classes: list[str]) -> list[PolicyDefinition]:
     templated = [resource_rule(group, resources, _WRITE) for group, resources in _TEMPLATED]
     template = "object.spec.template"
@@ -105,4 +136,5 @@ def policies(allowed_priority_classes: list[str]) -> list[PolicyDefinition]:
             f"has(object.spec.jobTemplate.spec) && has({cron}) && has({cron}.spec)",
             allowed_priority_classes,
         ),
+        disruption_budgets_policy(),
     ]
