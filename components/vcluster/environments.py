@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import pulumi
 
 from components.guardrails.namespace import EnvironmentResources
+from components.lifecycle import state_of
 from components.model.labels import kubernetes_labels
 from components.model.stack import StackSettings
 from components.model.storage import data_storage_class
@@ -62,6 +63,7 @@ def build_virtual_clusters(
             drift_detection=settings.delivery.drift_detection,
             storage_class=data_storage_class(settings.storage),
             network_mode=settings.network.mode,
+            suspended=not state_of(spec.lifecycle).reconciles,
             opts=pulumi.ResourceOptions(
                 parent=parent,
                 deleted_with=resources.namespace,

@@ -65,6 +65,9 @@ class VirtualClusterTarget:
     opts: pulumi.ResourceOptions
     # `tenancy:network.mode`: the control plane's holes as a NetworkPolicy or a ClusterNetworkPolicy.
     network_mode: str = "networkPolicy"
+    # The tenant is suspended: the chart's source and release stop reconciling, like every Flux
+    # object of the tenant (components/lifecycle.py); the running control plane is left alone.
+    suspended: bool = False
 
 
 def _metadata(target: VirtualClusterTarget, name: str, *, owned: bool = False) -> k8s.meta.v1.ObjectMetaArgsDict:
@@ -160,7 +163,7 @@ def register_virtual_cluster(
         kind="HelmRepository",
         # Not awaited, like every tenant workload: one tenant's broken source never holds `pulumi up`.
         metadata={**_metadata(target, CHART_SOURCE), "annotations": SKIP_AWAIT},
-        spec={"interval": target.interval, "url": chart.repository},
+        spec={"interval": target.interval, "url": chart.repository, **_suspend(target)},
         opts=target.opts,
     )
     values = chart_values(
@@ -180,6 +183,10 @@ def register_virtual_cluster(
         opts=pulumi.ResourceOptions.merge(target.opts, pulumi.ResourceOptions(protect=protect)),
     )
     return {"kubeconfigSecret": KUBECONFIG_SECRET, "chartVersion": chart.version, "release": RELEASE_NAME}
+
+
+def _suspend(target: VirtualClusterTarget) -> dict[str, Any]:
+    return {"suspend": True} if target.suspended else {}
 
 
 def release_spec(
@@ -202,4 +209,5 @@ def release_spec(
         "upgrade": {"remediation": {"retries": 3}},
         "driftDetection": {"mode": target.drift_detection},
         "values": values,
+        **_suspend(target),
     }

@@ -147,3 +147,20 @@ def test_pods_of_the_control_plane_and_synced_pods_are_pinned_to_the_pool(dev_pl
     # Fake nodes and no chart RBAC: the syncer holds no ClusterRole on the host.
     assert values["sync"]["fromHost"]["nodes"]["enabled"] is False
     assert values["rbac"] == {"role": {"enabled": False}, "clusterRole": {"enabled": False}}
+
+
+def test_a_suspended_tenants_virtual_cluster_stops_reconciling(tmp_path: Path) -> None:
+    """Like every Flux object of a suspended tenant, the chart's source and release are suspended;
+    an active tenant's carry no `suspend` at all."""
+    from tests.vcluster.helpers import hard_tenant, run_tenants
+
+    suspended = run_tenants(tmp_path / "s", hard_tenant(lifecycle="suspended"))
+    active = run_tenants(tmp_path / "a", hard_tenant())
+    for kind in ("HelmRelease", "HelmRepository"):
+        stopped = [o for o in objects_of_kind(suspended, kind) if o["metadata"]["name"].startswith("vcluster")]
+        running = [o for o in objects_of_kind(active, kind) if o["metadata"]["name"].startswith("vcluster")]
+        assert stopped and len(stopped) == len(running)
+        for obj in stopped:
+            assert obj["spec"]["suspend"] is True
+            validate_custom(obj)
+        assert all("suspend" not in obj["spec"] for obj in running)
