@@ -15,6 +15,7 @@ from components.data.summary import TenantData
 from components.guardrails.cluster_network import namespace_databases
 from components.guardrails.network import database_egress_policy
 from components.model.labels import PLATFORM_OWNED_KEY, cost_labels, kubernetes_labels
+from components.model.network import CLUSTER_MODE
 from components.model.tenant_file import TenantSpec
 
 
@@ -97,7 +98,7 @@ def _database_egress(
     if not egress.needed:
         return
     owned = {**target.labels, PLATFORM_OWNED_KEY: "true"}
-    if network_mode == "clusterNetworkPolicy":
+    if network_mode == CLUSTER_MODE:
         # Cluster-scoped: the namespace's deletion does not take it along, so no deleted_with.
         depends = [scope.namespace_resource] if scope.namespace_resource is not None else []
         namespace_databases(target.prefix, target.namespace, owned, egress, scope.guard.plain(depends_on=depends))

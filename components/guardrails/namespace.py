@@ -41,7 +41,7 @@ from components.model.labels import (
     kubernetes_labels,
     namespace_name,
 )
-from components.model.network import CloudNetworkFacts
+from components.model.network import CLUSTER_MODE, CloudNetworkFacts
 from components.model.stack import StackSettings
 from components.model.tenant_file import TenantSpec
 
@@ -142,7 +142,7 @@ def _register_isolation(
     inside: pulumi.ResourceOptions,
 ) -> None:
     """The namespace's isolation: one NetworkPolicy, or its ClusterNetworkPolicy in that mode."""
-    if mode == "clusterNetworkPolicy":
+    if mode == CLUSTER_MODE:
         # Cluster-scoped, so not deleted with the namespace: no deleted_with.
         cluster_opts = pulumi.ResourceOptions(parent=inside.parent, depends_on=[namespace])
         namespace_isolation(prefix, ns_name, owned_labels, rules, cluster_opts)

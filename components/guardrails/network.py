@@ -15,6 +15,7 @@ import pulumi_kubernetes as k8s
 
 from components.model.labels import namespace_name
 from components.model.network import (
+    CLUSTER_MODE,
     CloudNetworkFacts,
     EgressTarget,
     IpTarget,
@@ -94,7 +95,7 @@ def granted_cidrs(settings: StackSettings, tenant_egress: Sequence[str]) -> list
 
 def network_labels(settings: StackSettings, tenant_egress: Sequence[str]) -> dict[str, str]:
     """Namespace labels the ClusterNetworkPolicy mode selects granted egress by (none in the default mode)."""
-    if settings.network.mode != "clusterNetworkPolicy":
+    if settings.network.mode != CLUSTER_MODE:
         return {}
     return {egress_grant_label(name): "granted" for name in tenant_egress}
 

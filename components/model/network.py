@@ -48,6 +48,10 @@ NON_INTERNET_CIDRS_V6 = (
 )
 
 
+# `tenancy:network.mode` that renders the isolation as ClusterNetworkPolicy (components/guardrails/cluster_network.py).
+CLUSTER_MODE = "clusterNetworkPolicy"
+
+
 # Namespaces granted a stack egress entry carry `egress.tenancy.io/<entry>: granted` (ClusterNetworkPolicy
 # mode selects them by it). Entry names are DNS labels, so the key is a valid label key.
 EGRESS_GRANT_PREFIX = "egress.tenancy.io/"

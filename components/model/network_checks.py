@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence, Sized
 
 from components.model.errors import Problem
-from components.model.network import CloudNetworkFacts
+from components.model.network import CLUSTER_MODE, CloudNetworkFacts
 from components.model.stack import StackSettings
 from components.model.tenant_file import TenantSpec
 
-CLUSTER_MODE = "clusterNetworkPolicy"
 # ClusterNetworkPolicy's limit on rules per direction, peers, networks and protocols per rule.
 MAX_ITEMS = 25
 

@@ -21,6 +21,7 @@ from components.delivery.flux import ClusterFlux, install_flux
 from components.guardrails.cluster_network import ClusterIsolation, cluster_isolation_args
 from components.model.catalog import Catalog
 from components.model.isolation_checks import uses_virtual_clusters
+from components.model.network import CLUSTER_MODE
 from components.model.stack import StackSettings
 from components.model.storage import tenant_storage_classes
 from components.platform.installs import PlatformInstalls, after_installs, install_platform
@@ -88,7 +89,7 @@ def build_cluster_platform(
     PolicyBundle(
         "policy-bundle", PolicyBundleArgs(settings.policy, settings.kubernetes_version, storage.class_names), opts
     )
-    if settings.network.mode == "clusterNetworkPolicy":
+    if settings.network.mode == CLUSTER_MODE:
         # Tenant isolation's cluster-wide ClusterNetworkPolicies (docs/network.md).
         ClusterIsolation("cluster-isolation", cluster_isolation_args(settings, cloud.network), opts)
     pools = _node_pools(settings, catalog, opts)

@@ -23,7 +23,7 @@ from components.guardrails.access import DEPLOYER_ACCOUNT
 from components.guardrails.cluster_network import control_plane_spec, namespace_control_plane
 from components.model.isolation import VirtualClusterSettings
 from components.model.labels import PLATFORM_OWNED_KEY
-from components.model.network import EgressTarget
+from components.model.network import CLUSTER_MODE, EgressTarget
 from components.vcluster.rbac import ACCESS_ROLE, SYNCER_ROLE
 from components.vcluster.values import (
     CONTROL_PLANE_PORT,
@@ -129,7 +129,7 @@ def control_plane_policy_spec(
 def _control_plane_network(target: VirtualClusterTarget, api_server: EgressTarget) -> None:
     """The control plane's holes: a NetworkPolicy beside the namespace's isolation, or in the
     ClusterNetworkPolicy mode an Admin-tier object (docs/adr/0010-cluster-network-policy-mode.md)."""
-    if target.network_mode == "clusterNetworkPolicy":
+    if target.network_mode == CLUSTER_MODE:
         spec = control_plane_spec(
             target.namespace, {CONTROL_PLANE_KEY: "true"}, target.flux_namespace, CONTROL_PLANE_PORT, api_server
         )

@@ -6,6 +6,7 @@ ClusterNetworkPolicy mode."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -156,10 +157,6 @@ def test_admins_and_deployer_may_write_network_policies_others_may_not(run: Prog
 def test_a_grant_without_ports_admits_its_protocol_only(tmp_path: Path) -> None:
     """A grant of every UDP port: a tenant rule to it must name UDP; without ports it would open every
     protocol, TCP included."""
-    import json
-
-    from tests.guardrails.test_cluster_network_policy import cluster_mode
-
     network = {**json.loads(cluster_mode("dev")), "mode": "networkPolicy"}
     network["egress"] = {"syslog": {"cidrs": ["198.51.100.0/24"], "protocol": "UDP"}}
     tenants = write_tenants(tmp_path, tenant_document("payer", egress=["syslog"], access={"admin": ["payer-admins"]}))

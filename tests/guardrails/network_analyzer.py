@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 from tests.guardrails.cnp_translation import calico_policies
-from tests.support import kubernetes_objects
+from tests.support import kubernetes_objects, tenant_document, write_tenants
 from tools.harness import ProgramRun
 
 METADATA_NAME = "kubernetes.io/metadata.name"
@@ -214,8 +214,6 @@ NOT_INTERNET_SAMPLES = [
 def grant_tenants(directory: Path) -> Path:
     """Three tenants of the dev stack's egress entries: `payer` (a CIDR on 443), `surfer` (the
     internet on 443) and `quiet` (nothing)."""
-    from tests.support import tenant_document, write_tenants
-
     return write_tenants(
         directory,
         tenant_document("payer", egress=["payments-api"]),

@@ -6,10 +6,12 @@ none reasons about NetworkPolicy semantics itself.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from tests.admission.network_policy_cases import load_balancer
 from tests.guardrails.network_analyzer import (
     Connectivity,
     analyze,
@@ -17,6 +19,7 @@ from tests.guardrails.network_analyzer import (
     grant_tenants,
     nca_command,
 )
+from tests.guardrails.test_cluster_network_policy import cluster_mode
 from tests.support import EXAMPLE_TENANTS, objects_of_kind, plan, tenant_document, write_tenants
 from tools.harness import ProgramRun
 
@@ -180,8 +183,6 @@ def test_a_load_balancer_tenant_opens_exactly_its_ports_to_clients(tmp_path: Pat
     """Nothing outside the cluster reaches tenant pods until a tenant with `allowLoadBalancer` admits
     its clients with its own policy, which the admission rule lets it write on listed ports only
     (tests/admission/test_network_policy_rule.py::test_load_balancer_tenants_open_their_ports_to_addresses_and_nothing_more)."""
-    from tests.admission.network_policy_cases import load_balancer
-
     run = plan("dev", write_tenants(tmp_path, tenant_document("shop", allowLoadBalancer=True)))
     pod, client = "tenant-shop-dev/app", "198.51.100.7"
     assert not analyze(run).reaches(client, pod)
@@ -197,10 +198,6 @@ def test_a_load_balancer_tenant_opens_exactly_its_ports_to_clients(tmp_path: Pat
 def test_an_entry_without_ports_opens_every_port_of_its_protocol_only(tmp_path: Path, mode: str) -> None:
     """A NetworkPolicy rule without `ports` (a ClusterNetworkPolicy rule without `protocols`) opens
     every protocol; an entry naming UDP and no ports must open UDP alone."""
-    import json
-
-    from tests.guardrails.test_cluster_network_policy import cluster_mode
-
     network = json.loads(cluster_mode("dev"))
     network["mode"] = mode
     network["egress"] = {"syslog": {"cidrs": ["198.51.100.0/24"], "protocol": "UDP"}}
@@ -219,10 +216,6 @@ def test_an_entry_without_ports_opens_every_port_of_its_protocol_only(tmp_path: 
 def test_internet_excludes_carve_the_clusters_public_ranges_out_of_internet_grants(tmp_path: Path, mode: str) -> None:
     """An IPv6 cluster's pods and nodes have global addresses: `internetExcludes` names them, and an
     internet grant then reaches neither them nor anything else it carved out."""
-    import json
-
-    from tests.guardrails.test_cluster_network_policy import cluster_mode
-
     network = {
         **json.loads(cluster_mode("dev")),
         "mode": mode,

@@ -152,8 +152,6 @@ def test_pods_of_the_control_plane_and_synced_pods_are_pinned_to_the_pool(dev_pl
 def test_a_suspended_tenants_virtual_cluster_stops_reconciling(tmp_path: Path) -> None:
     """Like every Flux object of a suspended tenant, the chart's source and release are suspended;
     an active tenant's carry no `suspend` at all."""
-    from tests.vcluster.helpers import hard_tenant, run_tenants
-
     suspended = run_tenants(tmp_path / "s", hard_tenant(lifecycle="suspended"))
     active = run_tenants(tmp_path / "a", hard_tenant())
     for kind in ("HelmRelease", "HelmRepository"):
