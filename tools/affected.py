@@ -1,6 +1,7 @@
 """Which stacks and shards a change affects: plan every one offline at the base and at the head.
 
-    python -m tools.affected --stacks '["dev", "prod"]' --base REV [--head REV]  >> "$GITHUB_OUTPUT"
+    python -m tools.affected --stacks '["dev", "prod"]' --base REV [--head REV] [--deployed FILE]  >> "$GITHUB_OUTPUT"
+    python -m tools.affected --record '["dev"]' '["prod"]'   # stacks=<every stack and shard>, the record
 
 A merge that changes no plan must deploy nothing: a global event (a merge touching only docs, a
 refactor, one tenant's file) must not run `pulumi up` on thousands of tenants. This plans every
@@ -15,6 +16,13 @@ nothing else the offline plan can see). Files whose effect the offline plan cann
 (GLOBAL_FILES: provider pins, the project file, the policy pack) select everything, and so does an
 unknown or empty base (a first push, a manual run): when in doubt, deploy. The scheduled drift
 check always covers every stack.
+
+Plans alone cannot see a stack that was just added to CI's stack lists (a repository variable, no
+file change: its plan is the same at the base): it would never be deployed. So the deploy
+workflow keeps a deployment record, the stacks and shards its last successful run left deployed
+(`--record`, uploaded as an artifact), and passes it back as `--deployed FILE`: a stack or shard
+missing from the record is affected whatever its plan, and a missing record file (an older run, or
+one from before a backend was configured) selects everything.
 """
 
 from __future__ import annotations
@@ -91,26 +99,54 @@ def export_tree(rev: str, repo: Path, destination: Path) -> Path:
 
 
 def select(
-    entries: dict[str, list[dict[str, str]]], base: dict[str, str] | None, head: dict[str, str]
+    entries: dict[str, list[dict[str, str]]],
+    base: dict[str, str] | None,
+    head: dict[str, str],
+    deployed: set[str] | None = None,
 ) -> dict[str, list[dict[str, str]]]:
-    """Keep the entries whose plan differs from the base's (all of them when there is no base)."""
+    """Keep the entries whose plan differs from the base's (all of them when there is no base),
+    and, given a deployment record, every entry the record does not list (never deployed)."""
     if base is None:
         return entries
     keep = {stack for stack, digest in head.items() if base.get(stack) != digest}
+    if deployed is not None:
+        keep |= {entry["stack"] for entry in entries["all"] if entry["stack"] not in deployed}
     return {wave: [entry for entry in items if entry["stack"] in keep] for wave, items in entries.items()}
+
+
+def read_record(path: Path) -> set[str] | None:
+    """The stacks and shards a deployment record lists; None when there is no readable record."""
+    try:
+        names = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        return None
+    return set(names)
+
+
+def record(stack_lists: list[list[str]], root: Path = PROJECT_ROOT) -> list[str]:
+    """Every stack, platform stack and shard of the lists: what a successful run leaves deployed."""
+    return [entry["stack"] for stacks in stack_lists for entry in waves(stacks, root)["all"]]
 
 
 def touches_global_files(paths: list[str]) -> list[str]:
     return [path for path in paths if path.startswith(GLOBAL_FILES)]
 
 
-def affected(stacks: list[str], base_rev: str, head_rev: str | None, repo: Path) -> dict[str, Any]:
-    """The waves of `stacks`, filtered to what changed between the two commits, and why."""
+def affected(
+    stacks: list[str], base_rev: str, head_rev: str | None, repo: Path, record_path: Path | None = None
+) -> dict[str, Any]:
+    """The waves of `stacks`, filtered to what changed between the two commits (and, with a
+    deployment record, to what it lists as deployed), and why."""
     with tempfile.TemporaryDirectory() as scratch:
         head_tree = export_tree(head_rev, repo, Path(scratch) / "head") if head_rev else repo
         everything = waves(stacks, head_tree)
         if not base_rev.strip("0"):
             return {"waves": everything, "reason": "no base commit: every stack and shard"}
+        deployed = read_record(record_path) if record_path is not None else None
+        if record_path is not None and deployed is None:
+            return {"waves": everything, "reason": f"no deployment record at {record_path}: every stack and shard"}
         try:
             global_changes = touches_global_files(changed_files(base_rev, head_rev, repo))
         except subprocess.CalledProcessError:
@@ -124,23 +160,45 @@ def affected(stacks: list[str], base_rev: str, head_rev: str | None, repo: Path)
             base: dict[str, str] | None = plan_digests(base_tree, known)
         except subprocess.CalledProcessError:
             return {"waves": everything, "reason": "the base commit does not plan: every stack and shard"}
-        chosen = select(everything, base, head)
-        return {"waves": chosen, "reason": f"{len(chosen['all'])} of {len(everything['all'])} plans changed"}
+        chosen = select(everything, base, head, deployed)
+        never = [e["stack"] for e in chosen["all"] if deployed is not None and e["stack"] not in deployed]
+        reason = f"{len(chosen['all'])} of {len(everything['all'])} plans changed or never deployed"
+        return {"waves": chosen, "reason": reason + (f" (not in the record: {', '.join(never)})" if never else "")}
+
+
+def _stack_list(text: str) -> list[str] | None:
+    try:
+        stacks = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(stacks, list) or not all(isinstance(stack, str) and stack for stack in stacks):
+        return None
+    return stacks
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.affected", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--stacks", required=True, help='a JSON list of stack names, e.g. \'["dev", "prod"]\'')
+    parser.add_argument("--stacks", help='a JSON list of stack names, e.g. \'["dev", "prod"]\'')
     parser.add_argument("--base", default="", help="base commit (empty or all zeros: everything is affected)")
+    parser.add_argument("--deployed", type=Path, help="the base run's deployment record (missing: everything)")
+    parser.add_argument("--record", nargs="+", metavar="STACKS", help="print the record for these JSON stack lists")
     parser.add_argument("--head", help="head commit (default: the working tree)")
     parser.add_argument("--repo", type=Path, default=PROJECT_ROOT, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    stacks = json.loads(args.stacks)
-    if not isinstance(stacks, list) or not all(isinstance(stack, str) and stack for stack in stacks):
+    if args.record:
+        lists = [_stack_list(text) for text in args.record]
+        if any(stacks is None for stacks in lists):
+            print(f"--record: expected JSON lists of stack names, got {args.record!r}", file=sys.stderr)
+            return 2
+        names = record([stacks for stacks in lists if stacks is not None], args.repo)
+        print(f"stacks={json.dumps(names, separators=(',', ':'))}")
+        return 0
+    stacks = _stack_list(args.stacks or "")
+    if stacks is None:
         print(f"--stacks: expected a JSON list of stack names, got {args.stacks!r}", file=sys.stderr)
         return 2
     try:
-        result = affected(stacks, args.base, args.head, args.repo)
+        result = affected(stacks, args.base, args.head, args.repo, args.deployed)
     except subprocess.CalledProcessError as error:
         print(f"{' '.join(map(str, error.cmd))[:200]} failed:\n{error.stderr}", file=sys.stderr)
         return 1

@@ -112,7 +112,7 @@ def test_merge_deploys_dev_then_prod_behind_an_environment() -> None:
     # Only what changed since the last successful deployment run (manual runs: everything).
     layout_steps = steps_text(jobs["layout"])
     assert layout_steps.count('-m tools.affected --stacks "$STACKS" --base "$BASE"') == 2
-    assert "--workflow deploy.yml --branch main --status success" in layout_steps
+    assert "--workflow deploy.yml --branch main \\\n" in layout_steps and "--status success" in layout_steps
     assert jobs["layout"]["permissions"] == {"contents": "read", "actions": "read"}
     assert jobs["layout"]["steps"][0]["with"]["fetch-depth"] == 0
     # dev (unsplit and platform stacks one by one), dev shards in parallel, then the same for prod.
@@ -122,7 +122,7 @@ def test_merge_deploys_dev_then_prod_behind_an_environment() -> None:
     assert jobs["prod-shards"]["needs"] == ["layout", "prod"]
     # A wave runs when the one before was skipped (nothing changed there), never after a failure;
     # an empty wave is skipped (an empty matrix fails the run).
-    assert jobs["dev"]["if"] == "needs.layout.outputs.dev-first != '[]'"
+    assert jobs["dev"]["if"].endswith("&& needs.layout.outputs.dev-first != '[]'")
     for name in ("dev-shards", "prod", "prod-shards"):
         assert "!failure()" in jobs[name]["if"] and "!cancelled()" in jobs[name]["if"]
     for name in ("dev", "prod"):
@@ -158,12 +158,10 @@ def test_drift_runs_on_a_schedule_and_fails_loudly() -> None:
     assert workflow["on"]["schedule"]
     assert workflow["jobs"]["drift"]["with"]["command"] == "drift"
     report = workflow["jobs"]["report"]
-    assert report["if"] == "failure()" and "gh issue create" in steps_text(report)
-    step = pulumi_step()
-    # drift = preview --refresh --expect-no-changes, through the action's own inputs.
-    assert step["with"]["command"] == "${{ inputs.command == 'up' && 'up' || 'preview' }}"
-    assert step["with"]["refresh"] == step["with"]["expect-no-changes"] == "${{ inputs.command == 'drift' }}"
-    assert "::error title=Drift" in steps_text(load("pulumi-stack.yml")["jobs"]["run"])
+    assert report["if"] == "always() && needs.drift.result == 'failure'"
+    assert "-m tools.drift_report" in steps_text(report) and "scripts/ci/issue.sh" in steps_text(report)
+    # drift = preview --refresh --expect-no-changes, run and classified by tools.ci_pulumi.
+    assert '-m tools.ci_pulumi --command "$COMMAND" --stack "$STACK"' in steps_text(load("pulumi-stack.yml")["jobs"]["run"])
 
 
 def pulumi_step() -> dict[str, Any]:
@@ -173,14 +171,15 @@ def pulumi_step() -> dict[str, Any]:
 
 
 def test_every_pulumi_command_runs_the_policy_pack() -> None:
-    step = pulumi_step()
-    assert step["with"]["policyPacks"] == "policy_pack"
-    assert step["with"]["stack-name"] == "${{ inputs.stack }}"
-    # The action writes the job summary and the PR comment, shows the diff, and logs in to the backend.
-    assert step["with"]["comment-on-summary"] is True and step["with"]["diff"] is True
-    assert step["with"]["comment-on-pr"] == "${{ inputs.comment-on-pr }}"
-    assert step["with"]["cloud-url"] == "${{ vars.PULUMI_BACKEND_URL }}"
-    assert "pulumi " not in steps_text(load("pulumi-stack.yml")["jobs"]["run"]), "no hand-run Pulumi commands"
+    from tools.ci_pulumi import command_argv
+
+    for command in ("preview", "up", "drift"):
+        argv = command_argv(command, "dev")
+        assert argv[argv.index("--policy-pack") + 1] == "policy_pack" and "--diff" in argv
+    # The action only installs the CLI (no `command`): tools.ci_pulumi runs the commands.
+    assert set(pulumi_step()["with"]) == {"pulumi-version"}
+    run = load("pulumi-stack.yml")["jobs"]["run"]
+    assert run["env"]["PULUMI_BACKEND_URL"] == "${{ vars.PULUMI_BACKEND_URL }}"
     assert set(load("pulumi-stack.yml")["on"]["workflow_call"]["inputs"]) == {
         "stack",
         "command",

@@ -1,0 +1,191 @@
+"""Run one Pulumi command on one stack for CI, and say what happened from the captured output.
+
+    python -m tools.ci_pulumi --command preview|up|drift --stack STACK --out DIR
+
+Why not `pulumi/actions` with `command:`: at the pinned commit (pulumi/actions@8e5e406f,
+src/main.ts `runAction`) a failed `pulumi login` is only a warning, the stack is then selected
+and fails with an unrelated message, and the command's error is thrown before
+`handleSummaryMessage` and `handlePullRequestMessage`, so a failed or drifted preview writes no
+job summary and no pull request comment. Here every step's output is captured and always
+written, and the outcome is one of:
+
+- `succeeded`: the command ran (for drift: the live state matches the program);
+- `drift`: only for drift, `pulumi preview --refresh --expect-no-changes` ran to the end and
+  found changes. The CLI returns the one error "no changes were expected but changes were
+  proposed" only after a preview without errors (pulumi/pulumi pkg/cmd/pulumi/operations/preview.go:
+  `case res != nil: return res` comes before `case expectNop && ... HasChanges`);
+- `failed`: anything else (backend login, a missing stack, a policy violation, a program error).
+  A failure is never reported as drift.
+
+It writes, in --out: `summary.md` (the job summary), `comment.md` (the pull request comment,
+marked per stack so a later run updates it), `result.json` (`{"stack", "command", "outcome",
+"step"}`) for the drift report, and prints GitHub annotations. Exit code 0 when succeeded, 1
+when failed, 2 when drift was found. Stacks are never created here: every stack and shard exists
+beforehand (the bootstrap step, docs/bootstrap.md), because creating one needs its committed
+secrets provider and key; a missing stack fails with that instruction.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+COMMANDS = ("preview", "up", "drift")
+NO_CHANGES_EXPECTED = "no changes were expected but changes were proposed"
+BOOTSTRAP = "docs/bootstrap.md"
+# A GitHub comment holds at most 65536 characters; keep room for the heading.
+COMMENT_LIMIT = 60000
+SUMMARY_LIMIT = 200000
+
+
+def comment_marker(stack: str) -> str:
+    """The first line of a stack's preview comment, so the next run edits it instead of adding one."""
+    return f"<!-- tenancy-pulumi-preview:{stack} -->"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One CLI call: what ran, its exit code and everything it printed (stdout then stderr)."""
+
+    name: str
+    argv: list[str]
+    returncode: int
+    output: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    stack: str
+    command: str
+    outcome: str  # succeeded | drift | failed
+    step: str  # the step that decided it
+    message: str
+    steps: list[Step]
+
+
+def run(name: str, argv: list[str], echo: bool = True) -> Step:
+    """Run the CLI, keep its output, and also show it in the job log."""
+    result = subprocess.run(argv, capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL)
+    output = result.stdout + (("\n" if result.stdout and result.stderr else "") + result.stderr)
+    if echo:
+        print(f"$ {' '.join(argv)}\n{output}", flush=True)
+    return Step(name, argv, result.returncode, output)
+
+
+def command_argv(command: str, stack: str) -> list[str]:
+    """The Pulumi command line: policy pack on every command, diff shown, no prompts, no colour."""
+    common = ["--stack", stack, "--policy-pack", "policy_pack", "--diff", "--non-interactive", "--color", "never"]
+    if command == "up":
+        return ["pulumi", "up", "--yes", *common]
+    if command == "drift":
+        return ["pulumi", "preview", "--refresh", "--expect-no-changes", *common]
+    return ["pulumi", "preview", *common]
+
+
+def execute(command: str, stack: str, backend_url: str) -> Outcome:
+    """Log in, select the existing stack, run the command; stop at the first failed step."""
+    steps: list[Step] = []
+
+    def done(outcome: str, step: str, message: str) -> Outcome:
+        return Outcome(stack, command, outcome, step, message, steps)
+
+    login = ["pulumi", "login", "--non-interactive", *([backend_url] if backend_url else [])]
+    steps.append(run("login", login))
+    if steps[-1].returncode != 0:
+        where = backend_url or "Pulumi Cloud"
+        return done("failed", "login", f"could not log in to the state backend {where}")
+    steps.append(run("select", ["pulumi", "stack", "select", stack, "--non-interactive"]))
+    if steps[-1].returncode != 0:
+        return done(
+            "failed",
+            "select",
+            f"stack {stack} cannot be selected in the backend: if it does not exist, create it with the "
+            f"bootstrap step ({BOOTSTRAP}); CI never creates stacks",
+        )
+    steps.append(run(command, command_argv(command, stack)))
+    last = steps[-1]
+    if last.returncode == 0:
+        return done("succeeded", command, "no changes" if command == "drift" else f"{command} succeeded")
+    if command == "drift" and NO_CHANGES_EXPECTED in last.output:
+        return done("drift", command, f"the live state of stack {stack} differs from the program")
+    return done("failed", command, f"pulumi {command_argv(command, stack)[1]} failed on {stack}")
+
+
+TITLES = {
+    ("drift", "succeeded"): "no drift",
+    ("drift", "drift"): "drift detected",
+    ("drift", "failed"): "drift check failed (not drift)",
+}
+
+
+def title(outcome: Outcome) -> str:
+    state = TITLES.get((outcome.command, outcome.outcome), outcome.outcome)
+    return f"`{outcome.command}` on `{outcome.stack}`: {state}"
+
+
+def _tail(text: str, limit: int) -> str:
+    return text if len(text) <= limit else "[... cut ...]\n" + text[-limit:]
+
+
+def markdown(outcome: Outcome, limit: int) -> str:
+    """The captured output of every step as Markdown, the deciding step open, the others folded."""
+    parts = [f"### {title(outcome)}", "", outcome.message, ""]
+    share = max(1000, limit // max(1, len(outcome.steps)))
+    for step in outcome.steps:
+        fence = "~~~~"
+        body = _tail(step.output.replace(fence, "~~~"), share)
+        opened = " open" if step.name == outcome.step else ""
+        parts += [
+            f"<details{opened}><summary><code>{' '.join(step.argv)}</code>: exit {step.returncode}</summary>",
+            "",
+            f"{fence}text",
+            body.rstrip("\n"),
+            fence,
+            "",
+            "</details>",
+            "",
+        ]
+    return "\n".join(parts)
+
+
+def annotation(outcome: Outcome) -> str:
+    if outcome.outcome == "succeeded":
+        return f"::notice title={outcome.command} {outcome.stack}::{outcome.message}"
+    kind = "Drift in" if outcome.outcome == "drift" else f"pulumi {outcome.command} failed on"
+    return f"::error title={kind} {outcome.stack}::{outcome.message}; the job summary shows the output"
+
+
+def write(outcome: Outcome, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "summary.md").write_text(markdown(outcome, SUMMARY_LIMIT), encoding="utf-8")
+    comment = f"{comment_marker(outcome.stack)}\n{markdown(outcome, COMMENT_LIMIT)}"
+    (out / "comment.md").write_text(comment, encoding="utf-8")
+    record = {"stack": outcome.stack, "command": outcome.command, "outcome": outcome.outcome, "step": outcome.step}
+    (out / "result.json").write_text(json.dumps(record) + "\n", encoding="utf-8")
+
+
+EXIT_CODES = {"succeeded": 0, "failed": 1, "drift": 2}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.ci_pulumi", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--command", required=True, choices=COMMANDS)
+    parser.add_argument("--stack", required=True)
+    parser.add_argument("--out", required=True, type=Path, help="directory for summary.md, comment.md, result.json")
+    args = parser.parse_args(argv)
+    if not args.stack or args.stack.startswith("-"):
+        print(f"--stack: expected a stack name, got {args.stack!r}", file=sys.stderr)
+        return 1
+    outcome = execute(args.command, args.stack, os.environ.get("PULUMI_BACKEND_URL", ""))
+    write(outcome, args.out)
+    print(annotation(outcome))
+    return EXIT_CODES[outcome.outcome]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
