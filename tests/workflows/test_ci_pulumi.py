@@ -1,0 +1,136 @@
+"""tools.ci_pulumi with a stand-in `pulumi` on PATH: what each outcome is called, and that the
+summary and comment hold the captured output whatever happened.
+
+The stand-in answers like the CLI: `pulumi preview --expect-no-changes` that finds changes prints
+the diff and fails with "error: no changes were expected but changes were proposed", and an engine
+error (a policy violation) fails with its own message, never that one (pulumi/pulumi
+pkg/cmd/pulumi/operations/preview.go: `case res != nil: return res` before the expect-no-changes case).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tools import ci_pulumi
+
+STUB = """#!/usr/bin/env bash
+echo "pulumi $*" >> "$STUB_LOG"
+case "$1" in
+  login) echo "${STUB_LOGIN_OUT:-Logged in}"; exit "${STUB_LOGIN_RC:-0}" ;;
+  stack) echo "${STUB_SELECT_OUT:-}" >&2; exit "${STUB_SELECT_RC:-0}" ;;
+  *) printf '%s\\n' "${STUB_OUT:-Resources: 12 unchanged}"; exit "${STUB_RC:-0}" ;;
+esac
+"""
+
+
+@pytest.fixture
+def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "pulumi").write_text(STUB, encoding="utf-8")
+    (bin_dir / "pulumi").chmod(0o755)
+    log = tmp_path / "calls.log"
+    log.touch()
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    monkeypatch.setenv("STUB_LOG", str(log))
+    monkeypatch.setenv("PULUMI_BACKEND_URL", "gs://acme-tenancy-state")
+    return log
+
+
+def _run(tmp_path: Path, command: str, stack: str = "prod") -> tuple[int, dict[str, str], str, str]:
+    out = tmp_path / "out"
+    code = ci_pulumi.main(["--command", command, "--stack", stack, "--out", str(out)])
+    result = json.loads((out / "result.json").read_text(encoding="utf-8"))
+    return code, result, (out / "summary.md").read_text(), (out / "comment.md").read_text()
+
+
+DIFF = "~ kubernetes:core/v1:ConfigMap tenant-acme-settings update\\n    ~ data: {a: 1 => 2}"
+
+
+def test_changes_found_by_a_complete_preview_are_drift(
+    cli: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("STUB_OUT", f"{DIFF}\nerror: no changes were expected but changes were proposed")
+    monkeypatch.setenv("STUB_RC", "255")
+    code, result, summary, comment = _run(tmp_path, "drift")
+    assert (code, result["outcome"], result["step"]) == (2, "drift", "drift")
+    # The diff the drift issue points to is in the summary.
+    assert "tenant-acme-settings update" in summary and "drift detected" in summary
+    assert "::error title=Drift in prod::" in capsys.readouterr().out
+    assert comment.startswith(ci_pulumi.comment_marker("prod") + "\n")
+    calls = cli.read_text().splitlines()
+    assert calls[0] == "pulumi login --non-interactive gs://acme-tenancy-state"
+    assert calls[1] == "pulumi stack select prod --non-interactive"
+    assert calls[2].startswith("pulumi preview --refresh --expect-no-changes --stack prod --policy-pack policy_pack")
+
+
+@pytest.mark.parametrize(
+    ("env", "step", "says"),
+    [
+        ({"STUB_LOGIN_RC": "1", "STUB_LOGIN_OUT": "error: AccessDenied"}, "login", "AccessDenied"),
+        ({"STUB_SELECT_RC": "255", "STUB_SELECT_OUT": "error: no stack named 'prod'"}, "select", "no stack named"),
+        (
+            {"STUB_RC": "255", "STUB_OUT": "mandatory: tenant-namespace-guardrails\nerror: preview failed"},
+            "drift",
+            "tenant-namespace-guardrails",
+        ),
+    ],
+    ids=["login", "missing-stack", "policy"],
+)
+def test_every_other_failure_is_a_failed_check_never_drift(
+    cli: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], step: str, says: str
+) -> None:
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    code, result, summary, comment = _run(tmp_path, "drift")
+    assert (code, result["outcome"], result["step"]) == (1, "failed", step)
+    assert "drift check failed (not drift)" in summary
+    # Written from the captured output of the step that failed.
+    assert says in summary and says in comment
+    # Nothing runs after the failed step.
+    assert len(cli.read_text().splitlines()) == ["login", "select", "drift"].index(step) + 1
+
+
+def test_a_missing_stack_names_the_bootstrap_step_and_is_never_created(
+    cli: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("STUB_SELECT_RC", "255")
+    _, result, summary, _ = _run(tmp_path, "up", stack="prod-shard-3")
+    assert result["outcome"] == "failed"
+    assert "create it with the bootstrap step (docs/bootstrap.md); CI never creates stacks" in summary
+    assert not any("--create" in call or " init" in call for call in cli.read_text().splitlines())
+
+
+def test_a_failed_preview_still_gets_its_summary_and_comment(
+    cli: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With pulumi/actions' own `command`, this failure would throw before the summary and comment.
+    monkeypatch.setenv("STUB_RC", "255")
+    monkeypatch.setenv("STUB_OUT", "error: Program failed with an unhandled exception: boom")
+    code, result, summary, comment = _run(tmp_path, "preview")
+    assert (code, result["outcome"]) == (1, "failed")
+    assert "unhandled exception: boom" in summary and "unhandled exception: boom" in comment
+
+
+def test_a_clean_drift_check_and_a_successful_up(cli: Path, tmp_path: Path) -> None:
+    code, result, summary, _ = _run(tmp_path, "drift")
+    assert (code, result["outcome"]) == (0, "succeeded") and "no drift" in summary
+    code, result, _, _ = _run(tmp_path, "up")
+    assert (code, result["outcome"]) == (0, "succeeded")
+    assert cli.read_text().splitlines()[-1].startswith("pulumi up --yes --stack prod --policy-pack policy_pack")
+
+
+def test_pulumi_cloud_login_names_no_url(cli: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PULUMI_BACKEND_URL")
+    _run(tmp_path, "preview")
+    assert cli.read_text().splitlines()[0] == "pulumi login --non-interactive"
+
+
+def test_long_output_is_cut_from_the_start_to_fit_a_comment() -> None:
+    step = ci_pulumi.Step("preview", ["pulumi", "preview"], 0, "x" * 100_000 + "THE END")
+    outcome = ci_pulumi.Outcome("dev", "preview", "succeeded", "preview", "ok", [step])
+    text = ci_pulumi.markdown(outcome, ci_pulumi.COMMENT_LIMIT)
+    assert len(text) < 65536 and text.rstrip().endswith("</details>") and "THE END" in text
