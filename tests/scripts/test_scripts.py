@@ -20,7 +20,10 @@ from tools import e2e_manifests
 from tools.admission_cases import ACCESS, CASES
 from tools.harness import PROJECT_ROOT
 
-SCRIPTS = sorted([*(PROJECT_ROOT / "scripts").glob("*.sh"), *(PROJECT_ROOT / "scripts" / "e2e").glob("*.sh")])
+SCRIPTS = sorted(
+    [*(PROJECT_ROOT / "scripts").glob("*.sh"), *(PROJECT_ROOT / "scripts" / "e2e").glob("*.sh")]
+    + [*(PROJECT_ROOT / "scripts" / "ci").glob("*.sh")]
+)
 SHELLCHECK = shutil.which("shellcheck") or str(Path(sys.executable).parent / "shellcheck")
 BASE_PATH = "/usr/bin:/bin"
 
@@ -274,3 +277,21 @@ def test_install_tools_installs_the_pinned_versions(stubs: Stubs) -> None:
     assert result.stdout.splitlines() == ["/home/runner/go/bin", f"{stubs.bin}/.pulumi/bin"]
     refused = stubs.run("scripts/install-tools.sh", "docker")
     assert refused.returncode == 1 and "cannot install docker" in refused.stderr
+
+
+def test_the_drift_report_comments_on_the_open_issue_or_opens_one(stubs: Stubs, tmp_path: Path) -> None:
+    body = tmp_path / "drift.md"
+    body.write_text("drift in prod\n")
+    title = "Drift detected between the stacks and the program"
+    stubs.add("gh", 'if [[ "$1 $2" == "issue list" ]]; then echo "${STUB_NUMBER:-}"; fi')
+    result = stubs.run("scripts/ci/issue.sh", title, str(body), GITHUB_REPOSITORY="acme/tenancy", STUB_NUMBER="7")
+    assert result.returncode == 0, result.stderr
+    assert stubs.calls("gh")[-1] == f"gh issue comment 7 --repo acme/tenancy --body-file {body}"
+    result = stubs.run("scripts/ci/issue.sh", title, str(body), GITHUB_REPOSITORY="acme/tenancy")
+    assert result.returncode == 0, result.stderr
+    assert stubs.calls("gh")[-1] == f"gh issue create --repo acme/tenancy --title {title} --body-file {body}"
+    # The search is by the exact title: a "could not run" issue never receives drift comments.
+    listing = stubs.calls("gh")[0]
+    assert "--json number,title" in listing and f'select(.title == "{title}")' in listing
+    missing = stubs.run("scripts/ci/issue.sh", title, str(tmp_path / "none.md"), GITHUB_REPOSITORY="acme/tenancy")
+    assert missing.returncode == 1 and "no body file" in missing.stderr

@@ -156,3 +156,36 @@ def test_cli_between_two_commits_prints_the_one_changed_shard(project: tuple[Pat
         assert re.search(r"1 of 3 plans changed", result.stderr)
     finally:
         _git(repo, "reset", "-q", "--hard", base)
+
+
+def test_a_stack_the_deployment_record_does_not_list_is_deployed_unchanged(
+    project: tuple[Path, str], tmp_path: Path
+) -> None:
+    # Adding a stack to PULUMI_DEV_STACKS changes no file: its plan is the same at the base, so only
+    # the record of what the last successful run deployed can tell that it never was.
+    repo, base = project
+    record = tmp_path / "deployed.json"
+    record.write_text(json.dumps(["dev-platform", "dev-shard-0"]), encoding="utf-8")
+    result = affected(["dev"], base, None, repo, record)
+    assert [entry["stack"] for entry in result["waves"]["all"]] == ["dev-shard-1"]
+    assert "not in the record: dev-shard-1" in result["reason"]
+    # With everything recorded, an unchanged tree deploys nothing.
+    record.write_text(json.dumps(PARTS), encoding="utf-8")
+    assert affected(["dev"], base, None, repo, record)["waves"]["all"] == []
+
+
+def test_a_missing_deployment_record_deploys_everything(project: tuple[Path, str], tmp_path: Path) -> None:
+    repo, base = project
+    result = affected(["dev"], base, None, repo, tmp_path / "absent.json")
+    assert [entry["stack"] for entry in result["waves"]["all"]] == PARTS
+    assert "no deployment record" in result["reason"]
+
+
+def test_the_record_lists_every_stack_and_shard_of_both_lists(project: tuple[Path, str]) -> None:
+    repo, _ = project
+    command = [sys.executable, "-m", "tools.affected", "--record", '["dev"]', '["prod"]', "--repo", str(repo)]
+    result = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == 'stacks=["dev-platform","dev-shard-0","dev-shard-1","prod"]\n'
+    bad = subprocess.run([*command[:3], "--record", "dev"], cwd=PROJECT_ROOT, capture_output=True, text=True)
+    assert bad.returncode == 2 and "--record: expected JSON lists" in bad.stderr
