@@ -59,6 +59,8 @@ destroy: $(BIN)/activate
 e2e: $(BIN)/activate
 	scripts/e2e/up.sh
 	scripts/e2e/wait-tenants.sh
+	scripts/e2e/wait-flux.sh
+	scripts/e2e/vcluster-dns.sh
 	scripts/e2e/can-i.sh
 	scripts/e2e/admission.sh
 	scripts/e2e/network.sh

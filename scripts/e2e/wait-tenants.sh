@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # e2e step 3: every tenant namespace converges. Deployments Available and databases Ready
-# (CloudNativePG Clusters, MariaDB servers) are required; Flux objects are reported, not required:
-# the examples' charts and Git repositories point at private sources that do not exist publicly.
+# (CloudNativePG Clusters, MariaDB servers) are required; Flux objects are listed here, and those
+# from public sources are required by the next step (scripts/e2e/wait-flux.sh): the examples'
+# other charts and Git repositories point at private sources that do not exist publicly.
 # Usage: scripts/e2e/wait-tenants.sh [TIMEOUT]   (default 600s)
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
