@@ -246,3 +246,21 @@ def test_the_evaluator_reads_what_the_workflows_write() -> None:
     assert not runs("needs.x.outputs.y != '[]'", {"status": "failure", "needs.x.outputs.y": "[1]"})
     with pytest.raises(ValueError):
         evaluate("contains(github.ref, 'main')", {})
+
+
+def test_every_stack_and_shard_has_a_documented_init_step() -> None:
+    # No workflow sets `upsert` (test_pulumi_actions_only_installs_the_cli), so the docs must say
+    # who creates the stacks and shards, and the runner's error must send people to the same place.
+    from tools.ci_pulumi import BOOTSTRAP
+
+    doc = CI_DOC.read_text(encoding="utf-8")
+    assert "**CI never creates a stack** (no `upsert`, no `--create`)" in doc
+    flat = " ".join(doc.split())
+    assert (
+        "every stack, platform stack and shard must exist before its first job, "
+        f"created by the bootstrap step ({BOOTSTRAP})" in flat
+    )
+    bootstrap = PROJECT_ROOT / BOOTSTRAP
+    if not bootstrap.is_file():
+        pytest.skip(f"{BOOTSTRAP} comes with the bootstrap script (scripts/bootstrap.sh), written separately")
+    assert "stack init" in bootstrap.read_text(encoding="utf-8")
