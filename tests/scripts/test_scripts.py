@@ -20,10 +20,7 @@ from tools import e2e_manifests
 from tools.admission_cases import ACCESS, CASES
 from tools.harness import PROJECT_ROOT
 
-SCRIPTS = sorted(
-    [*(PROJECT_ROOT / "scripts").glob("*.sh"), *(PROJECT_ROOT / "scripts" / "e2e").glob("*.sh")]
-    + [*(PROJECT_ROOT / "scripts" / "ci").glob("*.sh")]
-)
+SCRIPTS = sorted(path for folder in ("", "e2e", "ci") for path in (PROJECT_ROOT / "scripts" / folder).glob("*.sh"))
 SHELLCHECK = shutil.which("shellcheck") or str(Path(sys.executable).parent / "shellcheck")
 BASE_PATH = "/usr/bin:/bin"
 

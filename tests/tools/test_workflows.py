@@ -161,7 +161,8 @@ def test_drift_runs_on_a_schedule_and_fails_loudly() -> None:
     assert report["if"] == "always() && needs.drift.result == 'failure'"
     assert "-m tools.drift_report" in steps_text(report) and "scripts/ci/issue.sh" in steps_text(report)
     # drift = preview --refresh --expect-no-changes, run and classified by tools.ci_pulumi.
-    assert '-m tools.ci_pulumi --command "$COMMAND" --stack "$STACK"' in steps_text(load("pulumi-stack.yml")["jobs"]["run"])
+    reusable = steps_text(load("pulumi-stack.yml")["jobs"]["run"])
+    assert '-m tools.ci_pulumi --command "$COMMAND" --stack "$STACK"' in reusable
 
 
 def pulumi_step() -> dict[str, Any]:
