@@ -135,7 +135,7 @@ def evaluate(expression: str, context: dict[str, Any]) -> Any:
 def runs(condition: str | None, context: dict[str, Any]) -> bool:
     """Whether a job or step with this `if:` runs: without one, it runs when nothing failed."""
     if condition is None:
-        return context.get("status", "success") == "success"
+        return bool(context.get("status", "success") == "success")
     text = condition.strip()
     uses_status = re.search(r"\b(success|failure|always|cancelled)\(\)", text) is not None
     result = _truthy(evaluate(text, context))
