@@ -15,6 +15,7 @@ import pulumi
 from components.clouds import legacy_keys
 from components.clouds.base import DataBackend, Guard
 from components.clouds.eso import shared_secret_store
+from components.clouds.gcp.key_ring import key_ring_problems
 from components.clouds.gcp.network import NETWORK
 from components.model.capabilities import CloudCapabilities
 from components.model.clouds import GcpSettings
@@ -91,5 +92,6 @@ class GcpCloud:
         return []
 
     def stack_problems(self, specs: Sequence[TenantSpec], settings: StackSettings) -> list[Problem]:
-        # A stack deployed before keys were per environment must say where each old key goes.
-        return legacy_keys.unlisted_problems(specs, settings)
+        # A stack deployed before keys were per environment must say where each old key goes; the
+        # platform's key ring is never the ring of the stack's state key (key_ring.py).
+        return legacy_keys.unlisted_problems(specs, settings) + key_ring_problems(self.gcp, settings.source)

@@ -186,7 +186,6 @@ class GcpData:
             display_name=f"tenancy tenant {tenant} environment {environment}",
             opts=guard.plain(),
         )
-        member = account.email.apply(lambda email: f"serviceAccount:{email}")
         # Authoritative: only this namespace's `workload` account may impersonate it.
         gcp.serviceaccount.IAMBinding(
             f"{prefix}-workload-identity",
@@ -195,10 +194,10 @@ class GcpData:
             members=[workload_member(self._gcp.project, namespace)],
             opts=guard.plain(),
         )
-        # Its own environment's key only.
-        gcp.kms.CryptoKeyIAMMember(
-            f"{prefix}-key-user", crypto_key_id=key.id, role=KEY_USER, member=member, opts=guard.plain()
-        )
+        # No grant on the key: Cloud SQL and Secret Manager encrypt and decrypt with it through their
+        # service agents (platform.py); a secret accessor reads CMEK-protected secrets without any
+        # Cloud KMS role (https://cloud.google.com/secret-manager/docs/cmek), and the workload talks
+        # to its database with a password, never to Cloud KMS.
         return TenantIdentity(
             principal=account.email,
             key=key.id,
