@@ -33,6 +33,7 @@ from components.clouds.base import (
 )
 from components.clouds.eso import EsoDelivery
 from components.clouds.gcp.cloud_sql import machine
+from components.clouds.gcp.name_rules import cloud_sql_instance_name
 from components.clouds.gcp.shared import GcpSharedLogins
 from components.clouds.legacy_keys import adopts_legacy_key, instance_options, key_options, legacy_gcp_key_name
 from components.model.clouds import GcpSettings
@@ -249,8 +250,11 @@ class GcpData:
 
     def _instance(self, request: DatabaseRequest, identity: TenantIdentity, guard: Guard) -> gcp.sql.DatabaseInstance:
         """A dedicated Cloud SQL instance, encrypted with its environment's key (CMEK)."""
+        resource_name = f"{request.prefix}-instance"
         return gcp.sql.DatabaseInstance(
-            f"{request.prefix}-instance",
+            resource_name,
+            # None: Pulumi's auto-name; past Cloud SQL's limit, a shortened one (name_rules.py).
+            name=cloud_sql_instance_name(resource_name, self._gcp.project),
             database_version=database_version(request.engine, request.version),
             region=self._gcp.region,
             # The environment's key encrypts its dedicated instance (CMEK).
