@@ -78,3 +78,21 @@ def test_grants_on_the_platform_ring_never_reach_the_state_key(tmp_path: Path) -
     assert state is not None and ring.inputs["name"] != state[2]
     for grant in run.of_type("gcp:kms/keyRingIAMMember:KeyRingIAMMember"):
         assert not str(grant.inputs["keyRingId"]).endswith(f"/keyRings/{state[2]}"), grant.name
+
+
+def test_renaming_a_ring_that_exists_replaces_protected_keys(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A stack whose ring was created under another name (here `tenancy-old`) must keep it: the
+    # upgrade preview shows the ring and the keys in it replaced, refused because they are protected.
+    from tools import key_migration
+
+    fixture = PROJECT_ROOT / "tests" / "tools" / "fixtures" / "state-before-per-environment-keys-prod.json"
+    state = tmp_path / "state.json"
+    state.write_text(
+        fixture.read_text(encoding="utf-8").replace("tenancy-tenant-keys", "tenancy-old"), encoding="utf-8"
+    )
+    key_migration.main(["--state", str(state), "--stack", "prod"])
+    out = capsys.readouterr().out
+    assert "replace  tenancy-keyring (gcp:kms/keyRing:KeyRing) [name]  REFUSED (protected)" in out
+    assert "replace  acme-prod-key (gcp:kms/cryptoKey:CryptoKey) [keyRing]  REFUSED (protected)" in out

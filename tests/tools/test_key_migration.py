@@ -154,7 +154,7 @@ def _after_first_up_and_move(stack: str) -> list[StateResource]:
     state = []
     dev_key = "arn:aws:kms:eu-west-1:111122223333:key/acme-dev-key"
     if stack == "prod":
-        dev_key = "projects/mock-project/locations/europe-west1/keyRings/tenancy-prod/cryptoKeys/tenancy_acme_dev"
+        dev_key = "projects/mock-project/locations/europe-west1/keyRings/tenancy-tenant-keys/cryptoKeys/tenancy_acme_dev"
     for item in _state(stack):
         if item.name == "acme-key":
             item = StateResource(item.urn.replace("::acme-key", "::acme-prod-key"), *_rest(item))
