@@ -112,3 +112,10 @@ def test_pool_size_outside_the_enterprise_plus_environments_is_refused(tmp_path:
     run = _pooled(tmp_path / "both", '["dev", "prod"]')
     editions = {i.inputs["settings"]["edition"] for i in _instances(run) if i.name.startswith("shop-")}
     assert editions == {"ENTERPRISE_PLUS"}
+
+
+def test_an_enterprise_plus_environment_the_stack_does_not_host_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError) as raised:
+        _pooled(tmp_path, '["dev", "prd"]')
+    found = {(Path(p.file).name, p.field) for p in raised.value.problems}
+    assert ("Pulumi.prod.yaml", "tenancy:gcp.enterprisePlusEnvironments") in found

@@ -45,8 +45,20 @@ def database_rules(spec: TenantSpec, index: int, settings: StackSettings) -> lis
 
 
 def shared_instance_problems(settings: StackSettings) -> list[Problem]:
-    """Shared instances (never pooled) whose edition, machine type and version Cloud SQL would refuse."""
+    """Shared instances (never pooled) whose edition, machine type and version Cloud SQL would refuse,
+    and Enterprise Plus environments the stack does not host (a typo would refuse every pool there)."""
     problems = []
+    unknown = [
+        e for e in (settings.gcp.enterprise_plus_environments if settings.gcp else []) if e not in settings.environments
+    ]
+    if unknown:
+        problems.append(
+            Problem(
+                settings.source,
+                "tenancy:gcp.enterprisePlusEnvironments",
+                f"{', '.join(unknown)} not hosted by this stack (environments: {', '.join(settings.environments)})",
+            )
+        )
     for name, instance in sorted(settings.data.shared_instances.items()):
         edition, tier = machine(instance.size, pooled=False)
         for kind, message in edition_problems(instance.engine, instance.version, edition, tier, pooled=False):
