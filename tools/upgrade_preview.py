@@ -29,6 +29,9 @@ from tools.harness import _computed_outputs as mock_outputs
 # Properties whose change makes the provider replace the resource (create a new cloud object).
 REPLACED_BY: Mapping[str, tuple[str, ...]] = {
     "gcp:kms/cryptoKey:CryptoKey": ("name", "keyRing"),
+    # A key ring is never deleted: a new name is a new ring (docs/adr/0016-own-key-ring.md).
+    "gcp:kms/keyRing:KeyRing": ("name", "location"),
+    "gcp:kms/keyRingIAMMember:KeyRingIAMMember": ("keyRingId", "role", "member"),
     "gcp:sql/databaseInstance:DatabaseInstance": ("name", "region", "encryptionKeyName"),
     # replication's customerManagedEncryption changes in place (google provider 4.80 onwards).
     "gcp:secretmanager/secret:Secret": ("secretId",),

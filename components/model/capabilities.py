@@ -7,7 +7,7 @@ satisfies `CloudRules`. A new cloud fills these in; nothing in the model changes
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -39,6 +39,10 @@ class CloudCapabilities:
     # stack lists none (`tenancy:storage`, components/model/storage.py).
     storage_provisioner: str = "rancher.io/local-path"
     storage_parameters: Mapping[str, str] = field(default_factory=dict)
+    # What the cloud's database service would refuse of one tenant database in this stack (edition,
+    # machine type, version: components/clouds/gcp/checks.py), as (field path, message) pairs for
+    # `databases.<index>` of the tenant's file; None when the cloud has no such rules.
+    database_rules: Callable[[TenantSpec, int, StackSettings], list[tuple[str, str]]] | None = None
 
 
 class CloudRules(Protocol):

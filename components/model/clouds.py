@@ -21,6 +21,10 @@ class GcpSettings(StrictModel):
     key_ring: DnsLabel = "tenancy"
     # Rotation period of tenant keys, in days.
     key_rotation_days: Annotated[int, Field(ge=1, le=365)] = 90
+    # Environments whose databases may ask for `poolSize`: Cloud SQL managed connection pooling runs
+    # on the Enterprise Plus edition only, which costs more than Enterprise (docs/data-and-secrets.md).
+    # A pooled database in any other environment is refused, never silently made Enterprise Plus.
+    enterprise_plus_environments: list[DnsLabel] = []
     # Where the GKE cluster runs (region or zone), for ESO's workload identity; default: region.
     cluster_location: str | None = None
 

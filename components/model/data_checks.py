@@ -41,6 +41,8 @@ def data_problems(spec: TenantSpec, settings: StackSettings, cloud: CloudRules) 
             )
         problems += _placement_problems(spec, index, settings, cloud)
         problems += _pool_problems(spec, index, settings, cloud)
+        if cloud.capabilities.database_rules is not None:
+            problems += cloud.capabilities.database_rules(spec, index, settings)
         problems += [(where, message) for message in unhostable]
     return problems
 

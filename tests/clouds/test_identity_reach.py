@@ -26,12 +26,30 @@ from tests.support import EXAMPLE_TENANTS, objects_of_kind, plan, tenant_documen
 from tools.harness import ProgramRun, stack_config
 
 _PLANS: dict[str, ProgramRun] = {}
+# What a tenant environment's identity reaches besides probes. On GCP no key: only the Cloud SQL and
+# Secret Manager service agents use it (least privilege, issue 24); a secret accessor reads
+# CMEK-protected secrets without a Cloud KMS role (https://cloud.google.com/secret-manager/docs/cmek).
+TENANT_KINDS = {"prod": {"secret", "database"}, "prod-aws": {"key", "secret", "database"}}
 
 
 def _run(stack: str) -> ProgramRun:
     if stack not in _PLANS:
         _PLANS[stack] = plan(stack, EXAMPLE_TENANTS)
     return _PLANS[stack]
+
+
+def test_no_gcp_tenant_identity_holds_a_kms_role() -> None:
+    run = _run("prod")
+    tenant_accounts = {a.name.removesuffix("-identity") for a in run.of_type("gcp:serviceaccount/account:Account")} - {
+        "shared-secrets"
+    }
+    assert tenant_accounts  # acme-dev, acme-prod, ...
+    for grant in run.of_type("gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember") + run.of_type(
+        "gcp:kms/keyRingIAMMember:KeyRingIAMMember"
+    ):
+        # Only the service agents of Cloud SQL and Secret Manager (platform.py) hold key roles.
+        assert grant.name in {"tenancy-sql-agent-keys", "tenancy-secrets-agent-keys"}, grant.name
+        assert "@gcp-sa-" in grant.inputs["member"], grant.inputs
 
 
 def _controller(stack: str) -> str | None:
@@ -80,8 +98,9 @@ def test_each_environment_identity_reaches_only_its_environment(stack: str) -> N
         assert identity.reaches, identity
         strangers = {a for a in identity.reaches if (a.tenant, a.environment) != (tenant, environment)}
         assert strangers == set(), (identity.principal, strangers)
-        # It reaches its environment's key and every secret of it.
-        assert {a.kind for a in identity.reaches} >= {"key", "secret"}
+        # It reaches every secret of its environment; on AWS its key too (Secrets Manager decrypts
+        # with the caller's `kms:Decrypt`), on GCP no key (the service agents use it, data.py).
+        assert {a.kind for a in identity.reaches} >= TENANT_KINDS[stack] - {"database"}
     # Every namespace with a SecretStore has an identity of its own (acme and more, dev and prod).
     stores = {s["metadata"]["namespace"] for s in objects_of_kind(run, "SecretStore")}
     assert {ACME_DEV, ACME_PROD} <= stores <= used_from
@@ -96,7 +115,7 @@ def test_acme_dev_reaches_nothing_of_prod_and_prod_nothing_of_dev(stack: str) ->
     for identity, other in ((dev, "prod"), (prod, "dev")):
         assert not {a for a in identity.reaches if a.environment == other}, identity.principal
         kinds = {a.kind for a in identity.reaches} - {"probe"}
-        assert kinds == {"key", "secret", "database"}, (identity.principal, kinds)
+        assert kinds == TENANT_KINDS[stack], (identity.principal, kinds)
 
 
 def _attack_secret(stack: str, key: str) -> dict[str, object]:

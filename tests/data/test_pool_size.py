@@ -41,7 +41,8 @@ def test_gcp_asks_for_the_edition_that_has_managed_pooling(tmp_path: Path) -> No
         ]
     unpooled = _plan("prod", tmp_path / "plain", poolSize=None)
     plain = [r for r in unpooled.resources if r.type.endswith(":DatabaseInstance") and r.name.startswith("acme-")]
-    assert plain and all("edition" not in r.inputs["settings"] for r in plain)
+    # Unpooled: Enterprise, named explicitly (left out, PostgreSQL 16 would get Enterprise Plus).
+    assert plain and {r.inputs["settings"]["edition"] for r in plain} == {"ENTERPRISE"}
     assert {r.inputs["settings"]["tier"] for r in plain} == {"db-custom-2-7680"}
 
 

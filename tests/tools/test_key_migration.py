@@ -154,7 +154,8 @@ def _after_first_up_and_move(stack: str) -> list[StateResource]:
     state = []
     dev_key = "arn:aws:kms:eu-west-1:111122223333:key/acme-dev-key"
     if stack == "prod":
-        dev_key = "projects/mock-project/locations/europe-west1/keyRings/tenancy-prod/cryptoKeys/tenancy_acme_dev"
+        ring_id = "projects/mock-project/locations/europe-west1/keyRings/tenancy-tenant-keys"
+        dev_key = f"{ring_id}/cryptoKeys/tenancy_acme_dev"
     for item in _state(stack):
         if item.name == "acme-key":
             item = StateResource(item.urn.replace("::acme-key", "::acme-prod-key"), *_rest(item))

@@ -15,6 +15,8 @@ import pulumi
 from components.clouds import legacy_keys
 from components.clouds.base import DataBackend, Guard
 from components.clouds.eso import shared_secret_store
+from components.clouds.gcp.checks import database_rules, shared_instance_problems
+from components.clouds.gcp.key_ring import key_ring_problems
 from components.clouds.gcp.network import NETWORK
 from components.model.capabilities import CloudCapabilities
 from components.model.clouds import GcpSettings
@@ -40,6 +42,7 @@ CAPABILITIES = CloudCapabilities(
     storage_provisioner="pd.csi.storage.gke.io",
     pooled_placements=frozenset({"dedicated"}),
     storage_parameters={"type": "pd-balanced"},
+    database_rules=database_rules,
 )
 
 
@@ -91,5 +94,11 @@ class GcpCloud:
         return []
 
     def stack_problems(self, specs: Sequence[TenantSpec], settings: StackSettings) -> list[Problem]:
-        # A stack deployed before keys were per environment must say where each old key goes.
-        return legacy_keys.unlisted_problems(specs, settings)
+        # A stack deployed before keys were per environment must say where each old key goes; the
+        # platform's key ring is never the ring of the stack's state key (key_ring.py).
+        # Shared instances get the edition, machine type and version Cloud SQL takes (checks.py).
+        return (
+            legacy_keys.unlisted_problems(specs, settings)
+            + key_ring_problems(self.gcp, settings.source)
+            + shared_instance_problems(settings)
+        )

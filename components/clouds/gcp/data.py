@@ -32,14 +32,13 @@ from components.clouds.base import (
     generate_password,
 )
 from components.clouds.eso import EsoDelivery
+from components.clouds.gcp.cloud_sql import machine
+from components.clouds.gcp.name_rules import cloud_sql_instance_name
 from components.clouds.gcp.shared import GcpSharedLogins
 from components.clouds.legacy_keys import adopts_legacy_key, instance_options, key_options, legacy_gcp_key_name
 from components.model.clouds import GcpSettings
 from components.model.data import DataSettings
 
-_TIERS = {"small": "db-custom-1-3840", "medium": "db-custom-2-7680", "large": "db-custom-4-15360"}
-# Managed connection pooling runs only on Cloud SQL Enterprise Plus, whose machine types are these.
-_PLUS_TIERS = {"small": "db-perf-optimized-N-2", "medium": "db-perf-optimized-N-4", "large": "db-perf-optimized-N-8"}
 SECRET_ACCESSOR = "roles/secretmanager.secretAccessor"
 KEY_USER = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
 _DAY = 86400
@@ -110,8 +109,12 @@ def instance_settings(
     ip: gcp.sql.DatabaseInstanceSettingsIpConfigurationArgsDict = {"ipv4_enabled": False, "ssl_mode": "ENCRYPTED_ONLY"}
     if gcp_settings.network is not None:
         ip["private_network"] = gcp_settings.network
+    # The edition is always named: left out, the API picks Enterprise Plus for PostgreSQL 16 and
+    # later, which refuses `db-custom-*` machine types (cloud_sql.py).
+    edition, tier = machine(size, pooled=pool_size is not None)
     settings: gcp.sql.DatabaseInstanceSettingsArgsDict = {
-        "tier": _TIERS[size],
+        "edition": edition,
+        "tier": tier,
         "disk_size": storage_gb,
         "disk_autoresize": True,
         "availability_type": "REGIONAL" if size == "large" else "ZONAL",
@@ -125,10 +128,8 @@ def instance_settings(
         "user_labels": labels,
     }
     if pool_size is not None:
-        # Managed connection pooling sized from the tenant's spec. Cloud SQL offers it on the
-        # Enterprise Plus edition only: asking for it on an Enterprise instance fails at apply.
-        settings["edition"] = "ENTERPRISE_PLUS"
-        settings["tier"] = _PLUS_TIERS[size]
+        # Managed connection pooling sized from the tenant's spec, on the Enterprise Plus edition
+        # `machine` chose: only the environments of `tenancy:gcp.enterprisePlusEnvironments` get it.
         settings["connection_pool_configs"] = [
             {"connection_pooling_enabled": True, "flags": [{"name": "max_pool_size", "value": str(pool_size)}]}
         ]
@@ -186,7 +187,6 @@ class GcpData:
             display_name=f"tenancy tenant {tenant} environment {environment}",
             opts=guard.plain(),
         )
-        member = account.email.apply(lambda email: f"serviceAccount:{email}")
         # Authoritative: only this namespace's `workload` account may impersonate it.
         gcp.serviceaccount.IAMBinding(
             f"{prefix}-workload-identity",
@@ -195,10 +195,10 @@ class GcpData:
             members=[workload_member(self._gcp.project, namespace)],
             opts=guard.plain(),
         )
-        # Its own environment's key only.
-        gcp.kms.CryptoKeyIAMMember(
-            f"{prefix}-key-user", crypto_key_id=key.id, role=KEY_USER, member=member, opts=guard.plain()
-        )
+        # No grant on the key: Cloud SQL and Secret Manager encrypt and decrypt with it through their
+        # service agents (platform.py); a secret accessor reads CMEK-protected secrets without any
+        # Cloud KMS role (https://cloud.google.com/secret-manager/docs/cmek), and the workload talks
+        # to its database with a password, never to Cloud KMS.
         return TenantIdentity(
             principal=account.email,
             key=key.id,
@@ -250,8 +250,11 @@ class GcpData:
 
     def _instance(self, request: DatabaseRequest, identity: TenantIdentity, guard: Guard) -> gcp.sql.DatabaseInstance:
         """A dedicated Cloud SQL instance, encrypted with its environment's key (CMEK)."""
+        resource_name = f"{request.prefix}-instance"
         return gcp.sql.DatabaseInstance(
-            f"{request.prefix}-instance",
+            resource_name,
+            # None: Pulumi's auto-name; past Cloud SQL's limit, a shortened one (name_rules.py).
+            name=cloud_sql_instance_name(resource_name, self._gcp.project),
             database_version=database_version(request.engine, request.version),
             region=self._gcp.region,
             # The environment's key encrypts its dedicated instance (CMEK).

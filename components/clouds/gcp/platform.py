@@ -21,6 +21,7 @@ import pulumi_gcp as gcp
 from components.clouds.base import Guard, generate_password
 from components.clouds.eso import SHARED_SECRETS_ACCOUNT, shared_secrets_account
 from components.clouds.gcp.data import KEY_USER, SECRET_ACCESSOR, database_version, instance_settings
+from components.clouds.gcp.name_rules import cloud_sql_instance_name
 from components.clouds.sql_logins import ADMIN_USER, admin_document
 from components.model.clouds import GcpSettings
 from components.model.data import DataSettings, SharedInstance
@@ -122,6 +123,8 @@ def _shared_instance(
     # Google-managed encryption: a shared instance serves several tenants, so no tenant's key fits it.
     return gcp.sql.DatabaseInstance(
         f"shared-{name}",
+        # None: Pulumi's auto-name; past Cloud SQL's limit, a shortened one (name_rules.py).
+        name=cloud_sql_instance_name(f"shared-{name}", settings_gcp.project),
         database_version=database_version(instance.engine, instance.version),
         region=settings_gcp.region,
         deletion_protection=True,
