@@ -6,7 +6,8 @@
         shards.count), warning where a shard passes shards.resourceBudget.
     python -m tools.shards write --stack prod --count N --org ORG --repo URL [--check]
         Write Pulumi.<stack>-platform.yaml and Pulumi.<stack>-shard-<i>.yaml (the base stack's config
-        plus the role keys), Pulumi Kubernetes Operator Stack objects in deploy/operator/<stack>.yaml,
+        plus the role keys; an existing file keeps the `encryptedkey` `pulumi stack init` added and any
+        other key `write` does not own), Pulumi Kubernetes Operator Stack objects in deploy/operator/<stack>.yaml,
         and the CI matrix in deploy/shards/<stack>.json. --check exits 1 if the files are stale.
 
 The base file `Pulumi.<stack>.yaml` stays the one place to edit settings; the generated files are
@@ -77,7 +78,23 @@ def layout(stack: str, count: int | None = None, root: Path = PROJECT_ROOT) -> S
     )
 
 
-def _stack_file(base: dict[str, Any], stack: str, role_config: dict[str, Any]) -> str:
+# The keys of a generated stack file that `write` owns; every other key of an existing file (the
+# `encryptedkey` or `encryptionsalt` that `pulumi stack init` added, an `environment` list) is kept:
+# dropping the data key would leave the stack's config secrets undecryptable.
+OWNED_KEYS = frozenset({"config", "secretsprovider"})
+
+
+def _existing(path: Path) -> dict[str, Any]:
+    """The keys of an existing stack file that `write` does not own, to carry over unchanged."""
+    if not path.is_file():
+        return {}
+    document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if not isinstance(document, dict):
+        raise ValueError(f"{path}: expected a mapping of stack settings")
+    return {key: value for key, value in document.items() if key not in OWNED_KEYS}
+
+
+def _stack_file(base: dict[str, Any], stack: str, role_config: dict[str, Any], kept: dict[str, Any]) -> str:
     config = {key: value for key, value in (base.get("config") or {}).items()}
     config.update(role_config)
     # The operator's workspace runs `up` as its service account: it must be a platform identity, or
@@ -88,7 +105,7 @@ def _stack_file(base: dict[str, Any], stack: str, role_config: dict[str, Any]) -
     identities["users"] = users if OPERATOR_IDENTITY in users else [*users, OPERATOR_IDENTITY]
     config["tenancy:policy"] = {**policy, "platformIdentities": identities}
     header = f"# Generated from Pulumi.{stack}.yaml by `python -m tools.shards write`; edit that file and re-run.\n"
-    document: dict[str, Any] = {"config": config}
+    document: dict[str, Any] = {**kept, "config": config}
     if "secretsprovider" in base:
         document["secretsprovider"] = base["secretsprovider"]
     return header + yaml.safe_dump(document, sort_keys=True)
@@ -107,16 +124,19 @@ def generated_files(
     """Every file `write` produces, by path, with its content."""
     base = yaml.safe_load((root / f"Pulumi.{stack}.yaml").read_text(encoding="utf-8")) or {}
     platform = f"{stack}-platform"
+    platform_path = root / f"Pulumi.{platform}.yaml"
     files: dict[Path, str] = {
-        root / f"Pulumi.{platform}.yaml": _stack_file(
+        platform_path: _stack_file(
             base,
             stack,
             {"tenancy:stackRole": "platform", "tenancy:shards": {"count": count}, "tenancy:baseStack": stack},
+            _existing(platform_path),
         )
     }
     shard_names = [f"{stack}-shard-{index}" for index in range(count)]
     for index, name in enumerate(shard_names):
-        files[root / f"Pulumi.{name}.yaml"] = _stack_file(
+        path = root / f"Pulumi.{name}.yaml"
+        files[path] = _stack_file(
             base,
             stack,
             {
@@ -125,6 +145,7 @@ def generated_files(
                 "tenancy:shards": {"count": count, "index": index},
                 "tenancy:platformStack": f"{org}/{PROJECT_NAME}/{platform}",
             },
+            _existing(path),
         )
     source = OperatorSource(org, repo, branch, backend, cloud_identity)
     files[root / "deploy" / "operator" / f"{stack}.yaml"] = operator_manifest(
