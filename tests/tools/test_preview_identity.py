@@ -14,6 +14,7 @@ from __future__ import annotations
 import fnmatch
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -38,7 +39,7 @@ def plans() -> dict[str, list[RecordedResource]]:
     return {stack: run_stack(stack).resources for stack in CLOUD_STACKS}
 
 
-def _committed() -> tuple[set[str], set[str], dict[str, object], list[dict[str, object]]]:
+def _committed() -> tuple[set[str], set[str], dict[str, Any], list[dict[str, Any]]]:
     role = yaml.safe_load((OUT_DIR / "gcp-preview-role.yaml").read_text())
     secrets = yaml.safe_load((OUT_DIR / "gcp-preview-secrets-role.yaml").read_text())
     policy = json.loads((OUT_DIR / "aws-preview-policy.json").read_text())
@@ -76,7 +77,7 @@ def test_aws_preview_policy_grants_every_read_and_secret_values_only_of_the_prog
     plans: dict[str, list[RecordedResource]],
 ) -> None:
     _, _, policy, _ = _committed()
-    statements = policy["Statement"]  # type: ignore[index]
+    statements = policy["Statement"]
     allowed = {(action, stmt["Resource"]) for stmt in statements for action in stmt["Action"]}
     needed = {perm for r in plans["prod-aws"] if r.type in READS for perm in READS[r.type]}
     assert needed <= {action for action, _ in allowed}, sorted(needed - {a for a, _ in allowed})
@@ -94,7 +95,7 @@ def test_kubernetes_preview_role_may_get_and_dry_run_patch_every_kind(
     _, _, _, (cluster_role, binding) = _committed()
     granted = {
         (group, resource, verb)
-        for rule in cluster_role["rules"]  # type: ignore[index]
+        for rule in cluster_role["rules"]
         for group in rule["apiGroups"]
         for resource in rule["resources"]
         for verb in rule["verbs"]
@@ -106,7 +107,7 @@ def test_kubernetes_preview_role_may_get_and_dry_run_patch_every_kind(
         for verb in ("get", "list", "watch", "patch"):
             assert (group, plural, verb) in granted, (token, verb)
     assert not {verb for _, _, verb in granted} - {"get", "list", "watch", "patch"}
-    assert binding["subjects"] == [  # type: ignore[index]
+    assert binding["subjects"] == [
         {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": preview_identity.PREVIEW_GROUP}
     ]
 
