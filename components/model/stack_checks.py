@@ -107,7 +107,7 @@ def _too_broad(settings: StackSettings) -> list[Problem]:
 
 def settings_problems(settings: StackSettings) -> list[Problem]:
     """Every check here that needs only the settings (called from stack.parse_settings)."""
-    problems = platform_identity_problems(settings)
+    problems = platform_identity_problems(settings) + system_pool_problems(settings)
     for environment in settings.quota_split:
         if environment not in settings.environments:
             problems.append(
@@ -118,6 +118,41 @@ def settings_problems(settings: StackSettings) -> list[Problem]:
                 )
             )
     return problems
+
+
+# Pool kinds the stack creates on the cloud, each tainted `tenancy.io/pool=<pool>:NoSchedule`.
+_CREATED_POOL_KINDS = frozenset({"gke", "eks", "karpenter"})
+_SYSTEM_POOL_KEY = "tenancy:cluster.systemPool"
+
+
+def system_pool_problems(settings: StackSettings) -> list[Problem]:
+    """A stack that creates the cluster's pools must name the untainted pool the platform's own pods use.
+
+    Every pool the stack creates carries a NoSchedule taint that only tenant pods tolerate; CoreDNS,
+    Karpenter's controller, External Secrets and Flux tolerate none of them, so without an
+    untainted pool outside the stack they stay Pending and no tenant secret or release converges.
+    """
+    created = sorted(name for name, pool in settings.node_pools.items() if pool.kind in _CREATED_POOL_KINDS)
+    system = settings.cluster.system_pool
+    if system is not None and system in settings.node_pools:
+        return [
+            Problem(
+                settings.source,
+                _SYSTEM_POOL_KEY,
+                f"{system!r} is a pool of tenancy:nodePools, which the stack taints for tenants; name the "
+                "cluster's own untainted pool (GKE node pool or EKS managed node group) outside the stack",
+            )
+        ]
+    if settings.cloud in ("gcp", "aws") and created and system is None:
+        return [
+            Problem(
+                settings.source,
+                _SYSTEM_POOL_KEY,
+                f"every pool this stack creates is tainted ({', '.join(created)}): name the cluster's untainted "
+                "pool where CoreDNS, Karpenter, External Secrets and Flux run (docs/bootstrap.md#system-pool)",
+            )
+        ]
+    return []
 
 
 def renders_flux_objects(spec: TenantSpec) -> bool:
