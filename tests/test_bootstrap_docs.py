@@ -6,7 +6,6 @@ not the committed key, and the committed `encryptedkey` no longer matches)."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import yaml
 
