@@ -49,7 +49,7 @@ class ClusterSettings(StrictModel):
     context: str | None = None
     # The cluster's own untainted node pool (GKE node pool, EKS managed node group), not managed by
     # the stack: every pool the stack creates is tainted, so CoreDNS, Karpenter, External Secrets and
-    # Flux run here. Required on gcp/aws when the stack creates pools (stack_checks.system_pool_problems);
+    # Flux run here. Required when the stack creates pools (gke, eks, karpenter) (stack_checks.system_pool_problems);
     # scripts/bootstrap.sh checks it exists without taints (docs/bootstrap.md).
     system_pool: DnsLabel | None = None
 

@@ -143,7 +143,8 @@ def system_pool_problems(settings: StackSettings) -> list[Problem]:
                 "cluster's own untainted pool (GKE node pool or EKS managed node group) outside the stack",
             )
         ]
-    if settings.cloud in ("gcp", "aws") and created and system is None:
+    # Created pool kinds exist only on the clouds that make them (pools._pools_fit_cloud).
+    if created and system is None:
         return [
             Problem(
                 settings.source,
