@@ -107,7 +107,7 @@ def _too_broad(settings: StackSettings) -> list[Problem]:
 
 def settings_problems(settings: StackSettings) -> list[Problem]:
     """Every check here that needs only the settings (called from stack.parse_settings)."""
-    problems = platform_identity_problems(settings) + system_pool_problems(settings)
+    problems = platform_identity_problems(settings)
     for environment in settings.quota_split:
         if environment not in settings.environments:
             problems.append(
@@ -125,14 +125,15 @@ _CREATED_POOL_KINDS = frozenset({"gke", "eks", "karpenter"})
 _SYSTEM_POOL_KEY = "tenancy:cluster.systemPool"
 
 
-def system_pool_problems(settings: StackSettings) -> list[Problem]:
+def system_pool_problems(settings: StackSettings, cloud: CloudRules) -> list[Problem]:
     """A stack that creates the cluster's pools must name the untainted pool the platform's own pods use.
 
     Every pool the stack creates carries a NoSchedule taint that only tenant pods tolerate; CoreDNS,
     Karpenter's controller, External Secrets and Flux tolerate none of them, so without an
     untainted pool outside the stack they stay Pending and no tenant secret or release converges.
     """
-    created = sorted(name for name, pool in settings.node_pools.items() if pool.kind in _CREATED_POOL_KINDS)
+    kinds = set(cloud.capabilities.pool_kinds) & _CREATED_POOL_KINDS  # a kind the cloud cannot run is its own problem
+    created = sorted(name for name, pool in settings.node_pools.items() if pool.kind in kinds)
     system = settings.cluster.system_pool
     if system is not None and system in settings.node_pools:
         return [
@@ -143,14 +144,13 @@ def system_pool_problems(settings: StackSettings) -> list[Problem]:
                 "cluster's own untainted pool (GKE node pool or EKS managed node group) outside the stack",
             )
         ]
-    # Created pool kinds exist only on the clouds that make them (pools._pools_fit_cloud).
     if created and system is None:
         return [
             Problem(
                 settings.source,
                 _SYSTEM_POOL_KEY,
                 f"every pool this stack creates is tainted ({', '.join(created)}): name the cluster's untainted "
-                "pool where CoreDNS, Karpenter, External Secrets and Flux run (docs/bootstrap.md#system-pool)",
+                "pool where CoreDNS, Karpenter, External Secrets and Flux run (docs/bootstrap.md#5-cluster-the-system-pool)",
             )
         ]
     return []
@@ -231,6 +231,7 @@ def catalog_problems(
     """Every check here that needs the tenants or the stack's cloud (called once from catalog.py)."""
     return (
         up_identity_problems(settings, cloud)
+        + system_pool_problems(settings, cloud)
         + flux_problems(tenants, settings)
         + shared_name_problems(tenants, settings)
     )

@@ -11,8 +11,9 @@ import json
 
 import pytest
 
-from components.model.errors import ConfigurationError
+from components.clouds.registry import cloud_for
 from components.model.stack import parse_settings
+from components.model.stack_checks import system_pool_problems
 from tools.harness import PROJECT_ROOT, stack_config
 
 BASE = {"tenancy:domainSuffix": "tenants.example.com"}
@@ -24,17 +25,15 @@ GCP = {
 
 
 def _problems(config: dict[str, str]) -> list[str]:
-    with pytest.raises(ConfigurationError) as raised:
-        parse_settings({**BASE, **config}, "Pulumi.test.yaml")
-    return [str(problem) for problem in raised.value.problems]
+    settings = parse_settings({**BASE, **config}, "Pulumi.test.yaml")
+    return [str(problem) for problem in system_pool_problems(settings, cloud_for(settings))]
 
 
 def test_a_stack_whose_created_pools_are_all_tainted_must_name_the_system_pool() -> None:
     [problem] = _problems(GCP)
     assert problem.startswith("Pulumi.test.yaml: tenancy:cluster.systemPool: every pool this stack creates is tainted")
     assert "(shared)" in problem
-    settings = parse_settings({**BASE, **GCP, "tenancy:cluster": '{"systemPool": "default-pool"}'}, "Pulumi.test.yaml")
-    assert settings.cluster.system_pool == "default-pool"
+    assert _problems({**GCP, "tenancy:cluster": '{"systemPool": "default-pool"}'}) == []
 
 
 def test_the_system_pool_is_not_one_the_stack_taints() -> None:
@@ -43,14 +42,29 @@ def test_the_system_pool_is_not_one_the_stack_taints() -> None:
 
 
 def test_local_stacks_and_stacks_without_created_pools_need_none() -> None:
-    assert parse_settings(BASE, "Pulumi.test.yaml").cluster.system_pool is None
+    assert _problems({}) == []
     existing = json.dumps({"shared": {"kind": "existing", "costCode": "platform"}})
-    assert parse_settings({**BASE, **GCP, "tenancy:nodePools": existing}, "x").cluster.system_pool is None
+    assert _problems({**GCP, "tenancy:nodePools": existing}) == []
+    # A kind the cloud cannot run is reported as that (catalog pool_problems), not as a missing system pool.
+    assert _problems({"tenancy:nodePools": GCP["tenancy:nodePools"]}) == []
 
 
 @pytest.mark.parametrize("stack", ["prod", "prod-aws"])
 def test_the_committed_cloud_stacks_name_their_system_pool(stack: str) -> None:
     config, _ = stack_config(stack, root=PROJECT_ROOT)
     settings = parse_settings(config, f"Pulumi.{stack}.yaml")
+    assert system_pool_problems(settings, cloud_for(settings)) == []
     assert settings.cluster.system_pool is not None
     assert settings.cluster.system_pool not in settings.node_pools
+
+
+def test_the_plan_refuses_the_stack_and_registers_nothing() -> None:
+    from components.model.errors import ConfigurationError
+    from tools.harness import new_monitor, run_program
+
+    config, secret_keys = stack_config("prod", {"tenancy:cluster": '{"name": "tenancy-prod"}'}, root=PROJECT_ROOT)
+    monitor = new_monitor()
+    with pytest.raises(ConfigurationError) as raised:
+        run_program("prod", config, secret_keys, monitor=monitor)
+    assert [p.field for p in raised.value.problems] == ["tenancy:cluster.systemPool"]
+    assert monitor.recorded == []
