@@ -150,7 +150,8 @@ def system_pool_problems(settings: StackSettings, cloud: CloudRules) -> list[Pro
                 settings.source,
                 _SYSTEM_POOL_KEY,
                 f"every pool this stack creates is tainted ({', '.join(created)}): name the cluster's untainted "
-                "pool where CoreDNS, Karpenter, External Secrets and Flux run (docs/bootstrap.md#5-cluster-the-system-pool)",
+                "pool where CoreDNS, Karpenter, External Secrets and Flux run "
+                "(docs/bootstrap.md#5-cluster-the-system-pool)",
             )
         ]
     return []
