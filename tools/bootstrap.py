@@ -82,11 +82,12 @@ class Runner:
     cwd: Path = PROJECT_ROOT
     log: list[list[str]] = field(default_factory=list)
 
-    def run(self, *argv: str, stdin: str | None = None) -> str:
+    def run(self, *argv: str, stdin: str | None = None, placeholder: str = "") -> str:
+        """Run `argv`; its output. A dry run answers `placeholder` where a later command uses the output."""
         print("+ " + " ".join(argv), file=sys.stderr)
         self.log.append(list(argv))
         if self.dry_run:
-            return ""
+            return placeholder
         result = subprocess.run(list(argv), input=stdin, capture_output=True, text=True, check=False, cwd=self.cwd)
         if result.returncode != 0:
             raise BootstrapError(f"`{' '.join(argv)}` failed ({result.returncode}): {result.stderr.strip()}")
@@ -234,7 +235,7 @@ def secrets_provider(runner: Runner, url: str, source: str, settings: StackSetti
         if not runner.probe("aws", "kms", "describe-key", "--key-id", alias, "--region", region):
             key_id = runner.run(
                 "aws", "kms", "create-key", "--region", region, "--description", "tenancy Pulumi state secrets",
-                "--query", "KeyMetadata.KeyId", "--output", "text",
+                "--query", "KeyMetadata.KeyId", "--output", "text", placeholder="KEY_ID",
             )  # fmt: skip
             runner.run(
                 "aws", "kms", "create-alias", "--alias-name", alias, "--target-key-id", key_id, "--region", region
@@ -278,7 +279,9 @@ def gcp_identities(
     use the state bucket (previews write its lock) and the state key (the preview only decrypts)."""
     assert settings.gcp is not None
     project = settings.gcp.project
-    number = runner.run("gcloud", "projects", "describe", project, "--format=value(projectNumber)")
+    number = runner.run(
+        "gcloud", "projects", "describe", project, "--format=value(projectNumber)", placeholder="PROJECT_NUMBER"
+    )  # fmt: skip
     where = ("--location=global", f"--project={project}")
     if not runner.probe("gcloud", "iam", "workload-identity-pools", "describe", WIF_POOL, *where):
         runner.run("gcloud", "iam", "workload-identity-pools", "create", WIF_POOL, *where)
@@ -369,11 +372,16 @@ def _trust_policy(account: str, repo: str, environment: str) -> str:
     )
 
 
-def aws_identities(runner: Runner, stack: str, settings: StackSettings, repo: str, state_alias: str | None) -> None:
-    """An IAM role per environment, assumable only from that environment's jobs."""
+def aws_identities(
+    runner: Runner, stack: str, settings: StackSettings, repo: str, state_alias: str | None, bucket: str | None
+) -> None:
+    """An IAM role per environment, assumable only from that environment's jobs; both may use the
+    state bucket (previews write its lock) and the state key (the preview only decrypts)."""
     assert settings.aws is not None
     region = settings.aws.region
-    account = runner.run("aws", "sts", "get-caller-identity", "--query", "Account", "--output", "text")
+    account = runner.run(
+        "aws", "sts", "get-caller-identity", "--query", "Account", "--output", "text", placeholder="ACCOUNT_ID"
+    )  # fmt: skip
     provider = f"arn:aws:iam::{account}:oidc-provider/token.actions.githubusercontent.com"
     if not runner.probe("aws", "iam", "get-open-id-connect-provider", "--open-id-connect-provider-arn", provider):
         runner.run(
@@ -384,7 +392,7 @@ def aws_identities(runner: Runner, stack: str, settings: StackSettings, repo: st
     if state_alias is not None:
         key_arn = runner.run(
             "aws", "kms", "describe-key", "--key-id", state_alias, "--region", region,
-            "--query", "KeyMetadata.Arn", "--output", "text",
+            "--query", "KeyMetadata.Arn", "--output", "text", placeholder="KEY_ARN",
         )  # fmt: skip
     groups = [g for g in settings.policy.platform_identities.groups if not g.startswith(("system:", "kubeadm:"))]
     if not groups:
@@ -414,6 +422,19 @@ def aws_identities(runner: Runner, stack: str, settings: StackSettings, repo: st
             runner.run(
                 "aws", "iam", "put-role-policy", "--role-name", role, "--policy-name", "tenancy-state-key",
                 "--policy-document", json.dumps(document, separators=(",", ":")),
+            )  # fmt: skip
+        if bucket is not None:
+            state = [
+                {"Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": f"arn:aws:s3:::{bucket}"},
+                {
+                    "Effect": "Allow",
+                    "Action": ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"],
+                    "Resource": f"arn:aws:s3:::{bucket}/*",
+                },
+            ]
+            runner.run(
+                "aws", "iam", "put-role-policy", "--role-name", role, "--policy-name", "tenancy-state-bucket",
+                "--policy-document", json.dumps({"Version": "2012-10-17", "Statement": state}, separators=(",", ":")),
             )  # fmt: skip
         arn = f"arn:aws:iam::{account}:role/{role}"
         entry = ("--cluster-name", cluster, "--principal-arn", arn, "--region", region)
@@ -497,11 +518,11 @@ def bootstrap(
         bucket = f"gs://{urlsplit(url).netloc}" if url.startswith("gs://") else None
         gcp_identities(runner, stack, settings, repo, state, bucket)
     elif identities and repo and settings.cloud == "aws":
-        aws_identities(
-            runner, stack, settings, repo, aws_key(provider, settings)[0] if provider.startswith("awskms://") else None
-        )
+        alias = aws_key(provider, settings)[0] if provider.startswith("awskms://") else None
+        bucket = urlsplit(url).netloc if url.startswith("s3://") else None
+        aws_identities(runner, stack, settings, repo, alias, bucket)
     elif identities and settings.cloud in ("gcp", "aws"):
-        print("note: no --github-repo: CI identities skipped (docs/bootstrap.md#ci-identities)", file=sys.stderr)
+        print("note: no --github-repo: CI identities skipped (docs/bootstrap.md#4-ci-identities)", file=sys.stderr)
     if cluster and settings.cloud in ("gcp", "aws"):
         system_pool(runner, settings)
         runner.run("kubectl", "apply", "-f", str(OUT_DIR / "kubernetes-preview-clusterrole.yaml"))

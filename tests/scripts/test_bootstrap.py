@@ -168,6 +168,8 @@ def test_prod_aws_from_nothing(clis: Stubs) -> None:
     assert subjects["tenancy-prod-aws"]["token.actions.githubusercontent.com:aud"] == "sts.amazonaws.com"
     policy = f"file://{PROJECT_ROOT / 'deploy' / 'identities' / 'aws-preview-policy.json'}"
     assert any("--role-name tenancy-prod-aws-preview --policy-name tenancy-preview" in c and policy in c for c in calls)
+    state = [c for c in calls if "--policy-name tenancy-state-bucket" in c]
+    assert len(state) == 2 and all('"Resource":"arn:aws:s3:::acme-state/*"' in c for c in state)
     entries = [c for c in calls if c.startswith("aws eks create-access-entry")]
     assert [c.split("--kubernetes-groups ")[1] for c in entries] == ["tenancy-platform", "tenancy-preview"]
     assert [c for c in calls if "associate-access-policy" in c and "tenancy-prod-aws-preview" in c] == []
