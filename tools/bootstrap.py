@@ -170,10 +170,11 @@ def backend(runner: Runner, url: str, settings: StackSettings) -> None:
         if not region:
             raise BootstrapError(f"PULUMI_BACKEND_URL: {url}: add ?region=<region>")
         if not runner.probe("aws", "s3api", "head-bucket", "--bucket", parts.netloc, "--region", region):
-            runner.run(
-                "aws", "s3api", "create-bucket", "--bucket", parts.netloc, "--region", region,
-                "--create-bucket-configuration", f"LocationConstraint={region}",
-            )  # fmt: skip
+            # us-east-1 is the default location and refuses a LocationConstraint naming it (S3 CreateBucket).
+            constraint = (
+                [] if region == "us-east-1" else ["--create-bucket-configuration", f"LocationConstraint={region}"]
+            )
+            runner.run("aws", "s3api", "create-bucket", "--bucket", parts.netloc, "--region", region, *constraint)
             runner.run(
                 "aws", "s3api", "put-bucket-versioning", "--bucket", parts.netloc, "--region", region,
                 "--versioning-configuration", "Status=Enabled",
@@ -457,9 +458,11 @@ def system_pool(runner: Runner, settings: StackSettings) -> None:
         return
     if settings.cloud == "gcp" and settings.gcp is not None:
         location = settings.gcp.cluster_location or settings.gcp.region
+        # A zone ends in `-<letter>` (europe-west1-b); gcloud takes zonal and regional clusters apart.
+        where = f"--zone={location}" if location[-2:-1] == "-" else f"--region={location}"
         text = runner.run(
             "gcloud", "container", "node-pools", "describe", pool, f"--cluster={settings.cluster.name}",
-            f"--location={location}", f"--project={settings.gcp.project}", "--format=json",
+            where, f"--project={settings.gcp.project}", "--format=json",
         )  # fmt: skip
         taints = ((json.loads(text or "{}").get("config") or {}).get("taints")) or []
     elif settings.cloud == "aws" and settings.aws is not None:

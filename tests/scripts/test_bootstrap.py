@@ -89,7 +89,7 @@ def test_prod_on_gcp_from_nothing(clis: Stubs) -> None:
         "gcloud iam workload-identity-pools create github",
         "gcloud iam roles create tenancyPreview --project=tenancy-prod",
         "gcloud iam service-accounts create tenancy-prod-preview",
-        "gcloud container node-pools describe default-pool --cluster=tenancy-prod --location=europe-west1",
+        "gcloud container node-pools describe default-pool --cluster=tenancy-prod --region=europe-west1",
         "kubectl apply -f",
     ]
     positions = [_index(calls, prefix) for prefix in order]
