@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 OUT ?= build/plan
 
-.PHONY: plan test lint schema docs up preview destroy cluster cluster-delete e2e e2e-manifests bench clean
+.PHONY: plan test lint schema docs up preview destroy cluster cluster-delete e2e e2e-manifests bench bootstrap clean
 
 $(BIN)/activate: requirements.txt requirements-ops.txt requirements-dev.txt requirements-analyzer.txt
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,11 @@ up: $(BIN)/activate
 
 destroy: $(BIN)/activate
 	STACK=$(STACK) scripts/pulumi.sh destroy
+
+## bootstrap: backend, secrets provider, `pulumi stack init` of STACK and its shards with the committed
+## provider URL, CI identities (ARGS="--github-repo OWNER/REPO") and the system pool (docs/bootstrap.md)
+bootstrap: $(BIN)/activate
+	scripts/bootstrap.sh --stack $(STACK) $(ARGS)
 
 ## e2e: what .github/workflows/e2e.yml runs, on the kind cluster (after `make cluster`)
 e2e: $(BIN)/activate

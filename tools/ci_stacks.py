@@ -6,7 +6,9 @@ A stack split by `python -m tools.shards write` has a layout file `deploy/shards
 (`{"platform": "prod-platform", "shards": ["prod-shard-0", ...]}`). Its platform stack must be up
 before its shards (they read its outputs), and the shards are independent of each other, so a
 deployment runs in two waves: `first` (unsplit stacks and platform stacks, one after another) and
-`shards` (all shards, in parallel). Every entry names the GitHub environment whose credentials
+`shards` (all shards, in parallel). A split stack the Pulumi Kubernetes Operator owns (`"runner":
+"operator"` in its layout, from `tenancy:shards.runner`) is in neither wave, only in `all`
+(docs/adr/0032-one-runner-per-shard.md). Every entry names the GitHub environment whose credentials
 and approval rules it runs under: the base stack's, so one approval of `prod` covers its shards.
 
 It prints three step outputs, each a JSON list of `{"stack", "environment"}` for a matrix
@@ -34,6 +36,8 @@ def _layout(stack: str, root: Path) -> dict[str, Any] | None:
     layout: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(layout.get("platform"), str) or not isinstance(layout.get("shards"), list):
         raise ValueError(f"{path}: expected {{'platform': <stack>, 'shards': [<stack>, ...]}}")
+    if layout.get("runner", "ci") not in ("ci", "operator"):
+        raise ValueError(f"{path}: runner: expected 'ci' or 'operator', got {layout['runner']!r}")
     return layout
 
 
@@ -41,14 +45,22 @@ def waves(stacks: list[str], root: Path = PROJECT_ROOT) -> dict[str, list[dict[s
     """The two deployment waves for `stacks`, in the order given."""
     first: list[dict[str, str]] = []
     shards: list[dict[str, str]] = []
+    previews: list[dict[str, str]] = []
     for stack in stacks:
         layout = _layout(stack, root)
         if layout is None:
             first.append({"stack": stack, "environment": stack})
             continue
-        first.append({"stack": layout["platform"], "environment": stack})
-        shards.extend({"stack": str(shard), "environment": stack} for shard in layout["shards"])
-    return {"first": first, "shards": shards, "all": first + shards}
+        platform = {"stack": layout["platform"], "environment": stack}
+        parts = [{"stack": str(shard), "environment": stack} for shard in layout["shards"]]
+        # The Pulumi Kubernetes Operator owns this split stack (docs/adr/0032-one-runner-per-shard.md):
+        # CI never runs `up` on it, so the two never update one stack at once; previews still show it.
+        if layout.get("runner", "ci") == "operator":
+            previews.extend([platform, *parts])
+            continue
+        first.append(platform)
+        shards.extend(parts)
+    return {"first": first, "shards": shards, "all": first + shards + previews}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,14 +11,16 @@ operator").
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import yaml
 
 from components.model.stack import ShardSettings
 from components.model.stack_checks import OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT
-from tools.harness import PROJECT_NAME
+from tools.harness import PROJECT_NAME, PROJECT_ROOT
 from tools.shard_budget import load_figures
 
 RESYNC_SECONDS = 600
@@ -26,6 +28,27 @@ PULUMI_CLOUD = "https://api.pulumi.com"
 # Secrets the platform team creates once in the operator's namespace (docs/scale.md).
 GIT_SECRET = "tenancy-git"  # key `accessToken` (https repositories) or `sshPrivateKey` (ssh)
 PULUMI_SECRET = "tenancy-pulumi"  # key `accessToken` (Pulumi Cloud), `passphrase` (passphrase stacks)
+
+# The workspace image. Left out, the operator defaults it to `pulumi/pulumi:latest-nonroot` (its
+# Workspace defaulter, SecurityProfileRestrictedDefaultImage, pulumi/pulumi-kubernetes-operator v2),
+# a CLI that floats away from `requiredPulumiVersion` and CI's pin. The `-nonroot` tag of the exact
+# CLI version requirements.txt pins (the SDK pin; CI installs the same CLI) keeps the three equal.
+WORKSPACE_IMAGE_REPOSITORY = "pulumi/pulumi"
+
+
+def pulumi_version(root: Path = PROJECT_ROOT) -> str:
+    """The Pulumi version requirements.txt pins (`pulumi==X.Y.Z`), which the CLI everywhere must match."""
+    for line in (root / "requirements.txt").read_text(encoding="utf-8").splitlines():
+        match = re.match(r"^pulumi==([0-9]+\.[0-9]+\.[0-9]+)\b", line)
+        if match:
+            return match.group(1)
+    raise ValueError(f"{root / 'requirements.txt'}: no pulumi==X.Y.Z pin")
+
+
+def workspace_image(root: Path = PROJECT_ROOT) -> str:
+    """The workspace image at the pinned CLI version, non-root (the operator's restricted profile)."""
+    return f"{WORKSPACE_IMAGE_REPOSITORY}:{pulumi_version(root)}-nonroot"
+
 
 # The CLI and the provider plugins run beside the program in the workspace pod; the benchmark runs
 # under mocks and does not measure them, so this allowance is an estimate to check with `kubectl top`.
@@ -127,10 +150,12 @@ def stack_object(
         "envRefs": env_refs,
         "workspaceTemplate": {
             "spec": {
+                "image": workspace_image(),
+                "securityProfile": "restricted",
                 "resources": {
                     "requests": {"memory": f"{memory_mib}Mi"},
                     "limits": {"memory": f"{2 * memory_mib}Mi"},
-                }
+                },
             }
         },
     }

@@ -6,8 +6,10 @@
         shards.count), warning where a shard passes shards.resourceBudget.
     python -m tools.shards write --stack prod --count N --org ORG --repo URL [--check]
         Write Pulumi.<stack>-platform.yaml and Pulumi.<stack>-shard-<i>.yaml (the base stack's config
-        plus the role keys), Pulumi Kubernetes Operator Stack objects in deploy/operator/<stack>.yaml,
-        and the CI matrix in deploy/shards/<stack>.json. --check exits 1 if the files are stale.
+        plus the role keys; an existing file keeps the `encryptedkey` `pulumi stack init` added and any
+        other key `write` does not own), Pulumi Kubernetes Operator Stack objects in deploy/operator/<stack>.yaml
+        when the base stack's `tenancy:shards.runner` is `operator`, and the layout in deploy/shards/<stack>.json
+        (with its runner; CI deploys only `ci` stacks). --check exits 1 if the files are stale.
 
 The base file `Pulumi.<stack>.yaml` stays the one place to edit settings; the generated files are
 rewritten from it, and a test fails when they drift.
@@ -28,7 +30,7 @@ import yaml
 from components.clouds.registry import cloud_for
 from components.model.catalog import load_catalog
 from components.model.sharding import shard_of
-from components.model.stack import parse_settings
+from components.model.stack import ShardSettings, parse_settings
 from components.model.stack_checks import OPERATOR_IDENTITY
 from tools.harness import PROJECT_NAME, PROJECT_ROOT, run_program, stack_config
 from tools.operator_stack import PULUMI_CLOUD, OperatorSource, operator_manifest
@@ -77,7 +79,23 @@ def layout(stack: str, count: int | None = None, root: Path = PROJECT_ROOT) -> S
     )
 
 
-def _stack_file(base: dict[str, Any], stack: str, role_config: dict[str, Any]) -> str:
+# The keys of a generated stack file that `write` owns; every other key of an existing file (the
+# `encryptedkey` or `encryptionsalt` that `pulumi stack init` added, an `environment` list) is kept:
+# dropping the data key would leave the stack's config secrets undecryptable.
+OWNED_KEYS = frozenset({"config", "secretsprovider"})
+
+
+def _existing(path: Path) -> dict[str, Any]:
+    """The keys of an existing stack file that `write` does not own, to carry over unchanged."""
+    if not path.is_file():
+        return {}
+    document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if not isinstance(document, dict):
+        raise ValueError(f"{path}: expected a mapping of stack settings")
+    return {key: value for key, value in document.items() if key not in OWNED_KEYS}
+
+
+def _stack_file(base: dict[str, Any], stack: str, role_config: dict[str, Any], kept: dict[str, Any]) -> str:
     config = {key: value for key, value in (base.get("config") or {}).items()}
     config.update(role_config)
     # The operator's workspace runs `up` as its service account: it must be a platform identity, or
@@ -88,7 +106,7 @@ def _stack_file(base: dict[str, Any], stack: str, role_config: dict[str, Any]) -
     identities["users"] = users if OPERATOR_IDENTITY in users else [*users, OPERATOR_IDENTITY]
     config["tenancy:policy"] = {**policy, "platformIdentities": identities}
     header = f"# Generated from Pulumi.{stack}.yaml by `python -m tools.shards write`; edit that file and re-run.\n"
-    document: dict[str, Any] = {"config": config}
+    document: dict[str, Any] = {**kept, "config": config}
     if "secretsprovider" in base:
         document["secretsprovider"] = base["secretsprovider"]
     return header + yaml.safe_dump(document, sort_keys=True)
@@ -107,16 +125,19 @@ def generated_files(
     """Every file `write` produces, by path, with its content."""
     base = yaml.safe_load((root / f"Pulumi.{stack}.yaml").read_text(encoding="utf-8")) or {}
     platform = f"{stack}-platform"
+    platform_path = root / f"Pulumi.{platform}.yaml"
     files: dict[Path, str] = {
-        root / f"Pulumi.{platform}.yaml": _stack_file(
+        platform_path: _stack_file(
             base,
             stack,
             {"tenancy:stackRole": "platform", "tenancy:shards": {"count": count}, "tenancy:baseStack": stack},
+            _existing(platform_path),
         )
     }
     shard_names = [f"{stack}-shard-{index}" for index in range(count)]
     for index, name in enumerate(shard_names):
-        files[root / f"Pulumi.{name}.yaml"] = _stack_file(
+        path = root / f"Pulumi.{name}.yaml"
+        files[path] = _stack_file(
             base,
             stack,
             {
@@ -125,15 +146,33 @@ def generated_files(
                 "tenancy:shards": {"count": count, "index": index},
                 "tenancy:platformStack": f"{org}/{PROJECT_NAME}/{platform}",
             },
+            _existing(path),
         )
-    source = OperatorSource(org, repo, branch, backend, cloud_identity)
-    files[root / "deploy" / "operator" / f"{stack}.yaml"] = operator_manifest(
-        stack, base, [platform, *shard_names], source
-    )
+    # One runner per split stack (docs/adr/0032-one-runner-per-shard.md): the operator's Stack objects
+    # exist only for a stack the operator owns, and the CI matrix says who owns it.
+    runner = runner_of(base, stack)
+    if runner == "operator":
+        source = OperatorSource(org, repo, branch, backend, cloud_identity)
+        files[root / "deploy" / "operator" / f"{stack}.yaml"] = operator_manifest(
+            stack, base, [platform, *shard_names], source
+        )
     files[root / "deploy" / "shards" / f"{stack}.json"] = (
-        json.dumps({"platform": platform, "shards": shard_names}, indent=2) + "\n"
+        json.dumps({"platform": platform, "runner": runner, "shards": shard_names}, indent=2) + "\n"
     )
     return files
+
+
+def runner_of(base: dict[str, Any], stack: str) -> str:
+    """`tenancy:shards.runner` of the base stack file: `ci` (default) or `operator`."""
+    shards = ShardSettings.model_validate((base.get("config") or {}).get("tenancy:shards") or {})
+    return shards.runner
+
+
+def stale_operator_manifest(stack: str, root: Path = PROJECT_ROOT) -> Path | None:
+    """deploy/operator/<stack>.yaml left over from when the operator owned a stack CI now runs."""
+    path = root / "deploy" / "operator" / f"{stack}.yaml"
+    base = yaml.safe_load((root / f"Pulumi.{stack}.yaml").read_text(encoding="utf-8")) or {}
+    return path if path.exists() and runner_of(base, stack) != "operator" else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -151,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     write.add_argument("--backend", default=PULUMI_CLOUD, help="state backend the operator uses (gs://, s3://)")
     write.add_argument("--cloud-identity", help="Google service account or IAM role ARN of the operator's runs")
     write.add_argument("--check", action="store_true")
+    write.add_argument("--root", type=Path, default=PROJECT_ROOT, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if args.command == "layout":
@@ -171,18 +211,25 @@ def main(argv: list[str] | None = None) -> int:
         args.org,
         args.repo,
         args.branch,
+        root=args.root,
         backend=args.backend,
         cloud_identity=args.cloud_identity,
     )
     stale = [path for path, text in files.items() if not path.exists() or path.read_text(encoding="utf-8") != text]
+    leftover = stale_operator_manifest(args.stack, args.root)
     if args.check:
         for path in stale:
-            print(f"{path.relative_to(PROJECT_ROOT)} is stale: re-run tools.shards write", file=sys.stderr)
-        return 1 if stale else 0
+            print(f"{path.relative_to(args.root)} is stale: re-run tools.shards write", file=sys.stderr)
+        if leftover is not None:
+            print(f"{leftover.relative_to(args.root)}: CI runs {args.stack}; delete it", file=sys.stderr)
+        return 1 if stale or leftover else 0
+    if leftover is not None:
+        leftover.unlink()
+        print(f"removed {leftover.relative_to(args.root)} (tenancy:shards.runner is ci)")
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-        print(f"wrote {path.relative_to(PROJECT_ROOT)}")
+        print(f"wrote {path.relative_to(args.root)}")
     return 0
 
 

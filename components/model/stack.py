@@ -47,6 +47,11 @@ class ClusterSettings(StrictModel):
     name: DnsLabel = "tenancy"
     # kubeconfig context; None means the current context (kind, k3d, or CI's credentials).
     context: str | None = None
+    # The cluster's own untainted node pool (GKE node pool, EKS managed node group), not managed by
+    # the stack: every pool the stack creates is tainted, so CoreDNS, Karpenter, External Secrets and
+    # Flux run here. Required when the stack creates pools (gke, eks, karpenter) (stack_checks.system_pool_problems);
+    # scripts/bootstrap.sh checks it exists without taints (docs/bootstrap.md).
+    system_pool: DnsLabel | None = None
 
 
 class PlatformNamespace(StrictModel):
@@ -109,6 +114,9 @@ class ShardSettings(StrictModel):
     index: Annotated[int, Field(ge=0)] | None = None
     # The plan warns when a shard registers more resources than this (previews slow down past it).
     resource_budget: Annotated[int, Field(ge=100)] = 2000
+    # Who runs the platform stack and the shards of a split stack: CI's deploy workflow or the Pulumi
+    # Kubernetes Operator, never both (they share no lock; docs/adr/0032-one-runner-per-shard.md).
+    runner: Literal["ci", "operator"] = "ci"
 
 
 class StackSettings(StrictModel):

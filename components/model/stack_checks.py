@@ -120,6 +120,43 @@ def settings_problems(settings: StackSettings) -> list[Problem]:
     return problems
 
 
+# Pool kinds the stack creates on the cloud, each tainted `tenancy.io/pool=<pool>:NoSchedule`.
+_CREATED_POOL_KINDS = frozenset({"gke", "eks", "karpenter"})
+_SYSTEM_POOL_KEY = "tenancy:cluster.systemPool"
+
+
+def system_pool_problems(settings: StackSettings, cloud: CloudRules) -> list[Problem]:
+    """A stack that creates the cluster's pools must name the untainted pool the platform's own pods use.
+
+    Every pool the stack creates carries a NoSchedule taint that only tenant pods tolerate; CoreDNS,
+    Karpenter's controller, External Secrets and Flux tolerate none of them, so without an
+    untainted pool outside the stack they stay Pending and no tenant secret or release converges.
+    """
+    kinds = set(cloud.capabilities.pool_kinds) & _CREATED_POOL_KINDS  # a kind the cloud cannot run is its own problem
+    created = sorted(name for name, pool in settings.node_pools.items() if pool.kind in kinds)
+    system = settings.cluster.system_pool
+    if system is not None and system in settings.node_pools:
+        return [
+            Problem(
+                settings.source,
+                _SYSTEM_POOL_KEY,
+                f"{system!r} is a pool of tenancy:nodePools, which the stack taints for tenants; name the "
+                "cluster's own untainted pool (GKE node pool or EKS managed node group) outside the stack",
+            )
+        ]
+    if created and system is None:
+        return [
+            Problem(
+                settings.source,
+                _SYSTEM_POOL_KEY,
+                f"every pool this stack creates is tainted ({', '.join(created)}): name the cluster's untainted "
+                "pool where CoreDNS, Karpenter, External Secrets and Flux run "
+                "(docs/bootstrap.md#5-cluster-the-system-pool)",
+            )
+        ]
+    return []
+
+
 def renders_flux_objects(spec: TenantSpec) -> bool:
     """Whether the tenant gets Flux objects (a HelmRelease per chart app or virtual cluster, a Kustomization)."""
     virtual = virtual_environments(spec.isolation, spec.environments)
@@ -195,6 +232,7 @@ def catalog_problems(
     """Every check here that needs the tenants or the stack's cloud (called once from catalog.py)."""
     return (
         up_identity_problems(settings, cloud)
+        + system_pool_problems(settings, cloud)
         + flux_problems(tenants, settings)
         + shared_name_problems(tenants, settings)
     )

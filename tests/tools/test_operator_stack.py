@@ -179,7 +179,9 @@ def test_shards_wait_for_the_platform_and_never_destroy() -> None:
 def test_manifest_path_is_what_shards_write(tmp_path: Path) -> None:
     from tools.shards import generated_files
 
-    (tmp_path / "Pulumi.prod.yaml").write_text((PROJECT_ROOT / "Pulumi.prod.yaml").read_text(), encoding="utf-8")
+    document = base("prod")
+    document["config"]["tenancy:shards"] = {"runner": "operator"}
+    (tmp_path / "Pulumi.prod.yaml").write_text(yaml.safe_dump(document), encoding="utf-8")
     files = generated_files("prod", 2, "acme", REPO, root=tmp_path, backend="gs://b", cloud_identity="x@y.iam")
     text = files[tmp_path / "deploy" / "operator" / "prod.yaml"]
     documents = list(yaml.safe_load_all(text))

@@ -4,7 +4,6 @@ operator manifests keep every shard refreshed and resynced."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -29,7 +28,10 @@ def split(
 ) -> tuple[str, Path, dict[Path, str]]:
     stack = request.param
     root = tmp_path_factory.mktemp(f"split-{stack}")
-    shutil.copy(PROJECT_ROOT / f"Pulumi.{stack}.yaml", root / f"Pulumi.{stack}.yaml")
+    document = yaml.safe_load((PROJECT_ROOT / f"Pulumi.{stack}.yaml").read_text())
+    # Run by the operator, so `write` produces its Stack objects too (ADR 0032: one runner per split stack).
+    document["config"]["tenancy:shards"] = {"runner": "operator"}
+    (root / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(document), encoding="utf-8")
     files = generated_files(stack, COUNT, "acme-platform", "https://git.example.org/platform/tenancy.git", root=root)
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -90,11 +92,16 @@ def test_generated_stack_files_carry_the_role(split: tuple[str, Path, dict[Path,
     base_policy = base.get("tenancy:policy", {})
     base_users = base_policy.get("platformIdentities", {}).get("users", [])
     assert policy["platformIdentities"]["users"] == [*base_users, OPERATOR_IDENTITY]
-    assert {k: v for k, v in shard.items() if k in base and k != "tenancy:policy"} == {
-        k: v for k, v in base.items() if k != "tenancy:policy"
+    own = ("tenancy:policy", "tenancy:shards")  # the roles' own keys
+    assert {k: v for k, v in shard.items() if k in base and k not in own} == {
+        k: v for k, v in base.items() if k not in own
     }
     matrix = json.loads((root / "deploy" / "shards" / f"{stack}.json").read_text())
-    assert matrix == {"platform": f"{stack}-platform", "shards": [f"{stack}-shard-0", f"{stack}-shard-1"]}
+    assert matrix == {
+        "platform": f"{stack}-platform",
+        "runner": "operator",
+        "shards": [f"{stack}-shard-0", f"{stack}-shard-1"],
+    }
 
 
 def test_operator_stacks_refresh_resync_and_wait_for_the_platform(split: tuple[str, Path, dict[Path, str]]) -> None:
