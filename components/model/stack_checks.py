@@ -105,6 +105,30 @@ def _too_broad(settings: StackSettings) -> list[Problem]:
     return problems
 
 
+_CONTEXT_KEY = "tenancy:cluster.context"
+
+
+def cluster_context_problems(settings: StackSettings) -> list[Problem]:
+    """A local stack must name its kubeconfig context (issue 24).
+
+    Without one the Kubernetes provider uses whatever context is current: on a platform engineer's
+    laptop that may be a production cluster, and `make up` would apply the dev stack there. The
+    clouds' stacks reach their cluster through the cloud's own credentials; a local cluster has
+    nothing but the kubeconfig, so the context is its only address.
+    """
+    if settings.cloud != "local" or settings.cluster.context:
+        return []
+    return [
+        Problem(
+            settings.source,
+            _CONTEXT_KEY,
+            f"a local stack must name the kubeconfig context it applies to (for the kind cluster "
+            f"{settings.cluster.name!r}: kind-{settings.cluster.name}); without it `pulumi up` applies to "
+            "whatever context is current, which may be another cluster",
+        )
+    ]
+
+
 def settings_problems(settings: StackSettings) -> list[Problem]:
     """Every check here that needs only the settings (called from stack.parse_settings)."""
     problems = platform_identity_problems(settings)

@@ -122,14 +122,15 @@ def test_up_logs_in_to_the_dev_file_backend_and_creates_the_stack(stubs: Stubs, 
 
 def test_make_up_on_a_fresh_cluster_skips_the_first_preview(stubs: Stubs, tmp_path: Path) -> None:
     stubs.add("pulumi", 'case "$1" in version) echo v3.272.0 ;; esac')
-    stubs.add("kubectl", 'case "$*" in "get crd"*) exit 1 ;; esac')
+    stubs.add("kubectl", 'case "$*" in "--context kind-tenancy get crd"*) exit 1 ;; esac')
     result = stubs.run("scripts/pulumi.sh", "up", PULUMI_BACKEND_URL=f"file://{tmp_path}/state")
     assert result.returncode == 0, result.stderr
     assert stubs.calls("pulumi")[-1] == "pulumi up --stack dev --policy-pack policy_pack --skip-preview"
     assert "the first up skips the preview" in result.stderr
-    stubs.add("kubectl", 'case "$*" in "config current-context") exit 1 ;; esac')
+    # The stack's own context, not the current one (issue 24): without it, nothing runs.
+    stubs.add("kubectl", 'case "$*" in "config get-contexts kind-tenancy") exit 1 ;; esac')
     no_cluster = stubs.run("scripts/pulumi.sh", "up", PULUMI_BACKEND_URL=f"file://{tmp_path}/state")
-    assert no_cluster.returncode == 1 and "create the cluster first (make cluster)" in no_cluster.stderr
+    assert no_cluster.returncode == 1 and "no kubeconfig context kind-tenancy" in no_cluster.stderr
 
 
 def test_other_stacks_need_their_backend_and_commands_are_checked(stubs: Stubs) -> None:
