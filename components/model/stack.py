@@ -90,7 +90,7 @@ def _default_tiers() -> dict[str, QuotaSpec]:
         return QuotaSpec(
             requests=ComputeAmounts(cpu=cpu, memory=memory, ephemeral_storage=f"{10 * scale}Gi"),
             limits=ComputeAmounts(cpu=limit_cpu, memory=limit_memory, ephemeral_storage=f"{20 * scale}Gi"),
-            storage="100Gi",
+            storage=f"{100 * scale}Gi",
             objects={key: count * scale for key, count in SMALL_OBJECT_COUNTS.items()},
         )
 

@@ -129,9 +129,25 @@ def cluster_context_problems(settings: StackSettings) -> list[Problem]:
     ]
 
 
+def secrets_operator_problems(settings: StackSettings) -> list[Problem]:
+    """The ESO identity the platform-owned rule trusts runs where the stack says ESO runs."""
+    identity = settings.policy.secrets_operator_identity
+    namespace = settings.data.secrets_operator_namespace
+    if identity.startswith(f"system:serviceaccount:{namespace}:"):
+        return []
+    return [
+        Problem(
+            settings.source,
+            "tenancy:policy.secretsOperatorIdentity",
+            f"{identity!r} is not a service account of the External Secrets namespace {namespace!r} "
+            "(tenancy:data.secretsOperatorNamespace); the platform-owned rule would deny its finalizer patches",
+        )
+    ]
+
+
 def settings_problems(settings: StackSettings) -> list[Problem]:
     """Every check here that needs only the settings (called from stack.parse_settings)."""
-    problems = platform_identity_problems(settings)
+    problems = [*platform_identity_problems(settings), *secrets_operator_problems(settings)]
     for environment in settings.quota_split:
         if environment not in settings.environments:
             problems.append(
