@@ -218,7 +218,9 @@ def platform_placements(
             {"memory": virtual_cluster.memory_limit},
             defaults,
         )
-        placed.append(Placement("the virtual cluster's control plane", _add(control_plane, _claims(1, virtual_cluster.storage))))
+        placed.append(
+            Placement("the virtual cluster's control plane", _add(control_plane, _claims(1, virtual_cluster.storage)))
+        )
     for app in spec.in_environment(spec.apps, environment):
         if app.image is None:
             continue
@@ -241,6 +243,4 @@ def _add(*parts: Mapping[str, Decimal]) -> dict[str, Decimal]:
 def over_budget(hard: Mapping[str, str], placements: list[Placement]) -> dict[str, Decimal]:
     """The quota amounts the placements together need more of than `hard` gives: key -> need."""
     total = _add(*(p.amounts for p in placements))
-    return {
-        key: need for key, need in sorted(total.items()) if key in hard and need > quantity_value(hard[key])
-    }
+    return {key: need for key, need in sorted(total.items()) if key in hard and need > quantity_value(hard[key])}

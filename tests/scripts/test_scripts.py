@@ -93,9 +93,13 @@ def test_a_pulumi_cli_other_than_the_pin_is_a_warning(stubs: Stubs) -> None:
     assert stubs.run("scripts/check-tools.sh", "pulumi").stderr == ""
 
 
+# A `kind` Docker network as `docker network inspect kind --format ...` describes it.
+KIND_NETWORK = 'case "$*" in "network inspect kind --format"*) echo "172.18.0.0/16 " ;; esac'
+
+
 def test_cluster_is_created_from_the_kind_config_once(stubs: Stubs) -> None:
-    for tool in ("docker", "kubectl"):
-        stubs.add(tool)
+    stubs.add("docker", KIND_NETWORK)
+    stubs.add("kubectl")
     stubs.add("kind")
     result = stubs.run("scripts/cluster.sh")
     assert result.returncode == 0, result.stderr
@@ -275,3 +279,24 @@ def test_install_tools_installs_the_pinned_versions(stubs: Stubs) -> None:
     assert result.stdout.splitlines() == ["/home/runner/go/bin", f"{stubs.bin}/.pulumi/bin"]
     refused = stubs.run("scripts/install-tools.sh", "docker")
     assert refused.returncode == 1 and "cannot install docker" in refused.stderr
+
+
+def test_the_kind_network_gets_the_dev_stacks_api_server_subnet(stubs: Stubs) -> None:
+    """kind reuses a Docker network named `kind`; the script makes it with the subnet the dev stack
+    opens to CloudNativePG (tenancy:network.apiServer.cidrs) and refuses one with another subnet."""
+    stubs.add("kubectl")
+    stubs.add("kind")
+    # No network yet: created with the stack's subnet, before kind runs.
+    stubs.add(
+        "docker",
+        'case "$*" in "network inspect kind") exit 1 ;; "network inspect kind --format"*) echo "172.18.0.0/16 " ;; esac',
+    )
+    result = stubs.run("scripts/cluster.sh", "create")
+    assert result.returncode == 0, result.stderr
+    creates = [c for c in stubs.calls("docker") if c.startswith("docker network create")]
+    assert creates and "--subnet 172.18.0.0/16" in creates[0]
+    # A network Docker gave another range: refused, naming the stack key.
+    stubs.add("docker", 'case "$*" in "network inspect kind --format"*) echo "172.19.0.0/16 " ;; esac')
+    other = stubs.run("scripts/cluster.sh", "create")
+    assert other.returncode == 1
+    assert "subnet(s) 172.19.0.0/16, not 172.18.0.0/16: set tenancy:network.apiServer.cidrs" in other.stderr
