@@ -289,7 +289,8 @@ def test_the_kind_network_gets_the_dev_stacks_api_server_subnet(stubs: Stubs) ->
     # No network yet: created with the stack's subnet, before kind runs.
     stubs.add(
         "docker",
-        'case "$*" in "network inspect kind") exit 1 ;; "network inspect kind --format"*) echo "172.18.0.0/16 " ;; esac',
+        'case "$*" in "network inspect kind") exit 1 ;; '
+        '"network inspect kind --format"*) echo "172.18.0.0/16 " ;; esac',
     )
     result = stubs.run("scripts/cluster.sh", "create")
     assert result.returncode == 0, result.stderr
