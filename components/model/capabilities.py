@@ -40,6 +40,9 @@ class CloudCapabilities:
     # Whether dedicated databases run inside the tenant's namespace (operators on a local cluster),
     # where the namespace's quota must hold them (components/model/quota_budget.py).
     databases_in_namespace: bool = False
+    # Whether the stack reaches its cluster through the kubeconfig alone, so it must name the
+    # context (`tenancy:cluster.context`) rather than apply to whatever context is current.
+    kube_context_required: bool = False
     storage_provisioner: str = "rancher.io/local-path"
     storage_parameters: Mapping[str, str] = field(default_factory=dict)
 

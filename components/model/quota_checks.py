@@ -91,7 +91,10 @@ def quota_placement_problems(
     virtual = virtual_environments(spec.isolation, environments)
     problems: list[tuple[str, str]] = []
     for environment in environments:
-        hard = split_hard(total, environment_share(environment, environments, settings.quota_split))
+        share = environment_share(environment, environments, settings.quota_split)
+        hard = split_hard(total, share)
+        # An amount the split empties is reported by quota_split_problems already.
+        emptied = set(emptied_by_split(total, share))
         placements = platform_placements(
             spec,
             environment,
@@ -102,6 +105,8 @@ def quota_placement_problems(
         )
         what = "; ".join(p.what for p in placements)
         for key, need in over_budget(hard, placements).items():
+            if key in emptied:
+                continue
             field = _amount_field(spec, key)
             fix = f"raise {field}" if field.startswith("quota.custom") else "choose a larger tier or a custom quota"
             problems.append(

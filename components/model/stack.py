@@ -33,7 +33,7 @@ from components.model.messages import problem_message
 from components.model.network import NetworkSettings
 from components.model.pools import NodePools
 from components.model.quota_budget import SMALL_OBJECT_COUNTS
-from components.model.stack_checks import cluster_context_problems, settings_problems
+from components.model.stack_checks import settings_problems
 from components.model.storage import StorageSettings
 
 CONFIG_NAMESPACE = "tenancy"
@@ -221,9 +221,4 @@ def read_stack_settings(stack: str) -> StackSettings:
     from pulumi.runtime import config as runtime_config
 
     raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
-    settings = parse_settings(raw, f"Pulumi.{stack}.yaml")
-    # Only a run applies anything, so only a run must know where (tests parse partial configs).
-    problems = cluster_context_problems(settings)
-    if problems:
-        raise ConfigurationError(problems)
-    return settings
+    return parse_settings(raw, f"Pulumi.{stack}.yaml")

@@ -17,7 +17,7 @@ from components.model.labels import namespace_name
 
 if TYPE_CHECKING:
     from components.model.capabilities import CloudRules
-    from components.model.stack import StackSettings
+    from components.model.stack import ClusterSettings, StackSettings
     from components.model.tenant_file import TenantSpec
 
 # The groups PlatformIdentities lists by default: kind/kubeadm put the admin kubeconfig in them.
@@ -108,23 +108,23 @@ def _too_broad(settings: StackSettings) -> list[Problem]:
 _CONTEXT_KEY = "tenancy:cluster.context"
 
 
-def cluster_context_problems(settings: StackSettings) -> list[Problem]:
-    """A local stack must name its kubeconfig context (issue 24).
+def cluster_context_problems(cluster: ClusterSettings, source: str, *, required: bool) -> list[Problem]:
+    """A stack whose cluster is reached through the kubeconfig alone must name its context (issue 24).
 
     Without one the Kubernetes provider uses whatever context is current: on a platform engineer's
-    laptop that may be a production cluster, and `make up` would apply the dev stack there. The
-    clouds' stacks reach their cluster through the cloud's own credentials; a local cluster has
-    nothing but the kubeconfig, so the context is its only address.
+    laptop that may be a production cluster, and `make up` would apply the dev stack there. Clouds
+    whose stacks reach their cluster through the cloud's own credentials do not require it
+    (`CloudCapabilities.kube_context_required`).
     """
-    if settings.cloud != "local" or settings.cluster.context:
+    if not required or cluster.context:
         return []
     return [
         Problem(
-            settings.source,
+            source,
             _CONTEXT_KEY,
-            f"a local stack must name the kubeconfig context it applies to (for the kind cluster "
-            f"{settings.cluster.name!r}: kind-{settings.cluster.name}); without it `pulumi up` applies to "
-            "whatever context is current, which may be another cluster",
+            f"this stack must name the kubeconfig context it applies to (for the kind cluster "
+            f"{cluster.name!r}: kind-{cluster.name}); without it `pulumi up` applies to whatever context is "
+            "current, which may be another cluster",
         )
     ]
 

@@ -31,5 +31,5 @@ def test_a_local_stack_without_a_context_is_refused_naming_the_key() -> None:
     with pytest.raises(ConfigurationError) as caught:
         plan("dev", cluster=json.dumps({"name": "tenancy"}))
     [problem] = caught.value.problems
-    assert str(problem).startswith("Pulumi.dev.yaml: tenancy:cluster.context: a local stack must name")
+    assert str(problem).startswith("Pulumi.dev.yaml: tenancy:cluster.context: this stack must name the kubeconfig")
     assert "kind-tenancy" in problem.message

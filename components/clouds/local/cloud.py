@@ -34,6 +34,8 @@ CAPABILITIES = CloudCapabilities(
     pooled_placements=frozenset({"dedicated"}),
     # CloudNativePG and MariaDB run in the tenant's namespace (data.py), inside its quota.
     databases_in_namespace=True,
+    # A local cluster has no address but its kubeconfig context (components/platform/providers.py).
+    kube_context_required=True,
 )
 
 
