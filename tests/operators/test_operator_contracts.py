@@ -12,16 +12,30 @@ mutating policies, then the validating ones and Pod Security.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import json
 from typing import Any
 
 import pytest
 
-from tests.cel_admission import AdmissionChain, Decision
+from components.model.errors import ConfigurationError
+from components.model.stack import parse_settings
+from tests.cel_admission import AdmissionChain, Decision, Request
+from tests.operators import writes
 from tests.operators.limit_ranger import limit_ranged
-from tests.operators.writes import Write, all_writes
+from tests.operators.writes import (
+    CERT_MANAGER_IDENTITY,
+    Write,
+    all_writes,
+    cert_manager_writes,
+    eso_writes,
+    http01_solver_pod,
+    platform_owned_external_secrets,
+)
 from tests.pod_security import restricted_violations
 from tests.support import kubernetes_objects, objects_of_kind
-from tools.harness import ProgramRun
+from tools.harness import ProgramRun, stack_config
 
 STACKS = {"dev": "dev_plan", "prod": "prod_plan", "prod-aws": "prod_aws_plan"}
 
@@ -55,9 +69,9 @@ def _writes(run: ProgramRun) -> list[Write]:
 def test_every_operator_write_is_admitted(stack: str, request: pytest.FixtureRequest) -> None:
     run: ProgramRun = request.getfixturevalue(STACKS[stack])
     chain = AdmissionChain(kubernetes_objects(run))
-    writes = _writes(run)
+    played = _writes(run)
     refused: list[str] = []
-    for write in writes:
+    for write in played:
         decision, pod_security = play(run, write, chain)
         if not decision.allowed or pod_security:
             refused.append(f"{write.operator}: {write.what} ({write.source}): {decision.denials + pod_security}")
@@ -81,8 +95,8 @@ def test_the_contracts_cover_every_operator_on_some_stack(request: pytest.Fixtur
     }
 
 
-def _first(writes: list[Write], operator: str, text: str) -> Write:
-    return next(w for w in writes if w.operator == operator and text in w.what)
+def _first(candidates: list[Write], operator: str, text: str) -> Write:
+    return next(w for w in candidates if w.operator == operator and text in w.what)
 
 
 def test_each_write_cites_its_upstream_file(dev_plan: ProgramRun, prod_plan: ProgramRun) -> None:
@@ -101,33 +115,28 @@ def test_without_the_mariadb_security_contexts_pod_security_refuses_its_pod(dev_
     assert write.request.object is not None
     for field, reason in [("securityContext", "allowPrivilegeEscalation"), ("podSecurityContext", "seccompProfile")]:
         # The pod as mariadb-operator builds it from a MariaDB that leaves the field out.
-        import tests.operators.writes as writes_module
 
         [mariadb] = [m for m in objects_of_kind(dev_plan, "MariaDB")]
         stripped = {**mariadb, "spec": {k: v for k, v in mariadb["spec"].items() if k != field}}
-        pod = writes_module.mariadb_pod(stripped)
+        pod = writes.mariadb_pod(stripped)
         bare = Write(write.operator, write.what, write.source, _replace_object(write, pod))
         found = _denied(*play(dev_plan, bare))
         assert any(reason in f for f in found), (field, found)
 
 
 def test_without_the_pooler_init_container_entry_always_pull_refuses_the_pooler(dev_plan: ProgramRun) -> None:
-    import tests.operators.writes as writes_module
 
     write = _first(_writes(dev_plan), "cloudnative-pg", "pod of Pooler")
     assert _denied(*play(dev_plan, write)) == []
     pooler = objects_of_kind(dev_plan, "Pooler")[0]
     template = pooler["spec"]["template"]["spec"]
     stripped = {**pooler, "spec": {**pooler["spec"], "template": {"spec": {"containers": template["containers"]}}}}
-    bare = Write(
-        write.operator, write.what, write.source, _replace_object(write, writes_module.cnpg_pooler_pod(stripped))
-    )
+    bare = Write(write.operator, write.what, write.source, _replace_object(write, writes.cnpg_pooler_pod(stripped)))
     found = _denied(*play(dev_plan, bare))
     assert any("container bootstrap-controller must set imagePullPolicy: Always" in f for f in found), found
 
 
 def _replace_object(write: Write, obj: dict[str, Any]) -> Any:
-    import dataclasses
 
     return dataclasses.replace(write.request, object=obj)
 
@@ -136,7 +145,6 @@ def _replace_object(write: Write, obj: dict[str, Any]) -> Any:
 
 
 def _eso_finalizer_write(run: ProgramRun) -> Write:
-    from tests.operators.writes import eso_writes, platform_owned_external_secrets
 
     owned = {e["metadata"]["name"] for e in platform_owned_external_secrets(run)}
     assert owned, "the stack renders platform-owned ExternalSecrets (shared secrets)"
@@ -166,8 +174,6 @@ def test_without_the_eso_door_its_finalizer_patch_is_denied(stack: str, request:
 
 
 def test_the_eso_door_admits_nothing_but_its_finalizer(prod_plan: ProgramRun) -> None:
-    import copy
-    import dataclasses
 
     write = _eso_finalizer_write(prod_plan)
     assert write.request.object is not None
@@ -194,7 +200,6 @@ def test_the_eso_door_admits_nothing_but_its_finalizer(prod_plan: ProgramRun) ->
 
 @pytest.mark.parametrize("stack", list(STACKS))
 def test_cert_manager_writes_for_a_tenant_certificate_are_admitted(stack: str, request: pytest.FixtureRequest) -> None:
-    from tests.operators.writes import cert_manager_writes
 
     run: ProgramRun = request.getfixturevalue(STACKS[stack])
     chain = AdmissionChain(kubernetes_objects(run))
@@ -208,8 +213,6 @@ def test_an_http01_solver_pod_in_a_tenant_namespace_would_be_refused(dev_plan: P
     the Certificate's namespace with `imagePullPolicy: IfNotPresent` and no pool selector, and the
     issuer's podTemplate cannot change the pull policy. Issuers serving tenant namespaces must use
     DNS-01 (docs/admission.md says so); this test keeps that statement true."""
-    from tests.cel_admission import Request
-    from tests.operators.writes import CERT_MANAGER_IDENTITY, http01_solver_pod
 
     pod = http01_solver_pod("tenant-acme-dev")
     write = Write(
@@ -220,3 +223,14 @@ def test_an_http01_solver_pod_in_a_tenant_namespace_would_be_refused(dev_plan: P
     )
     decision, _ = play(dev_plan, write)
     assert any("acmesolver must set imagePullPolicy: Always" in d for d in decision.denials), decision.denials
+
+
+def test_the_eso_identity_must_be_in_the_eso_namespace() -> None:
+    """The door names ESO's account; one outside `data.secretsOperatorNamespace` is refused."""
+
+    config, _ = stack_config("prod")
+    policy = {"secretsOperatorIdentity": "system:serviceaccount:kube-system:external-secrets"}
+
+    with pytest.raises(ConfigurationError) as caught:
+        parse_settings({**config, "tenancy:policy": json.dumps(policy)}, "Pulumi.prod.yaml")
+    assert [p.field for p in caught.value.problems] == ["tenancy:policy.secretsOperatorIdentity"]

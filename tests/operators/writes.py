@@ -219,6 +219,131 @@ def cnpg_pooler_pod(pooler: dict[str, Any]) -> dict[str, Any]:
     return _pod(pooler["metadata"]["namespace"], f"{pooler['metadata']['name']}-7d9c8b6f5-x2x4q", labels, spec)
 
 
+def cnpg_cluster_objects(cluster: dict[str, Any]) -> list[Write]:
+    """What the operator creates beside the pods, as itself: the instance's claim
+    (pkg/reconciler/persistentvolumeclaim/build.go), Services `-rw`, `-ro`, `-r` (pkg/specs/services.go), the primary's
+    PodDisruptionBudget (pkg/specs/poddisruptionbudget.go, minAvailable 1), the instances' account,
+    Role and RoleBinding (pkg/specs/roles.go, rolebinding.go) and its TLS Secrets
+    (pkg/certs, `-ca`, `-server`, `-replication`)."""
+    name, namespace = cluster["metadata"]["name"], cluster["metadata"]["namespace"]
+    meta: dict[str, Any] = {"namespace": namespace, "labels": {"cnpg.io/cluster": name}}
+    storage = cluster["spec"]["storage"]
+    claim = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {**meta, "name": f"{name}-1"},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": storage["size"]}},
+            **({"storageClassName": storage["storageClass"]} if "storageClass" in storage else {}),
+        },
+    }
+    services: list[dict[str, Any]] = [
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {**meta, "name": f"{name}-{suffix}"},
+            "spec": {
+                "type": "ClusterIP",
+                "ports": [{"name": "postgres", "port": 5432, "targetPort": 5432}],
+                "selector": {"cnpg.io/cluster": name},
+            },
+        }
+        for suffix in ("rw", "ro", "r")
+    ]
+    budget = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {**meta, "name": f"{name}-primary"},
+        "spec": {
+            "minAvailable": 1,
+            "selector": {"matchLabels": {"cnpg.io/cluster": name, "cnpg.io/instanceRole": "primary"}},
+        },
+    }
+    account = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {**meta, "name": name}}
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {**meta, "name": name},
+        "rules": [
+            {
+                "apiGroups": ["postgresql.cnpg.io"],
+                "resources": ["clusters"],
+                "verbs": ["get", "list", "watch"],
+                "resourceNames": [name],
+            }
+        ],
+    }
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {**meta, "name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}],
+    }
+    secrets: list[dict[str, Any]] = [
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "type": "kubernetes.io/tls",
+            "metadata": {**meta, "name": f"{name}-{suffix}"},
+            "data": {"tls.crt": "LS0t", "tls.key": "LS0t"},
+        }
+        for suffix in ("ca", "server", "replication")
+    ]
+    where = f"{namespace}/{name}"
+    return [
+        Write(
+            "cloudnative-pg",
+            f"claim of {where}",
+            f"{_CNPG} pkg/reconciler/persistentvolumeclaim/build.go",
+            _request("CREATE", "/v1/persistentvolumeclaims", "PersistentVolumeClaim", CNPG_IDENTITY, claim),
+        ),
+        *[
+            Write(
+                "cloudnative-pg",
+                f"Service {s['metadata']['name']}",
+                f"{_CNPG} pkg/specs/services.go",
+                _request("CREATE", "/v1/services", "Service", CNPG_IDENTITY, s),
+            )
+            for s in services
+        ],
+        Write(
+            "cloudnative-pg",
+            f"primary PodDisruptionBudget of {where}",
+            f"{_CNPG} pkg/specs/poddisruptionbudget.go",
+            _request("CREATE", "policy/v1/poddisruptionbudgets", "PodDisruptionBudget", CNPG_IDENTITY, budget),
+        ),
+        Write(
+            "cloudnative-pg",
+            f"ServiceAccount of {where}",
+            f"{_CNPG} pkg/specs/serviceaccount.go",
+            _request("CREATE", "/v1/serviceaccounts", "ServiceAccount", CNPG_IDENTITY, account),
+        ),
+        Write(
+            "cloudnative-pg",
+            f"Role of {where}",
+            f"{_CNPG} pkg/specs/roles.go",
+            _request("CREATE", "rbac.authorization.k8s.io/v1/roles", "Role", CNPG_IDENTITY, role),
+        ),
+        Write(
+            "cloudnative-pg",
+            f"RoleBinding of {where}",
+            f"{_CNPG} pkg/specs/rolebinding.go",
+            _request("CREATE", "rbac.authorization.k8s.io/v1/rolebindings", "RoleBinding", CNPG_IDENTITY, binding),
+        ),
+        *[
+            Write(
+                "cloudnative-pg",
+                f"Secret {s['metadata']['name']}",
+                f"{_CNPG} pkg/certs/k8s.go",
+                _request("CREATE", "/v1/secrets", "Secret", CNPG_IDENTITY, s),
+            )
+            for s in secrets
+        ],
+    ]
+
+
 def cnpg_writes(run: ProgramRun) -> list[Write]:
     writes: list[Write] = []
     for cluster in _of_kind(run, "Cluster"):
@@ -241,6 +366,7 @@ def cnpg_writes(run: ProgramRun) -> list[Write]:
                 ),
             )
         )
+        writes += cnpg_cluster_objects(cluster)
     for pooler in _of_kind(run, "Pooler"):
         writes.append(
             Write(
@@ -508,7 +634,7 @@ def vcluster_writes(run: ProgramRun) -> list[Write]:
             release["spec"].get("releaseName", release["metadata"]["name"]),
         )
         labels = {"vcluster.loft.sh/managed-by": vcluster, "vcluster.loft.sh/namespace": "default", "app": "web"}
-        spec = {
+        spec: dict[str, Any] = {
             "automountServiceAccountToken": False,
             "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
             "containers": [

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from components.admission.base import PolicyDefinition, literal, literal_list, resource_rule
+from components.admission.base import PolicyDefinition, Validation, Variable, literal, literal_list, resource_rule
 from components.model.labels import PLATFORM_OWNED_KEY, TENANT_KEY
 
 _ALL = ["CREATE", "UPDATE", "DELETE"]
@@ -102,9 +102,12 @@ def policies(users: list[str], groups: list[str], secrets_operator: str | None =
     objects = _lock("tenancy-platform-owned", users, groups)
     if secrets_operator is not None:
         # ESO's finalizer patch (see the module docstring): one more way to pass, nothing else.
-        variables = [*objects.variables, {"name": "esoFinalizer", "expression": _finalizer_only(secrets_operator)}]
-        validations = [{**objects.validations[0], "expression": "variables.platform || variables.esoFinalizer"}]
-        objects = replace(objects, variables=variables, validations=validations)
+        door: Variable = {"name": "esoFinalizer", "expression": _finalizer_only(secrets_operator)}
+        validation: Validation = {
+            **objects.validations[0],
+            "expression": "variables.platform || variables.esoFinalizer",
+        }
+        objects = replace(objects, variables=[*objects.variables, door], validations=[validation])
     objects = replace(
         objects,
         resource_rules=[
