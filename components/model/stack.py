@@ -45,7 +45,8 @@ class ClusterSettings(StrictModel):
     """How the program reaches the cluster: one Kubernetes provider shared by all tenants."""
 
     name: DnsLabel = "tenancy"
-    # kubeconfig context; None means the current context (kind, k3d, or CI's credentials).
+    # kubeconfig context; None means the current context (CI's credentials). Required where the
+    # cloud reaches the cluster through the kubeconfig alone (local: components/platform/providers.py).
     context: str | None = None
 
 
