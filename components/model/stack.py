@@ -95,8 +95,11 @@ def _default_tiers() -> dict[str, QuotaSpec]:
             objects={key: count * scale for key, count in SMALL_OBJECT_COUNTS.items()},
         )
 
+    # Small's CPU limit (8, twice medium's ratio) leaves each of two environments room for a
+    # pooled database (instance + pooler at the LimitRange default limit of 1 CPU each) and a
+    # rolling update's surge pod: the resource budget (quota_budget.py) refuses less.
     return {
-        "small": tier("2", "4Gi", "4", "8Gi", 1),
+        "small": tier("2", "4Gi", "8", "8Gi", 1),
         "medium": tier("8", "16Gi", "16", "32Gi", 3),
         "large": tier("32", "64Gi", "64", "128Gi", 10),
     }
