@@ -38,7 +38,7 @@ docs: $(BIN)/activate
 
 ## cluster: a kind cluster with the dev stack's node pools and Kubernetes version (kind/cluster.yaml);
 ## needs docker, kind and kubectl, and says how to install what is missing
-cluster:
+cluster: $(BIN)/activate
 	scripts/cluster.sh create
 
 cluster-delete:

@@ -36,7 +36,7 @@ catalog = load_catalog(
     previous_virtual_clusters=previous_virtual_clusters(),
     known_stacks=project_stacks(PROJECT_ROOT),
 )
-cluster = providers(cluster=settings.cluster, cloud=cloud)
+cluster = providers(cluster=settings.cluster, cloud=cloud, source=settings.source)
 
 # --- Cluster-wide platform: once per cluster (components/platform/cluster.py) -----------------
 flux = None

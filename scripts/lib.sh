@@ -7,6 +7,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STACK="${STACK:-dev}"
 CLUSTER_NAME="${CLUSTER_NAME:-tenancy}"
 KIND_CONFIG="${KIND_CONFIG:-$ROOT/kind/cluster.yaml}"
+# The project's virtualenv (make creates it): tools that read the stack's settings run in it.
+PYTHON="${PYTHON:-$ROOT/.venv/bin/python}"
 # kind release whose node images kind/cluster.yaml pins (kindest/node v1.36.1).
 KIND_VERSION="v0.32.0"
 

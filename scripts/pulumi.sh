@@ -28,10 +28,13 @@ extra=()
 [[ "$command" == preview || "$command" == up ]] && extra=(--policy-pack policy_pack)
 if [[ "$STACK" == dev && "$command" != refresh ]]; then
   need kubectl
-  kubectl config current-context >/dev/null 2>&1 || die "no kubeconfig context: create the cluster first (make cluster)"
+  # The stack applies to the context Pulumi.dev.yaml names (tenancy:cluster.context), never the
+  # current one; the checks here look at that same cluster.
+  context="kind-$CLUSTER_NAME"
+  kubectl config get-contexts "$context" >/dev/null 2>&1 || die "no kubeconfig context $context: create the cluster first (make cluster)"
   # On a fresh cluster the custom resources of the operators the stack installs (CloudNativePG,
   # MariaDB, Flux) have no CRDs yet, so their preview cannot be computed: the first up skips it.
-  if [[ "$command" == up && " $* " != *" --skip-preview "* ]] && ! kubectl get crd clusters.postgresql.cnpg.io >/dev/null 2>&1; then
+  if [[ "$command" == up && " $* " != *" --skip-preview "* ]] && ! kubectl --context "$context" get crd clusters.postgresql.cnpg.io >/dev/null 2>&1; then
     echo "note: a fresh cluster (no CloudNativePG CRD yet): the first up skips the preview" >&2
     extra+=(--skip-preview)
   fi

@@ -110,7 +110,7 @@ def test_quota_custom(prod_plan: ProgramRun) -> None:
     assert {key: hard[key] for key in ("requests.cpu", "requests.memory", "limits.cpu", "limits.memory")} == {
         "requests.cpu": "500m",
         "requests.memory": "512Mi",
-        "limits.cpu": "1",
+        "limits.cpu": "2",
         "limits.memory": "1Gi",
     }
     assert hard["pods"] == "10" and hard["services"] == "3"

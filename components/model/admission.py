@@ -84,6 +84,11 @@ class PolicySettings(StrictModel):
     # (`system:serviceaccount:<namespace>:<name>`). Exempt from the RBAC rule only: no tenant can
     # act as them, and their own RBAC comes from their chart, not from a tenant.
     operator_identities: list[Identity] = []
+    # External Secrets Operator's controller (its chart's service account, release
+    # `external-secrets` in `tenancy:data.secretsOperatorNamespace`): the platform-owned rule lets it
+    # add and remove its cleanup finalizer on the platform's ExternalSecrets, and nothing else
+    # (components/admission/rules/platform_owned.py).
+    secrets_operator_identity: Identity = "system:serviceaccount:external-secrets:external-secrets"
     # PriorityClasses tenant pods may name. Empty (the default): none, so every tenant pod runs at
     # the cluster default and none can preempt another tenant's pods on a shared pool. A class the
     # cluster marks globalDefault must be listed, because the Priority admission plugin writes its

@@ -37,6 +37,12 @@ class CloudCapabilities:
     pooled_placements: frozenset[str] = frozenset()
     # The CSI driver and parameters of the StorageClass the platform renders for tenants when a
     # stack lists none (`tenancy:storage`, components/model/storage.py).
+    # Whether dedicated databases run inside the tenant's namespace (operators on a local cluster),
+    # where the namespace's quota must hold them (components/model/quota_budget.py).
+    databases_in_namespace: bool = False
+    # Whether the stack reaches its cluster through the kubeconfig alone, so it must name the
+    # context (`tenancy:cluster.context`) rather than apply to whatever context is current.
+    kube_context_required: bool = False
     storage_provisioner: str = "rancher.io/local-path"
     storage_parameters: Mapping[str, str] = field(default_factory=dict)
     # What the cloud's database service would refuse of one tenant database in this stack (edition,

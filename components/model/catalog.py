@@ -27,7 +27,7 @@ from components.model.isolation_checks import stack_isolation_problems, switch_b
 from components.model.labels import default_domain
 from components.model.messages import problem_message, yaml_hint
 from components.model.network_checks import consent_problems, network_problems, network_stack_problems
-from components.model.quota_checks import quota_split_problems
+from components.model.quota_checks import quota_placement_problems, quota_split_problems
 from components.model.sharding import shard_of
 from components.model.stack import StackSettings
 from components.model.stack_checks import catalog_problems
@@ -216,6 +216,8 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: Cl
         problems += [Problem(label, where, message) for where, message in network_problems(spec, settings)]
         if spec.quota is None or spec.quota.tier is None or spec.quota.tier in settings.quota_tiers:
             problems += [Problem(label, where, message) for where, message in quota_split_problems(spec, settings)]
+            placed = quota_placement_problems(spec, settings, cloud.capabilities)
+            problems += [Problem(label, where, message) for where, message in placed]
         problems += stack_isolation_problems(spec, label, settings)
         if spec.node_pool is not None and spec.node_pool not in settings.node_pools:
             known = ", ".join(sorted(settings.node_pools)) or "none"

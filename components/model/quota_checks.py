@@ -8,7 +8,19 @@ configuration mistake, so it is reported against the tenant file with the amount
 
 from __future__ import annotations
 
-from components.model.quota_budget import emptied_by_split, environment_share, tenant_total
+from decimal import Decimal
+
+from components.model.capabilities import CloudCapabilities
+from components.model.isolation import virtual_environments
+from components.model.labels import namespace_name
+from components.model.quota_budget import (
+    emptied_by_split,
+    environment_share,
+    over_budget,
+    platform_placements,
+    split_hard,
+    tenant_total,
+)
 from components.model.stack import StackSettings
 from components.model.tenant_file import TenantSpec
 
@@ -41,6 +53,68 @@ def quota_split_problems(spec: TenantSpec, settings: StackSettings) -> list[tupl
                     where,
                     f"{budget} split over {', '.join(environments)} (tenancy:quotaSplit) leaves environment "
                     f"{environment} zero of {amounts}; raise those amounts or give {environment} more weight",
+                )
+            )
+    return problems
+
+
+def _amount_field(spec: TenantSpec, key: str) -> str:
+    """The tenant-file field that sets one quota amount."""
+    if spec.quota is None or spec.quota.custom is None:
+        return "quota.tier" if spec.quota is not None and spec.quota.tier is not None else "quota"
+    if key == "requests.storage":
+        return "quota.custom.storage"
+    prefix, _, resource = key.partition(".")
+    if prefix in ("requests", "limits") and resource in ("cpu", "memory", "ephemeral-storage"):
+        return f"quota.custom.{prefix}.{'ephemeralStorage' if resource == 'ephemeral-storage' else resource}"
+    return f"quota.custom.objects.{key}"
+
+
+def _shown(key: str, value: Decimal) -> str:
+    if key.endswith(".cpu"):
+        return f"{value * 1000:.0f}m" if value % 1 else f"{value:.0f}"
+    if key.startswith(("requests.", "limits.")):
+        gibibytes, mebibytes = value / 1024**3, -(-value // 1024**2)
+        return f"{gibibytes:.0f}Gi" if gibibytes % 1 == 0 else f"{mebibytes:.0f}Mi"
+    return f"{value:.0f}"
+
+
+def quota_placement_problems(
+    spec: TenantSpec, settings: StackSettings, capabilities: CloudCapabilities
+) -> list[tuple[str, str]]:
+    """(field, message) for each environment whose quota cannot hold what the platform places in
+    its namespace plus one rolling-update surge pod (components/model/quota_budget.py)."""
+    if spec.lifecycle == "decommissioned":
+        return []
+    environments = list(spec.environments)
+    total = tenant_total(spec, quota_tiers=settings.quota_tiers, default_tier=settings.default_quota_tier)
+    virtual = virtual_environments(spec.isolation, environments)
+    problems: list[tuple[str, str]] = []
+    for environment in environments:
+        share = environment_share(environment, environments, settings.quota_split)
+        hard = split_hard(total, share)
+        # An amount the split empties is reported by quota_split_problems already.
+        emptied = set(emptied_by_split(total, share))
+        placements = platform_placements(
+            spec,
+            environment,
+            defaults=settings.limit_defaults,
+            data_placement=settings.data.placement,
+            databases_in_namespace=capabilities.databases_in_namespace,
+            virtual_cluster=settings.virtual_clusters if environment in virtual else None,
+        )
+        what = "; ".join(p.what for p in placements)
+        for key, need in over_budget(hard, placements).items():
+            if key in emptied:
+                continue
+            field = _amount_field(spec, key)
+            fix = f"raise {field}" if field.startswith("quota.custom") else "choose a larger tier or a custom quota"
+            problems.append(
+                (
+                    field,
+                    f"namespace {namespace_name(spec.name, environment)} gets {hard[key]} of {key} but the "
+                    f"platform itself places {_shown(key, need)} there ({what}); {fix} so that {environment} "
+                    f"gets at least {_shown(key, need)} (its share under tenancy:quotaSplit), or place less there",
                 )
             )
     return problems

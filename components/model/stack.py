@@ -45,7 +45,8 @@ class ClusterSettings(StrictModel):
     """How the program reaches the cluster: one Kubernetes provider shared by all tenants."""
 
     name: DnsLabel = "tenancy"
-    # kubeconfig context; None means the current context (kind, k3d, or CI's credentials).
+    # kubeconfig context; None means the current context (CI's credentials). Required where the
+    # cloud reaches the cluster through the kubeconfig alone (local: components/platform/providers.py).
     context: str | None = None
     # The cluster's own untainted node pool (GKE node pool, EKS managed node group), not managed by
     # the stack: every pool the stack creates is tainted, so CoreDNS, Karpenter, External Secrets and
@@ -95,12 +96,15 @@ def _default_tiers() -> dict[str, QuotaSpec]:
         return QuotaSpec(
             requests=ComputeAmounts(cpu=cpu, memory=memory, ephemeral_storage=f"{10 * scale}Gi"),
             limits=ComputeAmounts(cpu=limit_cpu, memory=limit_memory, ephemeral_storage=f"{20 * scale}Gi"),
-            storage="100Gi",
+            storage=f"{100 * scale}Gi",
             objects={key: count * scale for key, count in SMALL_OBJECT_COUNTS.items()},
         )
 
+    # Small's CPU limit (8, twice medium's ratio) leaves each of two environments room for a
+    # pooled database (instance + pooler at the LimitRange default limit of 1 CPU each) and a
+    # rolling update's surge pod: the resource budget (quota_budget.py) refuses less.
     return {
-        "small": tier("2", "4Gi", "4", "8Gi", 1),
+        "small": tier("2", "4Gi", "8", "8Gi", 1),
         "medium": tier("8", "16Gi", "16", "32Gi", 3),
         "large": tier("32", "64Gi", "64", "128Gi", 10),
     }

@@ -17,7 +17,7 @@ from components.model.labels import namespace_name
 
 if TYPE_CHECKING:
     from components.model.capabilities import CloudRules
-    from components.model.stack import StackSettings
+    from components.model.stack import ClusterSettings, StackSettings
     from components.model.tenant_file import TenantSpec
 
 # The groups PlatformIdentities lists by default: kind/kubeadm put the admin kubeconfig in them.
@@ -105,9 +105,49 @@ def _too_broad(settings: StackSettings) -> list[Problem]:
     return problems
 
 
+_CONTEXT_KEY = "tenancy:cluster.context"
+
+
+def cluster_context_problems(cluster: ClusterSettings, source: str, *, required: bool) -> list[Problem]:
+    """A stack whose cluster is reached through the kubeconfig alone must name its context (issue 24).
+
+    Without one the Kubernetes provider uses whatever context is current: on a platform engineer's
+    laptop that may be a production cluster, and `make up` would apply the dev stack there. Clouds
+    whose stacks reach their cluster through the cloud's own credentials do not require it
+    (`CloudCapabilities.kube_context_required`).
+    """
+    if not required or cluster.context:
+        return []
+    return [
+        Problem(
+            source,
+            _CONTEXT_KEY,
+            f"this stack must name the kubeconfig context it applies to (for the kind cluster "
+            f"{cluster.name!r}: kind-{cluster.name}); without it `pulumi up` applies to whatever context is "
+            "current, which may be another cluster",
+        )
+    ]
+
+
+def secrets_operator_problems(settings: StackSettings) -> list[Problem]:
+    """The ESO identity the platform-owned rule trusts runs where the stack says ESO runs."""
+    identity = settings.policy.secrets_operator_identity
+    namespace = settings.data.secrets_operator_namespace
+    if identity.startswith(f"system:serviceaccount:{namespace}:"):
+        return []
+    return [
+        Problem(
+            settings.source,
+            "tenancy:policy.secretsOperatorIdentity",
+            f"{identity!r} is not a service account of the External Secrets namespace {namespace!r} "
+            "(tenancy:data.secretsOperatorNamespace); the platform-owned rule would deny its finalizer patches",
+        )
+    ]
+
+
 def settings_problems(settings: StackSettings) -> list[Problem]:
     """Every check here that needs only the settings (called from stack.parse_settings)."""
-    problems = platform_identity_problems(settings)
+    problems = [*platform_identity_problems(settings), *secrets_operator_problems(settings)]
     for environment in settings.quota_split:
         if environment not in settings.environments:
             problems.append(

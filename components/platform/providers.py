@@ -12,7 +12,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.clouds.protocol import Cloud
+from components.model.errors import ConfigurationError
 from components.model.stack import ClusterSettings
+from components.model.stack_checks import cluster_context_problems
 
 
 @dataclass
@@ -49,6 +51,13 @@ def kubernetes_provider(*, cluster: ClusterSettings) -> k8s.Provider:
     )
 
 
-def providers(*, cluster: ClusterSettings, cloud: Cloud) -> Providers:
-    """Create the stack's providers once; the cloud makes its own (components/clouds/registry.py)."""
+def providers(*, cluster: ClusterSettings, cloud: Cloud, source: str = "the stack config") -> Providers:
+    """Create the stack's providers once; the cloud makes its own (components/clouds/registry.py).
+
+    Refuses, before registering anything, a stack that would apply to whatever kubeconfig context
+    is current where its cloud has no other way to find the cluster (issue 24).
+    """
+    problems = cluster_context_problems(cluster, source, required=cloud.capabilities.kube_context_required)
+    if problems:
+        raise ConfigurationError(problems)
     return Providers(kubernetes=kubernetes_provider(cluster=cluster), account=cloud.provider())

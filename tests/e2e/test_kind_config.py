@@ -8,14 +8,18 @@ admission APIs the bundle registers.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from components.model.labels import pool_node_labels, pool_taint
 from components.model.stack import StackSettings, parse_settings
+from tools import kind_config as kind_config_tool
 from tools.harness import PROJECT_ROOT, stack_config
 
 KIND_CONFIG = PROJECT_ROOT / "kind" / "cluster.yaml"
@@ -84,3 +88,46 @@ def test_a_node_without_its_taint_patch_has_no_taint() -> None:
     pool_node = next(node for node in workers() if node.get("labels"))
     assert taints(pool_node)
     assert taints({**pool_node, "kubeadmConfigPatches": []}) == []
+
+
+# --- generated from the stack (issue 24): a pool added to the dev stack gets its node ----------
+
+
+def test_the_file_is_what_the_dev_stack_generates() -> None:
+    assert kind_config_tool.rendered(dev_settings()) == KIND_CONFIG.read_text(encoding="utf-8")
+    assert kind_config_tool.main(["--check"]) == 0
+
+
+def test_a_pool_added_to_the_dev_stack_gets_a_labelled_and_tainted_node() -> None:
+    config, _ = stack_config("dev")
+    pools = {**json.loads(config["tenancy:nodePools"]), "gpu": {"kind": "existing", "costCode": "gpu-lab"}}
+    settings = parse_settings({**config, "tenancy:nodePools": json.dumps(pools)}, "Pulumi.dev.yaml")
+    generated = yaml.safe_load(kind_config_tool.rendered(settings))
+    [node] = [n for n in generated["nodes"] if n.get("labels") == pool_node_labels("gpu", "gpu-lab")]
+    assert taints(node) == [pool_taint("gpu")]
+    assert Counter(n["labels"]["tenancy.io/pool"] for n in generated["nodes"] if n.get("labels")) == Counter(
+        list(pools)
+    )
+
+
+def test_a_stale_file_is_reported_with_the_command_to_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stale = tmp_path / "cluster.yaml"
+    stale.write_text(KIND_CONFIG.read_text(encoding="utf-8").replace("  - role: worker\n", "", 1), encoding="utf-8")
+    monkeypatch.setattr(kind_config_tool, "KIND_CONFIG", stale)
+    monkeypatch.setattr(kind_config_tool, "PROJECT_ROOT", tmp_path)
+    assert kind_config_tool.main(["--check"]) == 1
+    assert "out of step with Pulumi.dev.yaml" in capsys.readouterr().err
+    assert kind_config_tool.main(["--write"]) == 0
+    assert stale.read_text(encoding="utf-8") == KIND_CONFIG.read_text(encoding="utf-8")
+
+
+def test_the_kind_network_subnet_is_the_stacks_api_server_cidr() -> None:
+    settings = dev_settings()
+    assert settings.network.api_server is not None
+    assert kind_config_tool.subnet(settings) == settings.network.api_server.cidrs[0] == "172.18.0.0/16"
+    config, _ = stack_config("dev")
+    without = parse_settings({**config, "tenancy:network": "{}"}, "Pulumi.dev.yaml")
+    with pytest.raises(kind_config_tool.KindConfigError, match=r"tenancy:network\.apiServer\.cidrs"):
+        kind_config_tool.subnet(without)

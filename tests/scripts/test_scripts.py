@@ -93,9 +93,13 @@ def test_a_pulumi_cli_other_than_the_pin_is_a_warning(stubs: Stubs) -> None:
     assert stubs.run("scripts/check-tools.sh", "pulumi").stderr == ""
 
 
+# A `kind` Docker network as `docker network inspect kind --format ...` describes it.
+KIND_NETWORK = 'case "$*" in "network inspect kind --format"*) echo "172.18.0.0/16 " ;; esac'
+
+
 def test_cluster_is_created_from_the_kind_config_once(stubs: Stubs) -> None:
-    for tool in ("docker", "kubectl"):
-        stubs.add(tool)
+    stubs.add("docker", KIND_NETWORK)
+    stubs.add("kubectl")
     stubs.add("kind")
     result = stubs.run("scripts/cluster.sh")
     assert result.returncode == 0, result.stderr
@@ -122,14 +126,15 @@ def test_up_logs_in_to_the_dev_file_backend_and_creates_the_stack(stubs: Stubs, 
 
 def test_make_up_on_a_fresh_cluster_skips_the_first_preview(stubs: Stubs, tmp_path: Path) -> None:
     stubs.add("pulumi", 'case "$1" in version) echo v3.272.0 ;; esac')
-    stubs.add("kubectl", 'case "$*" in "get crd"*) exit 1 ;; esac')
+    stubs.add("kubectl", 'case "$*" in "--context kind-tenancy get crd"*) exit 1 ;; esac')
     result = stubs.run("scripts/pulumi.sh", "up", PULUMI_BACKEND_URL=f"file://{tmp_path}/state")
     assert result.returncode == 0, result.stderr
     assert stubs.calls("pulumi")[-1] == "pulumi up --stack dev --policy-pack policy_pack --skip-preview"
     assert "the first up skips the preview" in result.stderr
-    stubs.add("kubectl", 'case "$*" in "config current-context") exit 1 ;; esac')
+    # The stack's own context, not the current one (issue 24): without it, nothing runs.
+    stubs.add("kubectl", 'case "$*" in "config get-contexts kind-tenancy") exit 1 ;; esac')
     no_cluster = stubs.run("scripts/pulumi.sh", "up", PULUMI_BACKEND_URL=f"file://{tmp_path}/state")
-    assert no_cluster.returncode == 1 and "create the cluster first (make cluster)" in no_cluster.stderr
+    assert no_cluster.returncode == 1 and "no kubeconfig context kind-tenancy" in no_cluster.stderr
 
 
 def test_other_stacks_need_their_backend_and_commands_are_checked(stubs: Stubs) -> None:
@@ -292,3 +297,25 @@ def test_the_drift_report_comments_on_the_open_issue_or_opens_one(stubs: Stubs, 
     assert "--json number,title" in listing and f'select(.title == "{title}")' in listing
     missing = stubs.run("scripts/ci/issue.sh", title, str(tmp_path / "none.md"), GITHUB_REPOSITORY="acme/tenancy")
     assert missing.returncode == 1 and "no body file" in missing.stderr
+
+
+def test_the_kind_network_gets_the_dev_stacks_api_server_subnet(stubs: Stubs) -> None:
+    """kind reuses a Docker network named `kind`; the script makes it with the subnet the dev stack
+    opens to CloudNativePG (tenancy:network.apiServer.cidrs) and refuses one with another subnet."""
+    stubs.add("kubectl")
+    stubs.add("kind")
+    # No network yet: created with the stack's subnet, before kind runs.
+    stubs.add(
+        "docker",
+        'case "$*" in "network inspect kind") exit 1 ;; '
+        '"network inspect kind --format"*) echo "172.18.0.0/16 " ;; esac',
+    )
+    result = stubs.run("scripts/cluster.sh", "create")
+    assert result.returncode == 0, result.stderr
+    creates = [c for c in stubs.calls("docker") if c.startswith("docker network create")]
+    assert creates and "--subnet 172.18.0.0/16" in creates[0]
+    # A network Docker gave another range: refused, naming the stack key.
+    stubs.add("docker", 'case "$*" in "network inspect kind --format"*) echo "172.19.0.0/16 " ;; esac')
+    other = stubs.run("scripts/cluster.sh", "create")
+    assert other.returncode == 1
+    assert "subnet(s) 172.19.0.0/16, not 172.18.0.0/16: set tenancy:network.apiServer.cidrs" in other.stderr

@@ -34,7 +34,7 @@ def validating_policies(
         *services.policies(),
         *node_pool.policies(),
         *workloads.policies(settings.allowed_registries, settings.require_always_pull),
-        *platform_owned.policies(identities.users, identities.groups),
+        *platform_owned.policies(identities.users, identities.groups, settings.secrets_operator_identity),
         *rbac.policies(tenant_roles, settings.operator_identities),
         *scheduling.policies(settings.allowed_priority_classes),
         *side_doors.policies(storage_classes),

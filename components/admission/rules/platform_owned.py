@@ -9,16 +9,27 @@ dress up an object as the platform's.
 
 Allowed: the configured platform identities, plus the Kubernetes controllers that empty a
 namespace being deleted and collect garbage (they must delete everything in it).
+
+And one narrow door for External Secrets Operator (issue 24): from 0.20.1 on, its ExternalSecret
+controller patches a cleanup finalizer onto every ExternalSecret before it syncs, and takes it off
+when the object is deleted (external-secrets v2.9.0,
+pkg/controllers/externalsecret/externalsecret_controller.go: `ExternalSecretFinalizer`,
+`controllerutil.AddFinalizer` then `r.Patch`). Denying that patch keeps the platform's
+shared-secret copies from ever syncing, and a namespace being deleted waits forever on the
+finalizer. So the controller's own service account (`tenancy:policy.secretsOperatorIdentity`, which
+no tenant can act as) may add or remove exactly that finalizer, changing nothing else.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from components.admission.base import PolicyDefinition, literal, literal_list, resource_rule
+from components.admission.base import PolicyDefinition, Validation, Variable, literal, literal_list, resource_rule
 from components.model.labels import PLATFORM_OWNED_KEY, TENANT_KEY
 
 _ALL = ["CREATE", "UPDATE", "DELETE"]
+# external-secrets v2.9.0, pkg/controllers/externalsecret/externalsecret_controller.go.
+ESO_FINALIZER = "externalsecrets.external-secrets.io/externalsecret-cleanup"
 
 # kube-controller-manager's namespace and garbage collectors, with and without
 # --use-service-account-credentials.
@@ -63,9 +74,42 @@ def _lock(name: str, users: list[str], groups: list[str]) -> PolicyDefinition:
     )
 
 
-def policies(users: list[str], groups: list[str]) -> list[PolicyDefinition]:
+def _same(field: str) -> str:
+    """The metadata field is the same in the old and the new object (absent counts as empty)."""
+    empty = "[]" if field in ("finalizers", "ownerReferences") else "{}"
+    return (
+        f"(has(object.metadata.{field}) ? object.metadata.{field} : {empty})"
+        f" == (has(oldObject.metadata.{field}) ? oldObject.metadata.{field} : {empty})"
+    )
+
+
+def _finalizer_only(identity: str) -> str:
+    """The ESO controller adding or removing its cleanup finalizer, and changing nothing else."""
+    new = "(has(object.metadata.finalizers) ? object.metadata.finalizers : [])"
+    old = "(has(oldObject.metadata.finalizers) ? oldObject.metadata.finalizers : [])"
+    finalizer = literal(ESO_FINALIZER)
+    return (
+        f"request.operation == 'UPDATE' && request.resource.group == 'external-secrets.io'"
+        f" && request.userInfo.username == {literal(identity)}"
+        " && object.spec == oldObject.spec"
+        f" && {_same('labels')} && {_same('annotations')} && {_same('ownerReferences')}"
+        f" && {new}.all(f, f in {old} || f == {finalizer})"
+        f" && {old}.all(f, f in {new} || f == {finalizer})"
+    )
+
+
+def policies(users: list[str], groups: list[str], secrets_operator: str | None = None) -> list[PolicyDefinition]:
+    objects = _lock("tenancy-platform-owned", users, groups)
+    if secrets_operator is not None:
+        # ESO's finalizer patch (see the module docstring): one more way to pass, nothing else.
+        door: Variable = {"name": "esoFinalizer", "expression": _finalizer_only(secrets_operator)}
+        validation: Validation = {
+            **objects.validations[0],
+            "expression": "variables.platform || variables.esoFinalizer",
+        }
+        objects = replace(objects, variables=[*objects.variables, door], validations=[validation])
     objects = replace(
-        _lock("tenancy-platform-owned", users, groups),
+        objects,
         resource_rules=[
             resource_rule("", ["resourcequotas", "limitranges"], _ALL),
             resource_rule("networking.k8s.io", ["networkpolicies"], _ALL),

@@ -32,6 +32,10 @@ CAPABILITIES = CloudCapabilities(
     # `existing` works everywhere: the pool is only a label and a taint on nodes already there.
     pool_kinds=("existing",),
     pooled_placements=frozenset({"dedicated"}),
+    # CloudNativePG and MariaDB run in the tenant's namespace (data.py), inside its quota.
+    databases_in_namespace=True,
+    # A local cluster has no address but its kubeconfig context (components/platform/providers.py).
+    kube_context_required=True,
 )
 
 

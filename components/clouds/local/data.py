@@ -29,15 +29,20 @@ from components.clouds.base import (
     generate_password,
 )
 from components.clouds.local.delivery import LocalDelivery
+from components.clouds.local.operator_pods import (
+    MARIADB_CONTAINER_SECURITY_CONTEXT,
+    MARIADB_POD_SECURITY_CONTEXT,
+    pooler_template,
+)
 from components.clouds.local.shared import shared_login
 from components.model.data import DataSettings
+from components.model.quota_budget import POSTGRES_INSTANCES
 from components.model.tenant_data import credentials_secret_name
 
 # On an external Secret: how its team fills it in (Pulumi creates it empty and never reverts it).
 FILL_ANNOTATION = "tenancy.io/fill-with"
 
 _CNPG_IMAGE = "ghcr.io/cloudnative-pg/postgresql"
-_INSTANCES = {"small": 1, "medium": 2, "large": 3}
 
 
 def object_name(engine: str, database: str) -> str:
@@ -160,7 +165,7 @@ class LocalData:
             kind="Cluster",
             metadata={"name": name, "namespace": request.namespace, "labels": request.kubernetes_labels},
             spec={
-                "instances": _INSTANCES[request.size],
+                "instances": POSTGRES_INSTANCES[request.size],
                 "imageName": f"{_CNPG_IMAGE}:{request.version}",
                 # Pods in tenant namespaces must pull Always (the workloads rule, MTB-PL1-CC-DI-1).
                 "imagePullPolicy": "Always",
@@ -184,7 +189,8 @@ class LocalData:
                 "cluster": {"name": name},
                 "instances": 1,
                 "type": "rw",
-                "template": {"spec": {"containers": [{"name": "pgbouncer", "imagePullPolicy": "Always"}]}},
+                # Both containers the operator adds pull Always (operator_pods.py).
+                "template": pooler_template(),
                 "pgbouncer": {
                     "poolMode": "session",
                     "parameters": {"default_pool_size": str(request.pool_size)},
@@ -215,6 +221,9 @@ class LocalData:
                 "username": request.name,
                 "passwordSecretKeyRef": {"name": secret_name, "key": "password"},
                 "storage": {"size": f"{request.storage_gb}Gi", "storageClassName": self._storage_class},
+                # The operator sets neither context for Pod Security `restricted` (operator_pods.py).
+                "podSecurityContext": MARIADB_POD_SECURITY_CONTEXT,
+                "securityContext": MARIADB_CONTAINER_SECURITY_CONTEXT,
             },
             opts=self._in_namespace(guard, request.namespace_resource, [credentials]),
         )
