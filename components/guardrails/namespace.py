@@ -17,7 +17,8 @@ from dataclasses import dataclass, replace
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.guardrails.access import register_access
+from components.guardrails.access import group_role_pairs, register_access
+from components.vcluster.rbac import ACCESS_ROLE as VCLUSTER_ACCESS_ROLE
 from components.guardrails.cluster_network import namespace_isolation
 from components.guardrails.network import (
     ISOLATION_POLICY,
@@ -34,6 +35,7 @@ from components.model.labels import (
     AUTHORIZED_DOMAINS_KEY,
     COST_CENTER_KEY,
     EGRESS_CIDRS_KEY,
+    GROUP_ROLES_KEY,
     GROUPS_KEY,
     NODE_POOL_KEY,
     PLATFORM_OWNED_KEY,
@@ -81,7 +83,9 @@ def namespace_labels(spec: TenantSpec, environment: str, *, kubernetes_version: 
     return labels
 
 
-def namespace_annotations(spec: TenantSpec, *, domain_suffix: str, egress_cidrs: Sequence[str]) -> dict[str, str]:
+def namespace_annotations(
+    spec: TenantSpec, *, domain_suffix: str, egress_cidrs: Sequence[str], group_roles: Sequence[str] = ()
+) -> dict[str, str]:
     """Who the tenant is, plus the per-tenant data the admission policies read from the namespace.
 
     Keeping authorized domains, the load balancer switch and the access groups here (rather than
@@ -97,7 +101,26 @@ def namespace_annotations(spec: TenantSpec, *, domain_suffix: str, egress_cidrs:
         ALLOW_LOAD_BALANCER_KEY: "true" if spec.allow_load_balancer else "false",
         GROUPS_KEY: ",".join(groups),
         EGRESS_CIDRS_KEY: ",".join(egress_cidrs),
+        GROUP_ROLES_KEY: ",".join(group_roles),
     }
+
+
+def people_read_only_in(spec: TenantSpec, environment: str, settings: StackSettings) -> bool:
+    """Whether the tenant's groups only view this namespace: read-only environments, a suspended
+    tenant, and a virtual cluster's host namespace (its groups work inside the virtual cluster,
+    components/vcluster/rbac.py)."""
+    read_only = people_read_only(spec.lifecycle, environment_read_only=environment in settings.read_only_environments)
+    return read_only or spec.isolation_in(environment) == "virtual-cluster"
+
+
+def _group_roles(spec: TenantSpec, environment: str, settings: StackSettings) -> list[str]:
+    """The `<role>=<group>` pairs bound in this namespace: the persona bindings, and in a virtual
+    cluster's host namespace where people write, the admins' access role (components/vcluster)."""
+    pairs = group_role_pairs(spec.access, people_read_only_in(spec, environment, settings))
+    writes = not people_read_only(spec.lifecycle, environment_read_only=environment in settings.read_only_environments)
+    if spec.isolation_in(environment) == "virtual-cluster" and writes:
+        pairs += [f"{VCLUSTER_ACCESS_ROLE}={group}" for group in spec.access.admin]
+    return pairs
 
 
 def register_namespace(
@@ -120,7 +143,10 @@ def register_namespace(
                 **network_labels(settings, spec.egress),
             },
             "annotations": namespace_annotations(
-                spec, domain_suffix=settings.domain_suffix, egress_cidrs=granted_cidrs(settings, spec.egress)
+                spec,
+                domain_suffix=settings.domain_suffix,
+                egress_cidrs=granted_cidrs(settings, spec.egress),
+                group_roles=_group_roles(spec, environment, settings),
             ),
         },
         opts=namespace_options(
@@ -206,7 +232,7 @@ def build_environment(
         prefix,
         access=spec.access,
         # In a virtual cluster the tenant's groups work inside it; on the host they view (components/vcluster/rbac.py).
-        read_only=read_only or spec.isolation_in(environment) == "virtual-cluster",
+        read_only=people_read_only_in(spec, environment, settings),
         ns_name=ns_name,
         metadata=metadata,
         labels=labels,

@@ -29,6 +29,9 @@ SUSPENDED_KEY = "tenancy.io/suspended"
 AUTHORIZED_DOMAINS_KEY = "tenancy.io/authorized-domains"
 ALLOW_LOAD_BALANCER_KEY = "tenancy.io/allow-load-balancer"
 GROUPS_KEY = "tenancy.io/groups"
+# The group bindings the platform renders in this namespace, `<ClusterRole>=<group>` comma-separated
+# (components/guardrails/access.py group_bindings): read-only environments hold viewer pairs only.
+GROUP_ROLES_KEY = "tenancy.io/group-roles"
 # The ipBlocks a tenant's own NetworkPolicies may name, with protocol and ports
 # (`cidr!except!...@TCP/443`, comma-separated; components/guardrails/network.py:granted_cidrs).
 EGRESS_CIDRS_KEY = "tenancy.io/egress-cidrs"

@@ -35,7 +35,7 @@ def validating_policies(
         *node_pool.policies(),
         *workloads.policies(settings.allowed_registries, settings.require_always_pull),
         *platform_owned.policies(identities.users, identities.groups),
-        *rbac.policies(tenant_roles, settings.operator_identities),
+        *rbac.policies(tenant_roles, settings.operator_identities, identities.users, identities.groups),
         *scheduling.policies(settings.allowed_priority_classes),
         *side_doors.policies(storage_classes),
         *network_policies.policies(),
