@@ -35,7 +35,8 @@ def group_role_pairs(access: AccessSpec, read_only: bool) -> list[str]:
     group binding in the namespace, so a stray writer cannot hand people more than the platform does
     (a write role in a read-only environment in particular). Role names hold no `=`, so the pair
     reads unambiguously whatever the group name."""
-    return [f"{ROLE_NAMES[role]}={group}" for role, groups in group_bindings(access, read_only).items() for group in groups]
+    bindings = group_bindings(access, read_only)
+    return [f"{ROLE_NAMES[role]}={group}" for role, groups in bindings.items() for group in groups]
 
 
 def register_access(

@@ -18,7 +18,6 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.guardrails.access import group_role_pairs, register_access
-from components.vcluster.rbac import ACCESS_ROLE as VCLUSTER_ACCESS_ROLE
 from components.guardrails.cluster_network import namespace_isolation
 from components.guardrails.network import (
     ISOLATION_POLICY,
@@ -46,6 +45,7 @@ from components.model.labels import (
 from components.model.network import CLUSTER_MODE, CloudNetworkFacts
 from components.model.stack import StackSettings
 from components.model.tenant_file import TenantSpec
+from components.vcluster.rbac import ACCESS_ROLE as VCLUSTER_ACCESS_ROLE
 
 
 @dataclass
