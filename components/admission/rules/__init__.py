@@ -17,6 +17,7 @@ from components.admission.rules import (
     services,
     side_doors,
     suspension,
+    vcluster_kubeconfig,
     workloads,
 )
 from components.model.admission import PolicySettings
@@ -42,6 +43,7 @@ def validating_policies(
         *secret_stores.policies(identities.users, identities.groups),
         *flux.policies(identities.users, identities.groups),
         *suspension.policies(identities.users, identities.groups),
+        *vcluster_kubeconfig.policies(identities.users, identities.groups),
     ]
 
 
