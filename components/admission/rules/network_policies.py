@@ -177,6 +177,29 @@ def _variables() -> list[Variable]:
     ]
 
 
+def _platform_path_validations() -> list[Validation]:
+    """Peers that repeat a platform path stay on the ports the platform opens for it."""
+    return [
+        {
+            "expression": "variables.platformPortsOk",
+            "message_expression": _message(
+                "may admit a platform namespace only on the ports the platform opens to it (' + "
+                "variables.platformIngress.join(', ') + '): list those numbered TCP ports, or leave the rule to the"
+                " platform, which opens them already"
+            ),
+            "reason": "Forbidden",
+        },
+        {
+            "expression": "variables.dnsPortsOk",
+            "message_expression": _message(
+                "may reach cluster DNS (' + variables.dnsPeer + ') only on port 53, UDP and TCP: write ports:"
+                " [{protocol: UDP, port: 53}, {protocol: TCP, port: 53}]"
+            ),
+            "reason": "Forbidden",
+        },
+    ]
+
+
 def _validations() -> list[Validation]:
     peers = (
         "may only name pods of its own namespace (no namespaceSelector, or kubernetes.io/metadata.name: '"
@@ -215,23 +238,7 @@ def _validations() -> list[Validation]:
             ),
             "reason": "Forbidden",
         },
-        {
-            "expression": "variables.platformPortsOk",
-            "message_expression": _message(
-                "may admit a platform namespace only on the ports the platform opens to it (' + "
-                "variables.platformIngress.join(', ') + '): list those numbered TCP ports, or leave the rule to the"
-                " platform, which opens them already"
-            ),
-            "reason": "Forbidden",
-        },
-        {
-            "expression": "variables.dnsPortsOk",
-            "message_expression": _message(
-                "may reach cluster DNS (' + variables.dnsPeer + ') only on port 53, UDP and TCP: write ports:"
-                " [{protocol: UDP, port: 53}, {protocol: TCP, port: 53}]"
-            ),
-            "reason": "Forbidden",
-        },
+        *_platform_path_validations(),
         {
             "expression": "variables.egressPortsGranted",
             "message_expression": _message(
