@@ -2,7 +2,8 @@
 controller's or monitoring's namespace), as charts ship them, open nothing new (issue 26).
 
 Played on dev, prod and prod-aws in both network modes: every chart-style policy of
-tests/admission/network_policy_cases.py is admitted by the rendered admission bundle, then
+tests/admission/network_policy_cases.py is admitted by the rendered admission bundle (and every
+wider one refused, with what to write instead), then
 network-config-analyzer computes the connectivity map with and without them (applied to every pod
 of acme's dev and prod namespaces). Every connection the map allows with them, it allowed without
 them, on a sample of ports and both protocols; the platform paths they name stay open.
@@ -16,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.admission.network_policy_cases import chart_style
+from tests.admission.network_policy_cases import chart_style, wider_than_platform
 from tests.cel_admission import AdmissionChain, Request
 from tests.guardrails.network_analyzer import Connectivity, analyze, nca_command
 from tests.guardrails.test_cluster_network_policy import cluster_mode
@@ -45,21 +46,30 @@ def _chart_policies() -> list[dict[str, Any]]:
     return policies
 
 
+def _admit(run: ProgramRun, chain: AdmissionChain, obj: dict[str, Any]) -> Any:
+    namespace = obj["metadata"]["namespace"]
+    [ns] = [n for n in objects_of_kind(run, "Namespace") if n["metadata"]["name"] == namespace]
+    request = Request(
+        "CREATE",
+        "networking.k8s.io/v1/networkpolicies",
+        "NetworkPolicy",
+        object=obj,
+        namespace_object=ns,
+        username=f"system:serviceaccount:{namespace}:deployer",
+        groups=["system:serviceaccounts", f"system:serviceaccounts:{namespace}", "system:authenticated"],
+    )
+    return chain.admit(request)
+
+
 def _admitted(run: ProgramRun, policies: list[dict[str, Any]]) -> None:
+    """Every chart-style policy is admitted on this stack and mode, every wider one refused."""
     chain = AdmissionChain(kubernetes_objects(run))
+    for namespace in NAMESPACES:
+        for name, (obj, reason) in wider_than_platform(namespace).items():
+            decision = _admit(run, chain, obj)
+            assert any(d.startswith("tenancy-network-policies: ") and reason in d for d in decision.denials), name
     for obj in policies:
-        namespace = obj["metadata"]["namespace"]
-        [ns] = [n for n in objects_of_kind(run, "Namespace") if n["metadata"]["name"] == namespace]
-        request = Request(
-            "CREATE",
-            "networking.k8s.io/v1/networkpolicies",
-            "NetworkPolicy",
-            object=obj,
-            namespace_object=ns,
-            username=f"system:serviceaccount:{namespace}:deployer",
-            groups=["system:serviceaccounts", f"system:serviceaccounts:{namespace}", "system:authenticated"],
-        )
-        decision = chain.admit(request)
+        decision = _admit(run, chain, obj)
         assert decision.allowed, (obj["metadata"], decision.denials)
 
 
