@@ -81,3 +81,38 @@ def namespace_label(key: str) -> str:
 
 # Every policy can name the tenant in its messages.
 TENANT_VARIABLE: Variable = {"name": "tenant", "expression": namespace_label(TENANT_KEY)}
+
+
+# Values as the API server and its controllers parse them, never as text (docs/admission-attacks.md,
+# "Values compared as text"). Validating admission runs after the API server's own validation
+# (the registry validates, then calls the validating admission chain), so these helpers only see
+# values that validation accepted; they stay safe on anything else (an unparsable value is never
+# read as "allowed").
+
+
+def int_or_percent_number(value: str) -> str:
+    """CEL: the number of an int-or-percent field (`1`, `'25%'`, `'025%'`), -1 when it is neither.
+
+    k8s.io/apimachinery/pkg/util/intstr/intstr.go (v0.34) GetScaledValueFromIntOrPercent reads a
+    string as `strconv.Atoi(strings.TrimSuffix(s, "%"))`, so `'00%'`, `'000%'` and `'0%'` are all
+    0; the API server accepts any string matching `^[0-9]+%$` (k8s.io/apimachinery/pkg/util/
+    validation IsValidPercent, used by pkg/apis/policy/validation ValidatePodDisruptionBudgetSpec).
+    CEL `int()` parses decimal strings the same way (leading zeros and all).
+    """
+    return (
+        f"(type({value}) == int ? {value} : (string({value}).matches('^[0-9]{{1,18}}%$')"
+        f" ? int(string({value}).substring(0, size(string({value})) - 1)) : -1))"
+    )
+
+
+def quantity_is_zero(value: str) -> str:
+    """CEL: true when a resource.Quantity string is zero in any spelling (`0`, `0Mi`, `0.0`, `+0`,
+    `0e3`, `000`, `.0`, `0m`).
+
+    The quantity grammar (k8s.io/apimachinery/pkg/api/resource/quantity.go, v0.34):
+    `<signedNumber><suffix>` with `<suffix>` a binary (Ki..Ei), decimal (n, u, m, k, M, G, T, P, E)
+    or exponent (`e<signedNumber>`) suffix: the value is zero exactly when the mantissa has no
+    digit 1-9 (an exponent only scales it). Written with `matches` so both cel-go and the offline
+    engine evaluate it; quantity() would say the same on valid input.
+    """
+    return f"!string({value}).matches('^[+-]?[0-9.]*[1-9]')"

@@ -25,9 +25,9 @@ def gitops_path(gitops: GitOpsSpec, environment: str) -> str:
     return gitops.path.replace("{environment}", environment)
 
 
-def gitops_revision(gitops: GitOpsSpec) -> str:
-    """`branch main`, `tag v1.2.0` or `commit <sha>`, for outputs."""
-    ref = gitops.ref
+def gitops_revision(gitops: GitOpsSpec, environment: str) -> str:
+    """`branch main`, `tag v1.2.0` or `commit <sha>` that `environment` follows, for outputs."""
+    ref = gitops.ref_for(environment)
     for kind in ("branch", "tag", "commit"):
         value = getattr(ref, kind)
         if value is not None:
@@ -51,7 +51,8 @@ def register_gitops(target: DeliveryTarget, *, environment: str, gitops: GitOpsS
 
     Returns what the tenant's outputs show: the URL, the revision and the path this environment reads.
     """
-    ref = {kind: value for kind in ("branch", "tag", "commit") if (value := getattr(gitops.ref, kind)) is not None}
+    followed = gitops.ref_for(environment)
+    ref = {kind: value for kind in ("branch", "tag", "commit") if (value := getattr(followed, kind)) is not None}
     k8s.apiextensions.CustomResource(
         f"{target.prefix}-gitops-source",
         **flux_object(SOURCE_API, "GitRepository", GITOPS_NAME, target=target),
@@ -91,4 +92,4 @@ def register_gitops(target: DeliveryTarget, *, environment: str, gitops: GitOpsS
         spec=spec,
         opts=target.opts,
     )
-    return {"url": gitops.url, "revision": gitops_revision(gitops), "path": path}
+    return {"url": gitops.url, "revision": gitops_revision(gitops, environment), "path": path}

@@ -30,6 +30,15 @@ def group_bindings(access: AccessSpec, read_only: bool) -> dict[str, list[str]]:
     return {role: groups for role, groups in bindings.items() if groups}
 
 
+def group_role_pairs(access: AccessSpec, read_only: bool) -> list[str]:
+    """`<ClusterRole>=<group>` for every group binding rendered here; `tenancy-rbac` admits no other
+    group binding in the namespace, so a stray writer cannot hand people more than the platform does
+    (a write role in a read-only environment in particular). Role names hold no `=`, so the pair
+    reads unambiguously whatever the group name."""
+    bindings = group_bindings(access, read_only)
+    return [f"{ROLE_NAMES[role]}={group}" for role, groups in bindings.items() for group in groups]
+
+
 def register_access(
     prefix: str,
     *,

@@ -17,15 +17,17 @@ from dataclasses import dataclass, replace
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.guardrails.access import register_access
+from components.guardrails.access import group_role_pairs, register_access
 from components.guardrails.cluster_network import namespace_isolation
 from components.guardrails.network import (
     ISOLATION_POLICY,
     NetworkRules,
+    dns_entries,
     granted_cidrs,
     isolation_policy,
     network_labels,
     network_rules,
+    platform_ingress_entries,
 )
 from components.guardrails.quota import LIMITS_NAME, QUOTA_NAME, environment_hard, register_limits, register_quota
 from components.lifecycle import namespace_options, people_read_only, state_of, suspension_labels
@@ -33,17 +35,21 @@ from components.model.labels import (
     ALLOW_LOAD_BALANCER_KEY,
     AUTHORIZED_DOMAINS_KEY,
     COST_CENTER_KEY,
+    DNS_KEY,
     EGRESS_CIDRS_KEY,
+    GROUP_ROLES_KEY,
     GROUPS_KEY,
     NODE_POOL_KEY,
+    PLATFORM_INGRESS_KEY,
     PLATFORM_OWNED_KEY,
     default_domain,
     kubernetes_labels,
     namespace_name,
 )
 from components.model.network import CLUSTER_MODE, CloudNetworkFacts
-from components.model.stack import StackSettings
+from components.model.stack import PlatformNamespace, StackSettings
 from components.model.tenant_file import TenantSpec
+from components.vcluster.rbac import ACCESS_ROLE as VCLUSTER_ACCESS_ROLE
 
 
 @dataclass
@@ -81,7 +87,15 @@ def namespace_labels(spec: TenantSpec, environment: str, *, kubernetes_version: 
     return labels
 
 
-def namespace_annotations(spec: TenantSpec, *, domain_suffix: str, egress_cidrs: Sequence[str]) -> dict[str, str]:
+def namespace_annotations(
+    spec: TenantSpec,
+    *,
+    domain_suffix: str,
+    egress_cidrs: Sequence[str],
+    group_roles: Sequence[str] = (),
+    platform_ingress: Sequence[str] = (),
+    dns: Sequence[str] = (),
+) -> dict[str, str]:
     """Who the tenant is, plus the per-tenant data the admission policies read from the namespace.
 
     Keeping authorized domains, the load balancer switch and the access groups here (rather than
@@ -97,7 +111,35 @@ def namespace_annotations(spec: TenantSpec, *, domain_suffix: str, egress_cidrs:
         ALLOW_LOAD_BALANCER_KEY: "true" if spec.allow_load_balancer else "false",
         GROUPS_KEY: ",".join(groups),
         EGRESS_CIDRS_KEY: ",".join(egress_cidrs),
+        GROUP_ROLES_KEY: ",".join(group_roles),
+        PLATFORM_INGRESS_KEY: ",".join(platform_ingress),
+        DNS_KEY: ",".join(dns),
     }
+
+
+def people_read_only_in(spec: TenantSpec, environment: str, settings: StackSettings) -> bool:
+    """Whether the tenant's groups only view this namespace: read-only environments, a suspended
+    tenant, and a virtual cluster's host namespace (its groups work inside the virtual cluster,
+    components/vcluster/rbac.py)."""
+    read_only = people_read_only(spec.lifecycle, environment_read_only=environment in settings.read_only_environments)
+    return read_only or spec.isolation_in(environment) == "virtual-cluster"
+
+
+def _platform_namespaces(spec: TenantSpec, settings: StackSettings) -> Sequence[PlatformNamespace]:
+    """The platform namespaces whose pods reach the tenant's. Suspended: none, so ingress controllers
+    and gateways no longer reach its pods and its hostnames stop being served; operators still
+    reach its databases. The namespace annotation PLATFORM_INGRESS_KEY says the same."""
+    return settings.platform_namespaces if state_of(spec.lifecycle).serves_traffic else ()
+
+
+def _group_roles(spec: TenantSpec, environment: str, settings: StackSettings) -> list[str]:
+    """The `<role>=<group>` pairs bound in this namespace: the persona bindings, and in a virtual
+    cluster's host namespace where people write, the admins' access role (components/vcluster)."""
+    pairs = group_role_pairs(spec.access, people_read_only_in(spec, environment, settings))
+    writes = not people_read_only(spec.lifecycle, environment_read_only=environment in settings.read_only_environments)
+    if spec.isolation_in(environment) == "virtual-cluster" and writes:
+        pairs += [f"{VCLUSTER_ACCESS_ROLE}={group}" for group in spec.access.admin]
+    return pairs
 
 
 def register_namespace(
@@ -120,7 +162,12 @@ def register_namespace(
                 **network_labels(settings, spec.egress),
             },
             "annotations": namespace_annotations(
-                spec, domain_suffix=settings.domain_suffix, egress_cidrs=granted_cidrs(settings, spec.egress)
+                spec,
+                domain_suffix=settings.domain_suffix,
+                egress_cidrs=granted_cidrs(settings, spec.egress),
+                group_roles=_group_roles(spec, environment, settings),
+                platform_ingress=platform_ingress_entries(_platform_namespaces(spec, settings)),
+                dns=dns_entries(settings.dns),
             ),
         },
         opts=namespace_options(
@@ -197,16 +244,13 @@ def build_environment(
         tenant_egress=spec.egress,
         peers=(environment, spec.accepts_from, spec.connects_to),
     )
-    if not state_of(spec.lifecycle).serves_traffic:
-        # Suspended: ingress controllers and gateways (platform namespaces) no longer reach the
-        # tenant's pods, so its hostnames stop being served; operators still reach its databases.
-        rules = replace(rules, platform_namespaces=())
+    rules = replace(rules, platform_namespaces=_platform_namespaces(spec, settings))
     _register_isolation(prefix, ns_name, owned_labels, rules, settings.network.mode, namespace, inside)
     deployer = register_access(
         prefix,
         access=spec.access,
         # In a virtual cluster the tenant's groups work inside it; on the host they view (components/vcluster/rbac.py).
-        read_only=read_only or spec.isolation_in(environment) == "virtual-cluster",
+        read_only=people_read_only_in(spec, environment, settings),
         ns_name=ns_name,
         metadata=metadata,
         labels=labels,

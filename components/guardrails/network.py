@@ -93,6 +93,18 @@ def granted_cidrs(settings: StackSettings, tenant_egress: Sequence[str]) -> list
     return granted
 
 
+def platform_ingress_entries(platform_namespaces: Sequence[PlatformNamespace]) -> list[str]:
+    """The platform namespaces the isolation policy admits, as a tenant policy may repeat them:
+    `name` (every port, as rendered without ports) or `name@TCP/port/port` (rendered TCP ports)."""
+    return [p.name + (f"@TCP{''.join(f'/{port}' for port in p.ports)}" if p.ports else "") for p in platform_namespaces]
+
+
+def dns_entries(dns: DnsSettings) -> list[str]:
+    """Cluster DNS as the isolation policy opens it: its namespace, then its pods' `label=value`s
+    (label keys and values hold no `=` or `,`); the port is always 53, UDP and TCP."""
+    return [dns.namespace, *(f"{key}={value}" for key, value in sorted(dns.pod_labels.items()))]
+
+
 def network_labels(settings: StackSettings, tenant_egress: Sequence[str]) -> dict[str, str]:
     """Namespace labels the ClusterNetworkPolicy mode selects granted egress by (none in the default mode)."""
     if settings.network.mode != CLUSTER_MODE:

@@ -64,6 +64,40 @@ def consistency_problems(spec: TenantSpec) -> list[tuple[str, str]]:
     problems += _app_secret_problems(spec)
     problems += _app_database_problems(spec)
     problems += isolation_problems(spec)
+    problems += _gitops_ref_problems(spec)
+    return problems
+
+
+def _gitops_ref_problems(spec: TenantSpec) -> list[tuple[str, str]]:
+    """Per-environment refs name environments GitOps applies to; two environments following one
+    branch need `sharedBranchAcknowledged` (each environment is its own trust zone: dev never
+    changes prod by Git ref either, DESIGN.md "Security")."""
+    gitops = spec.gitops
+    if gitops is None:
+        return []
+    environments = [e for e in (gitops.environments or spec.environments) if e in spec.environments]
+    problems = [
+        (f"gitops.refs.{env}", f"GitOps does not apply to environment {env!r} (gitops.environments)")
+        for env in sorted(set(gitops.refs) - set(environments))
+    ]
+    by_branch: dict[str, list[str]] = {}
+    for env in environments:
+        branch = gitops.ref_for(env).branch
+        if branch is not None:
+            by_branch.setdefault(branch, []).append(env)
+    for branch, sharing in sorted(by_branch.items()):
+        if len(sharing) > 1 and not gitops.shared_branch_acknowledged:
+            last = sharing[-1]
+            problems.append(
+                (
+                    "gitops.ref",
+                    f"environments {', '.join(sharing)} all follow branch {branch!r}: whoever may push to it for "
+                    f"{sharing[0]} changes {last} too. Give {last} its own revision (gitops.refs: {{{last}: "
+                    f"{{tag: v1.0.0}}}} or {{{last}: {{branch: {last}}}}} on a protected branch), or, where every "
+                    "change to that branch is reviewed, say so with gitops.sharedBranchAcknowledged: true "
+                    "(docs/delivery.md#one-branch-or-one-per-environment)",
+                )
+            )
     return problems
 
 

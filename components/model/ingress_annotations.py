@@ -11,7 +11,8 @@ that is not listed is refused. Prefixes nobody governs (`meta.helm.sh`, an app's
 
 The defaults allow what only changes how the tenant's own host is served: path rewriting,
 redirects to HTTPS, timeouts and body sizes, CORS, rate limits, session affinity, source ranges,
-and the cert-manager issuer choice (the Certificate it creates is checked by the hostname rule).
+the cert-manager issuer choice (the Certificate it creates is checked by the hostname rule), and
+cert-manager's ACME solver editing the Ingress in place.
 """
 
 from __future__ import annotations
@@ -71,6 +72,12 @@ DEFAULT_CONTROLLERS: dict[str, list[str]] = {
     # ingress-shim creates a Certificate for the Ingress TLS hosts; that Certificate is itself
     # checked by the hostname rule, so choosing the issuer and lifetimes is harmless.
     "cert-manager.io": ["cluster-issuer", "issuer", "issuer-kind", "issuer-group", "duration", "renew-before"],
+    # ingress-shim's ACME solver choices (cert-manager.io/docs/usage/ingress, "Supported Annotations",
+    # v1.16): `http01-edit-in-place` has the solver edit this Ingress (the tenant's own host and
+    # class) instead of creating one. `http01-ingress-class` and `http01-ingress-ingressclassname`
+    # would have cert-manager create the solver Ingress for another controller's class (an internal
+    # one, say), the choice `classes` keeps from tenants; refused like every unlisted name.
+    "acme.cert-manager.io": ["http01-edit-in-place"],
 }
 
 

@@ -29,9 +29,17 @@ SUSPENDED_KEY = "tenancy.io/suspended"
 AUTHORIZED_DOMAINS_KEY = "tenancy.io/authorized-domains"
 ALLOW_LOAD_BALANCER_KEY = "tenancy.io/allow-load-balancer"
 GROUPS_KEY = "tenancy.io/groups"
+# The group bindings the platform renders in this namespace, `<ClusterRole>=<group>` comma-separated
+# (components/guardrails/access.py group_bindings): read-only environments hold viewer pairs only.
+GROUP_ROLES_KEY = "tenancy.io/group-roles"
 # The ipBlocks a tenant's own NetworkPolicies may name, with protocol and ports
 # (`cidr!except!...@TCP/443`, comma-separated; components/guardrails/network.py:granted_cidrs).
 EGRESS_CIDRS_KEY = "tenancy.io/egress-cidrs"
+# Paths the platform opens to the namespace that a tenant's own NetworkPolicies may name too
+# (components/guardrails/network.py platform_paths): platform namespaces that reach its pods
+# (`name` for every port, `name@TCP/port/port`), and cluster DNS (`namespace,label=value,...`).
+PLATFORM_INGRESS_KEY = "tenancy.io/platform-ingress"
+DNS_KEY = "tenancy.io/dns"
 # Which app component of the tenant spec an object belongs to (selector of its pods and Service).
 APP_NAME_KEY = "app.kubernetes.io/name"
 

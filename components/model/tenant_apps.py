@@ -212,3 +212,14 @@ class GitOpsSpec(StrictModel):
     secret: DnsLabel | None = None
     interval: Annotated[str, Field(pattern=r"^\d+(s|m|h)$")] = "5m"
     environments: list[DnsLabel] | None = None
+    # Per-environment revision instead of `ref` (prod on a tag or a protected branch of its own):
+    # each environment's GitRepository follows its own ref (components/delivery/gitops.py).
+    refs: dict[DnsLabel, GitRef] = {}
+    # Two environments following one branch means whoever may push to it for dev changes prod.
+    # Refused (consistency.py) unless the file says the branch is reviewed for every environment
+    # it feeds: the monorepo-with-reviews setup of docs/delivery.md.
+    shared_branch_acknowledged: bool = False
+
+    def ref_for(self, environment: str) -> GitRef:
+        """The revision `environment` follows: its entry in `refs`, else `ref`."""
+        return self.refs.get(environment, self.ref)

@@ -142,3 +142,143 @@ def denial_reason(name: str) -> str:
     if any(word in name for word in ("port", "Port", "protocol")):
         return "has an invalid port"
     return "may only name pods of its own namespace"
+
+
+# --- Paths the platform already opens (issue 26): what charts ship, admitted when it is a subset ---
+
+DNS_NAMESPACE, DNS_LABELS = "kube-system", {"k8s-app": "kube-dns"}
+INGRESS_NAMESPACE, MONITORING = "ingress-nginx", "monitoring"
+DNS_PORTS = [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]
+
+
+def dns_peer(**pod_selector: Any) -> dict[str, Any]:
+    return {**peer_ns(DNS_NAMESPACE), "podSelector": pod_selector or {"matchLabels": DNS_LABELS}}
+
+
+def chart_style(own: str) -> dict[str, dict[str, Any]]:
+    """Rules charts ship that only repeat (or narrow) a platform path: admitted in both modes, and
+    nca shows they open nothing new (tests/guardrails/test_platform_path_subsets.py)."""
+    controller = {"matchLabels": {"app.kubernetes.io/name": "ingress-nginx"}}
+    narrower_dns = {
+        "matchLabels": {**DNS_LABELS, "extra": "x"},
+        "matchExpressions": [{"key": "a", "operator": "Exists"}],
+    }
+    return {
+        "DNS egress, UDP and TCP 53": policy(own, egress=[{"to": [dns_peer()], "ports": DNS_PORTS}]),
+        "DNS egress, UDP only": policy(own, egress=[{"to": [dns_peer()], "ports": [{"protocol": "UDP", "port": 53}]}]),
+        "DNS egress, narrower pod selector": policy(
+            own, egress=[{"to": [dns_peer(**narrower_dns)], "ports": DNS_PORTS}]
+        ),
+        "DNS egress beside own pods": policy(
+            own, egress=[{"to": [{"podSelector": {}}]}, {"to": [dns_peer()], "ports": DNS_PORTS}]
+        ),
+        "ingress controller namespace, service port": policy(
+            own, ingress=[{"from": [peer_ns(INGRESS_NAMESPACE)], "ports": [{"port": 8080}]}]
+        ),
+        "ingress controller pods, every port": policy(
+            own, ingress=[{"from": [{**peer_ns(INGRESS_NAMESPACE), "podSelector": controller}]}]
+        ),
+        "ingress controller, named port": policy(
+            own, ingress=[{"from": [peer_ns(INGRESS_NAMESPACE)], "ports": [{"port": "http"}]}]
+        ),
+        "monitoring scrape port": policy(own, ingress=[{"from": [peer_ns(MONITORING)], "ports": [{"port": 9090}]}]),
+        "ingress controller and own pods": policy(
+            own, ingress=[{"from": [peer_ns(INGRESS_NAMESPACE), {"podSelector": {}}], "ports": [{"port": 8080}]}]
+        ),
+    }
+
+
+def wider_than_platform(own: str) -> dict[str, tuple[dict[str, Any], str]]:
+    """Rules that reach past a platform path (or spell it in a form not provably inside it), with the
+    part of the message that says what to write instead. Chart switches that produce them are listed
+    in docs/network.md (tenant-authored NetworkPolicies)."""
+    peers, dns, named = "may only name pods of its own namespace", "may reach cluster DNS", "must name the peers"
+    dns_only_namespace = {**peer_ns(DNS_NAMESPACE)}
+    return {
+        # bitnami `networkPolicy.allowExternalEgress: true` renders an egress rule with no `to`.
+        "allow all egress (chart switch)": (policy(own, egress=[{}]), named),
+        "DNS ports without peers (common chart shape)": (policy(own, egress=[{"ports": DNS_PORTS}]), named),
+        "DNS pods in every namespace": (
+            policy(
+                own,
+                egress=[
+                    {"to": [{"namespaceSelector": {}, "podSelector": {"matchLabels": DNS_LABELS}}], "ports": DNS_PORTS}
+                ],
+            ),
+            peers,
+        ),
+        "DNS namespace, every pod": (policy(own, egress=[{"to": [dns_only_namespace], "ports": DNS_PORTS}]), peers),
+        "DNS, another label value": (
+            policy(own, egress=[{"to": [dns_peer(matchLabels={"k8s-app": "kube-dns-x"})], "ports": DNS_PORTS}]),
+            peers,
+        ),
+        "DNS by expression only": (
+            policy(
+                own,
+                egress=[
+                    {"to": [dns_peer(matchExpressions=[{"key": "k8s-app", "operator": "Exists"}])], "ports": DNS_PORTS}
+                ],
+            ),
+            peers,
+        ),
+        "DNS without ports": (policy(own, egress=[{"to": [dns_peer()]}]), dns),
+        "DNS metrics port": (policy(own, egress=[{"to": [dns_peer()], "ports": [{"port": 9153}]}]), dns),
+        "DNS port range": (policy(own, egress=[{"to": [dns_peer()], "ports": [{"port": 53, "endPort": 60}]}]), dns),
+        "DNS named port": (
+            policy(own, egress=[{"to": [dns_peer()], "ports": [{"protocol": "UDP", "port": "dns"}]}]),
+            dns,
+        ),
+        "DNS, SCTP": (policy(own, egress=[{"to": [dns_peer()], "ports": [{"protocol": "SCTP", "port": 53}]}]), dns),
+        "egress to the ingress namespace": (policy(own, egress=[{"to": [peer_ns(INGRESS_NAMESPACE)]}]), peers),
+        "ingress from the DNS namespace": (
+            policy(own, ingress=[{"from": [dns_peer()], "ports": [{"port": 53}]}]),
+            peers,
+        ),
+        "ingress namespace plus a forgeable label": (
+            policy(
+                own,
+                ingress=[
+                    {
+                        "from": [
+                            {"namespaceSelector": {"matchLabels": {METADATA_NAME: INGRESS_NAMESPACE, "team": "edge"}}}
+                        ],
+                        "ports": [{"port": 8080}],
+                    }
+                ],
+            ),
+            peers,
+        ),
+        "ingress namespace by expression": (
+            policy(
+                own,
+                ingress=[
+                    {
+                        "from": [
+                            {
+                                "namespaceSelector": {
+                                    "matchExpressions": [
+                                        {"key": METADATA_NAME, "operator": "In", "values": [INGRESS_NAMESPACE]}
+                                    ]
+                                }
+                            }
+                        ]
+                    }
+                ],
+            ),
+            peers,
+        ),
+    }
+
+
+def wider_than_scrape_ports(own: str) -> dict[str, dict[str, Any]]:
+    """Where `platformNamespaces` lists monitoring's ports (9090, 9100): a tenant rule from it stays on them."""
+    scrape = [peer_ns(MONITORING)]
+    return {
+        "monitoring, every port": policy(own, ingress=[{"from": scrape}]),
+        "monitoring, another port": policy(own, ingress=[{"from": scrape, "ports": [{"port": 22}]}]),
+        "monitoring, UDP": policy(own, ingress=[{"from": scrape, "ports": [{"protocol": "UDP", "port": 9090}]}]),
+        "monitoring, named port": policy(own, ingress=[{"from": scrape, "ports": [{"port": "metrics"}]}]),
+        "monitoring, range over the port": policy(
+            own, ingress=[{"from": scrape, "ports": [{"port": 9090, "endPort": 9100}]}]
+        ),
+    }

@@ -10,7 +10,14 @@ from typing import Any
 import pytest
 
 from tests.admission.layers import ACME_ADMIN, ACME_DEV, ACME_PROD, WRITERS, Cluster, cluster
-from tests.admission.network_policy_cases import always_denied, cross_namespace, denial_reason, harmless
+from tests.admission.network_policy_cases import (
+    always_denied,
+    chart_style,
+    cross_namespace,
+    denial_reason,
+    harmless,
+    wider_than_platform,
+)
 from tests.rbac import Subject
 from tests.support import plan, tenant_document, write_tenants
 
@@ -66,3 +73,18 @@ def test_nobody_writes_policies_into_another_tenants_namespace(stack: Cluster) -
     assert _attempt(stack, deployer, policy, VICTIM).stopped_by == "rbac"
     # People do not write prod: GitOps does.
     assert _attempt(stack, ACME_ADMIN, harmless(ACME_PROD)["own pods in"], ACME_PROD).stopped_by == "rbac"
+
+
+@pytest.mark.parametrize(("who", "namespace"), WRITERS)
+def test_chart_rules_inside_platform_paths_are_admitted(stack: Cluster, who: Subject, namespace: str) -> None:
+    """DNS egress and ingress from the ingress controller's namespace, as charts ship them (issue 26)."""
+    for name, obj in chart_style(namespace).items():
+        outcome = _attempt(stack, who, obj, namespace)
+        assert outcome.stopped_by is None, (stack.stack, name, outcome.decision.denials)
+
+
+@pytest.mark.parametrize(("who", "namespace"), WRITERS)
+def test_rules_wider_than_platform_paths_stop_at_admission(stack: Cluster, who: Subject, namespace: str) -> None:
+    for name, (obj, reason) in wider_than_platform(namespace).items():
+        outcome = _attempt(stack, who, obj, namespace)
+        assert outcome.denied_by("tenancy-network-policies", reason), (stack.stack, name, outcome)

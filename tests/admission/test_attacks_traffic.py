@@ -90,6 +90,7 @@ HARMLESS = {
     "nginx.ingress.kubernetes.io/whitelist-source-range": "10.0.0.0/8,192.0.2.0/24",
     "cert-manager.io/cluster-issuer": "letsencrypt",
     "external-dns.alpha.kubernetes.io/ttl": "60",
+    "acme.cert-manager.io/http01-edit-in-place": "true",
     "meta.helm.sh/release-name": "web",
     "kubectl.kubernetes.io/last-applied-configuration": '{"apiVersion":"networking.k8s.io/v1"}',
 }
@@ -116,6 +117,9 @@ def test_harmless_annotations_are_admitted(stack: Cluster, who: Subject, namespa
         ("nginx.ingress.kubernetes.io/upstream-vhost", "web.tenant-genomics-lab-prod.svc"),
         ("nginx.ingress.kubernetes.io/default-backend", "web"),
         ("external-dns.alpha.kubernetes.io/hostname", "bank.example.com"),
+        # cert-manager's ACME solver Ingress served by another controller's class (issue 26).
+        ("acme.cert-manager.io/http01-ingress-class", "internal-nginx"),
+        ("acme.cert-manager.io/http01-ingress-ingressclassname", "internal-nginx"),
     ],
 )
 def test_dangerous_annotations_are_denied(stack: Cluster, key: str, value: str) -> None:

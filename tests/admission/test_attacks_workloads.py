@@ -318,8 +318,59 @@ def _budget(**spec: Any) -> dict[str, Any]:
 def test_a_budget_that_allows_no_disruption_is_denied(stack: Cluster, who: Subject, namespace: str) -> None:
     """Drains of the budget's nodes, shared pools included, would wait forever."""
     resource = "policy/v1/poddisruptionbudgets"
-    for blocking in ({"maxUnavailable": 0}, {"maxUnavailable": "0%"}, {"minAvailable": "100%"}):
+    for blocking in BLOCKING_BUDGETS:
         outcome = stack.attempt(who, "CREATE", resource, _budget(**blocking), namespace)
         assert outcome.denied_by("tenancy-scheduling-disruption-budgets", "allows no disruption"), blocking
-    for allowing in ({"maxUnavailable": 1}, {"maxUnavailable": "25%"}, {"minAvailable": 2}, {"minAvailable": "50%"}):
+    for allowing in ALLOWING_BUDGETS:
         assert stack.attempt(who, "CREATE", resource, _budget(**allowing), namespace).stopped_by is None, allowing
+
+
+# Every spelling the API server accepts for "no disruption" (any `^[0-9]+%$`, read by
+# intstr.GetScaledValueFromIntOrPercent as strconv.Atoi of the digits), and spellings it refuses
+# itself (`+0%`, `0.0%`, `1e0%`), which the rule never reads as allowing.
+BLOCKING_BUDGETS: list[dict[str, Any]] = [
+    {"maxUnavailable": 0},
+    {"maxUnavailable": "0%"},
+    {"maxUnavailable": "00%"},
+    {"maxUnavailable": "000000%"},
+    {"maxUnavailable": "+0%"},
+    {"maxUnavailable": "0.0%"},
+    {"maxUnavailable": "0"},
+    {"minAvailable": "100%"},
+    {"minAvailable": "0100%"},
+    {"minAvailable": "000100%"},
+    {"minAvailable": "1e2%"},
+    {"minAvailable": "99999999999999999999999%"},
+]
+ALLOWING_BUDGETS: list[dict[str, Any]] = [
+    {"maxUnavailable": 1},
+    {"maxUnavailable": "25%"},
+    {"maxUnavailable": "01%"},
+    {"maxUnavailable": "0025%"},
+    {"minAvailable": 2},
+    {"minAvailable": 0},
+    {"minAvailable": "50%"},
+    {"minAvailable": "099%"},
+]
+
+
+def _with_memory_limit(limit: str) -> dict[str, Any]:
+    obj = pod()
+    obj["spec"]["containers"][0]["resources"] = {"limits": {"memory": limit}, "requests": {"memory": "0"}}
+    return obj
+
+
+# Zero in every spelling the quantity grammar allows (k8s.io/apimachinery/pkg/api/resource/quantity.go):
+# the kubelet sets no cgroup limit for a zero memory limit, and the quota charges nothing for it.
+ZERO_MEMORY = ["0", "0Mi", "0Gi", "0.0", "+0", "000", ".0", "0e3", "0E9", "0m", "0.000Ki", "-0"]
+SOME_MEMORY = ["1", "256Mi", "0.5Gi", "1e3", "1000m", "0.001Ki", "+1Gi", "01Mi", "1E6"]
+
+
+@pytest.mark.parametrize(("who", "namespace"), WRITERS)
+def test_a_zero_memory_limit_counts_as_no_limit(stack: Cluster, who: Subject, namespace: str) -> None:
+    for limit in ZERO_MEMORY:
+        outcome = stack.attempt(who, "CREATE", PODS, _with_memory_limit(limit), namespace)
+        assert outcome.denied_by("tenancy-workloads", "has no memory limit"), limit
+    for limit in SOME_MEMORY:
+        outcome = stack.attempt(who, "CREATE", PODS, _with_memory_limit(limit), namespace)
+        assert outcome.stopped_by is None, (limit, outcome.decision.denials)

@@ -14,10 +14,13 @@ import pytest
 
 from tests.admission.network_policy_cases import (
     always_denied,
+    chart_style,
     cross_namespace,
     denial_reason,
     harmless,
     load_balancer,
+    wider_than_platform,
+    wider_than_scrape_ports,
 )
 from tests.cel_admission import AdmissionChain, Request
 from tests.guardrails.test_cluster_network_policy import cluster_mode
@@ -30,6 +33,7 @@ ADMIN = Subject("Group", "payer-admins")
 RESOURCE = "networking.k8s.io/v1/networkpolicies"
 HARMLESS, CROSS, DENIED = harmless(NS), cross_namespace(NS, VICTIM, SIBLING), always_denied(NS)
 LOAD_BALANCER = load_balancer(NS)
+CHART_STYLE, WIDER, WIDER_SCRAPE = chart_style(NS), wider_than_platform(NS), wider_than_scrape_ports(NS)
 
 
 def _tenants(directory: Path, **payer: Any) -> Path:
@@ -173,3 +177,85 @@ def test_a_grant_without_ports_admits_its_protocol_only(tmp_path: Path) -> None:
 def _egress_policy(rule: dict[str, Any]) -> dict[str, Any]:
     spec = {"podSelector": {}, "policyTypes": ["Egress"], "egress": [rule]}
     return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {"name": "logs"}, "spec": spec}
+
+
+@pytest.mark.parametrize("mode", ["networkPolicy", "clusterNetworkPolicy"])
+@pytest.mark.parametrize("name", sorted(CHART_STYLE))
+def test_chart_rules_inside_platform_paths_are_admitted(
+    run: ProgramRun, cluster_run: ProgramRun, mode: str, name: str
+) -> None:
+    decision = _admit(run if mode == "networkPolicy" else cluster_run, CHART_STYLE[name])
+    assert decision.allowed, decision.denials
+
+
+@pytest.mark.parametrize("mode", ["networkPolicy", "clusterNetworkPolicy"])
+@pytest.mark.parametrize("name", sorted(WIDER))
+def test_rules_wider_than_platform_paths_are_denied_with_what_to_write(
+    run: ProgramRun, cluster_run: ProgramRun, mode: str, name: str
+) -> None:
+    obj, reason = WIDER[name]
+    decision = _admit(run if mode == "networkPolicy" else cluster_run, obj)
+    assert _denied_by_rule(decision)
+    assert any(reason in d for d in decision.denials), decision.denials
+
+
+def test_messages_name_the_platform_paths_to_write(run: ProgramRun) -> None:
+    decision = _admit(run, WIDER["DNS pods in every namespace"][0])
+    text = " ".join(decision.denials)
+    assert (
+        "ingress from the platform namespaces (namespaceSelector kubernetes.io/metadata.name: one of"
+        " ingress-nginx, monitoring)" in text
+    )
+    assert (
+        "egress to cluster DNS (namespaceSelector kubernetes.io/metadata.name: kube-system and podSelector"
+        " matchLabels k8s-app=kube-dns)" in text
+    )
+    assert "networkPolicy.allowExternalEgress" in text
+    decision = _admit(run, WIDER["DNS metrics port"][0])
+    assert any(
+        "only on port 53, UDP and TCP: write ports: [{protocol: UDP, port: 53}, {protocol: TCP, port: 53}]" in d
+        for d in decision.denials
+    ), decision.denials
+
+
+SCRAPE_PORTS = json.dumps([{"name": "ingress-nginx"}, {"name": "monitoring", "ports": [9090, 9100]}])
+
+
+@pytest.fixture(scope="module", params=["networkPolicy", "clusterNetworkPolicy"])
+def scrape_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> ProgramRun:
+    tenants = _tenants(tmp_path_factory.mktemp("tenants"))
+    if request.param == "networkPolicy":
+        return plan("dev", tenants, platformNamespaces=SCRAPE_PORTS)
+    return plan("dev", tenants, platformNamespaces=SCRAPE_PORTS, network=cluster_mode("dev"))
+
+
+def test_monitoring_rules_stay_on_the_scrape_ports(scrape_run: ProgramRun) -> None:
+    assert _admit(scrape_run, CHART_STYLE["monitoring scrape port"]).allowed
+    both = {**CHART_STYLE["monitoring scrape port"]}
+    both["spec"] = {
+        **both["spec"],
+        "ingress": [
+            {
+                "from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}],
+                "ports": [{"port": 9100}, {"protocol": "TCP", "port": 9090}],
+            }
+        ],
+    }
+    assert _admit(scrape_run, both).allowed
+    for name, obj in WIDER_SCRAPE.items():
+        decision = _admit(scrape_run, obj)
+        assert _denied_by_rule(decision), name
+        assert any(
+            "may admit a platform namespace only on the ports the platform opens to it"
+            " (ingress-nginx, monitoring@TCP/9090/9100)" in d
+            for d in decision.denials
+        ), (name, decision.denials)
+
+
+def test_a_suspended_tenant_names_no_platform_namespace(tmp_path: Path) -> None:
+    """Suspension cuts the platform namespaces' ingress (components/guardrails/namespace.py); a tenant
+    rule from them would reopen it, so it is refused then."""
+    run = plan("dev", _tenants(tmp_path, lifecycle="suspended"))
+    decision = _admit(run, CHART_STYLE["ingress controller namespace, service port"])
+    assert _denied_by_rule(decision), decision.denials
+    assert _admit(run, CHART_STYLE["DNS egress, UDP and TCP 53"]).allowed

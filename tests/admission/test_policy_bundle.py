@@ -50,6 +50,7 @@ VALIDATING = {
     "tenancy-suspension-load-balancers",
     "tenancy-suspension-flux",
     "tenancy-flux",
+    "tenancy-vcluster-kubeconfig",
 }
 
 

@@ -50,14 +50,17 @@ def test_example_plans_show_components_and_gitops(dev_plan: ProgramRun) -> None:
     assert tenants["status-page"]["apps"]["prod"]["status"]["type"] == "image"
     assert tenants["genomics-lab"]["gitops"]["prod"] == {
         "url": "https://git.university.example/genomics/platform-config.git",
-        "revision": "branch main",
+        "revision": "tag v2.3.0",
         "path": "./clusters/prod",
     }
+    assert tenants["genomics-lab"]["gitops"]["dev"]["revision"] == "branch main"
     kustomization = _one(dev_plan, "Kustomization", "tenant-genomics-lab-prod", "tenant-gitops")
     assert kustomization["spec"]["path"] == "./clusters/prod"
     source = _one(dev_plan, "GitRepository", "tenant-genomics-lab-prod", "tenant-gitops")
     assert source["spec"]["secretRef"] == {"name": "git-credentials"}
-    assert source["spec"]["ref"] == {"branch": "main"}
+    assert source["spec"]["ref"] == {"tag": "v2.3.0"}
+    dev_source = _one(dev_plan, "GitRepository", "tenant-genomics-lab-dev", "tenant-gitops")
+    assert dev_source["spec"]["ref"] == {"branch": "main"}
 
 
 def test_flux_objects_validate_against_the_upstream_crds(example_plan: ProgramRun) -> None:

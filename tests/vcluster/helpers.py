@@ -25,7 +25,7 @@ def hard_tenant(**fields: Any) -> dict[str, Any]:
         access={"admin": [HARD_ADMIN], "viewer": ["idp:hard-members"]},
         nodePool="research",
         isolation="virtual-cluster",
-        gitops={"url": "https://git.example.org/hard/clusters.git"},
+        gitops={"url": "https://git.example.org/hard/clusters.git", "refs": {"prod": {"tag": "v1.0.0"}}},
     )
     document.update(fields)
     return document

@@ -17,6 +17,7 @@ from components.admission.rules import (
     services,
     side_doors,
     suspension,
+    vcluster_kubeconfig,
     workloads,
 )
 from components.model.admission import PolicySettings
@@ -35,13 +36,14 @@ def validating_policies(
         *node_pool.policies(),
         *workloads.policies(settings.allowed_registries, settings.require_always_pull),
         *platform_owned.policies(identities.users, identities.groups, settings.secrets_operator_identity),
-        *rbac.policies(tenant_roles, settings.operator_identities),
+        *rbac.policies(tenant_roles, settings.operator_identities, identities.users, identities.groups),
         *scheduling.policies(settings.allowed_priority_classes),
         *side_doors.policies(storage_classes),
         *network_policies.policies(),
         *secret_stores.policies(identities.users, identities.groups),
         *flux.policies(identities.users, identities.groups),
         *suspension.policies(identities.users, identities.groups),
+        *vcluster_kubeconfig.policies(identities.users, identities.groups),
     ]
 
 

@@ -41,7 +41,13 @@ from components.admission.base import (
     namespace_annotation_list,
     resource_rule,
 )
-from components.model.labels import ALLOW_LOAD_BALANCER_KEY, EGRESS_CIDRS_KEY, PLATFORM_OWNED_KEY
+from components.model.labels import (
+    ALLOW_LOAD_BALANCER_KEY,
+    DNS_KEY,
+    EGRESS_CIDRS_KEY,
+    PLATFORM_INGRESS_KEY,
+    PLATFORM_OWNED_KEY,
+)
 
 _METADATA_NAME = literal("kubernetes.io/metadata.name")
 _ANNOTATIONS = "namespaceObject.metadata.annotations"
@@ -63,8 +69,41 @@ _BLOCK_OF = (
 )
 _GRANTED_BLOCK = f"variables.granted.exists(g, {_BLOCK_OF})"
 _NO_SELECTORS = "!has(p.podSelector) && !has(p.namespaceSelector)"
-_EGRESS_PEER_OK = f"(has(p.ipBlock) ? ({_NO_SELECTORS} && {_GRANTED_BLOCK}) : {_OWN_NAMESPACE})"
-_INGRESS_PEER_OK = f"(has(p.ipBlock) ? ({_NO_SELECTORS} && variables.allowLoadBalancer) : {_OWN_NAMESPACE})"
+# A peer naming exactly one namespace by the label the API server sets, and that name.
+_NAMED_NAMESPACE = (
+    "(has(p.namespaceSelector) && !has(p.namespaceSelector.matchExpressions)"
+    " && has(p.namespaceSelector.matchLabels) && size(p.namespaceSelector.matchLabels) == 1"
+    f" && {_METADATA_NAME} in p.namespaceSelector.matchLabels)"
+)
+_PEER_NAMESPACE = f"p.namespaceSelector.matchLabels[{_METADATA_NAME}]"
+# Paths the platform already opens (namespace annotations, components/guardrails/network.py):
+# ingress from a platform namespace (any podSelector narrows it further), egress to the DNS pods (a
+# podSelector carrying every DNS label; more labels or expressions narrow it further).
+_PLATFORM_PEER = f"({_NAMED_NAMESPACE} && variables.platformIngress.exists(e, e.split('@')[0] == {_PEER_NAMESPACE}))"
+_DNS_PEER = (
+    f"({_NAMED_NAMESPACE} && variables.dns.exists(x, !x.contains('=') && x == {_PEER_NAMESPACE})"
+    " && has(p.podSelector) && variables.dns.filter(x, x.contains('=')).all(l, has(p.podSelector.matchLabels)"
+    " && l.split('=')[0] in p.podSelector.matchLabels"
+    " && p.podSelector.matchLabels[l.split('=')[0]] == l.split('=')[1]))"
+)
+_EGRESS_PEER_OK = f"(has(p.ipBlock) ? ({_NO_SELECTORS} && {_GRANTED_BLOCK}) : ({_OWN_NAMESPACE} || {_DNS_PEER}))"
+_INGRESS_PEER_OK = (
+    f"(has(p.ipBlock) ? ({_NO_SELECTORS} && variables.allowLoadBalancer) : ({_OWN_NAMESPACE} || {_PLATFORM_PEER}))"
+)
+# A numbered port, one port (no range), as an int: the API server stores ports as numbers or IANA
+# names, so text never stands for a number here.
+_ONE_NUMBERED_PORT = "has(q.port) && type(q.port) == int && (!has(q.endPort) || q.endPort == q.port)"
+# Rule r stays on the ports platform namespace entry e opens: all (`name`), or the listed TCP ports.
+_PLATFORM_PORTS = (
+    f"variables.platformIngress.exists(e, e.split('@')[0] == {_PEER_NAMESPACE} && (size(e.split('@')) == 1"
+    " || (has(r.ports) && size(r.ports) > 0 && r.ports.all(q, (has(q.protocol) ? q.protocol : 'TCP')"
+    f" == e.split('@')[1].split('/')[0] && {_ONE_NUMBERED_PORT} && string(q.port) in e.split('@')[1].split('/')))))"
+)
+# DNS is open on port 53, UDP and TCP, only.
+_DNS_PORTS = (
+    "(has(r.ports) && size(r.ports) > 0 && r.ports.all(q, (has(q.protocol) ? q.protocol : 'TCP') in ['UDP', 'TCP']"
+    f" && {_ONE_NUMBERED_PORT} && q.port == 53))"
+)
 # The rule's ports stay within grant g: its protocol always (a rule without ports opens every
 # protocol), and the numbered ports it lists when it lists any.
 _PORTS_IN_GRANT = (
@@ -95,6 +134,14 @@ def _variables() -> list[Variable]:
     return [
         TENANT_VARIABLE,
         {"name": "granted", "expression": namespace_annotation_list(EGRESS_CIDRS_KEY)},
+        {"name": "platformIngress", "expression": namespace_annotation_list(PLATFORM_INGRESS_KEY)},
+        {"name": "dns", "expression": namespace_annotation_list(DNS_KEY)},
+        {
+            "name": "dnsPeer",
+            "expression": "size(variables.dns) == 0 ? 'none' : 'namespaceSelector kubernetes.io/metadata.name: '"
+            " + variables.dns.filter(x, !x.contains('=')).join('') + ' and podSelector matchLabels '"
+            " + variables.dns.filter(x, x.contains('=')).join(', ')",
+        },
         {"name": "allowLoadBalancer", "expression": _ALLOWS_LOAD_BALANCER},
         {
             "name": "peersNamed",
@@ -113,6 +160,16 @@ def _variables() -> list[Variable]:
         },
         {"name": "ingressAddressesPorted", "expression": _INGRESS_ADDRESSES_PORTED},
         {
+            "name": "platformPortsOk",
+            "expression": "!has(object.spec.ingress) || object.spec.ingress.all(r, !has(r.from) || r.from.all(p,"
+            f" has(p.ipBlock) || !{_PLATFORM_PEER} || {_PLATFORM_PORTS}))",
+        },
+        {
+            "name": "dnsPortsOk",
+            "expression": "!has(object.spec.egress) || object.spec.egress.all(r, !has(r.to) || r.to.all(p,"
+            f" has(p.ipBlock) || !{_DNS_PEER} || {_DNS_PORTS}))",
+        },
+        {
             "name": "egressPortsGranted",
             "expression": "!has(object.spec.egress) || object.spec.egress.all(r, !has(r.to) || r.to.all(p,"
             f" !has(p.ipBlock) || variables.granted.exists(g, {_BLOCK_OF} && {_PORTS_IN_GRANT})))",
@@ -120,11 +177,38 @@ def _variables() -> list[Variable]:
     ]
 
 
+def _platform_path_validations() -> list[Validation]:
+    """Peers that repeat a platform path stay on the ports the platform opens for it."""
+    return [
+        {
+            "expression": "variables.platformPortsOk",
+            "message_expression": _message(
+                "may admit a platform namespace only on the ports the platform opens to it (' + "
+                "variables.platformIngress.join(', ') + '): list those numbered TCP ports, or leave the rule to the"
+                " platform, which opens them already"
+            ),
+            "reason": "Forbidden",
+        },
+        {
+            "expression": "variables.dnsPortsOk",
+            "message_expression": _message(
+                "may reach cluster DNS (' + variables.dnsPeer + ') only on port 53, UDP and TCP: write ports:"
+                " [{protocol: UDP, port: 53}, {protocol: TCP, port: 53}]"
+            ),
+            "reason": "Forbidden",
+        },
+    ]
+
+
 def _validations() -> list[Validation]:
     peers = (
         "may only name pods of its own namespace (no namespaceSelector, or kubernetes.io/metadata.name: '"
-        " + request.namespace + '), egress to the ipBlocks granted by the tenant file egress ('"
-        " + variables.granted.join(', ') + ') and ingress from addresses only with allowLoadBalancer"
+        " + request.namespace + '), ingress from the platform namespaces (namespaceSelector kubernetes.io/"
+        "metadata.name: one of ' + (size(variables.platformIngress) == 0 ? 'none' : variables.platformIngress"
+        ".map(e, e.split('@')[0]).join(', ')) + '), egress to cluster DNS (' + variables.dnsPeer + '),"
+        " egress to the ipBlocks granted by the tenant file egress (' + variables.granted.join(', ') + ')"
+        " and ingress from addresses only with allowLoadBalancer; switch off chart values that open every"
+        " namespace or address (networkPolicy.allowExternalEgress and the like, docs/network.md)"
     )
     return [
         {
@@ -154,6 +238,7 @@ def _validations() -> list[Validation]:
             ),
             "reason": "Forbidden",
         },
+        *_platform_path_validations(),
         {
             "expression": "variables.egressPortsGranted",
             "message_expression": _message(

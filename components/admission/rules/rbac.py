@@ -1,10 +1,19 @@
-"""Rule 6, RBAC escalation: bindings in tenant namespaces grant only the tenant roles, to the tenant.
+"""Rule 6, RBAC escalation: bindings in tenant namespaces grant only the tenant roles, to the tenant,
+as the platform grants them in that environment.
 
 A RoleBinding may reference only the shared tenant ClusterRoles (never cluster-admin, admin,
-edit, or a Role the tenant wrote), and its subjects must be the tenant's own identity-provider
-groups (Namespace annotation `tenancy.io/groups`) or service accounts of the same namespace.
-Users are refused: tenants get access through groups. Kubernetes' own escalation check stops
-granting more than one holds; this rule also stops granting it to someone else.
+edit, or a Role the tenant wrote). Its group subjects must be bound to that role by the platform
+itself in this namespace (Namespace annotation `tenancy.io/group-roles`, `<role>=<group>` pairs
+rendered from the tenant file's `access` and the environment, components/guardrails/access.py):
+in a read-only environment (prod) people are viewers, so a binding of a tenant group to the admin
+or operator role there is refused whoever writes it, be it the deployer, a stray identity with
+RBAC on RoleBindings, or an admin of another environment. Service accounts of the same namespace
+may be bound (workloads, the deployer); users are refused: tenants get access through groups.
+Kubernetes' own escalation check stops granting more than one holds; this rule also stops
+granting it to someone else, or to the right people in the wrong environment.
+
+Not matched: `platformIdentities` (they render the bindings from the tenant file) and the data
+operators of `tenancy:policy.operatorIdentities` (CloudNativePG binds a Role of its own).
 """
 
 from __future__ import annotations
@@ -17,33 +26,52 @@ from components.admission.base import (
     namespace_annotation_list,
     resource_rule,
 )
-from components.model.labels import GROUPS_KEY
+from components.model.labels import GROUP_ROLES_KEY
 
 # `namespace` is a CEL reserved word; reading it by index does not depend on how an engine treats
 # reserved words in field selection (cel-go and cel-cpp both evaluate this form).
 _OWN_SUBJECT = (
-    "(s.kind == 'Group' && s.name in variables.groups) || (s.kind == 'ServiceAccount' && 'namespace' in s"
-    " && s['namespace'] == namespaceObject.metadata.name)"
+    "(s.kind == 'Group' && (object.roleRef.name + '=' + s.name) in variables.groupRoles)"
+    " || (s.kind == 'ServiceAccount' && 'namespace' in s && s['namespace'] == namespaceObject.metadata.name)"
 )
 
 
-def policies(allowed_roles: list[str], operators: list[str] | None = None) -> list[PolicyDefinition]:
-    """The rule; `operators` (request user names, `tenancy:policy.operatorIdentities`) are not matched."""
+def _platform_requester(users: list[str], groups: list[str]) -> str:
+    return (
+        f"request.userInfo.username in {literal_list(users)} || (has(request.userInfo.groups)"
+        f" && request.userInfo.groups.exists(g, g in {literal_list(groups)}))"
+    )
+
+
+def policies(
+    allowed_roles: list[str],
+    operators: list[str] | None = None,
+    platform_users: list[str] | None = None,
+    platform_groups: list[str] | None = None,
+) -> list[PolicyDefinition]:
+    """The rule; `operators` and the platform identities (request user names, groups) are not matched."""
     roles = literal_list(allowed_roles)
-    skip_operators: list[MatchCondition] = []
+    skip: list[MatchCondition] = []
     if operators:
-        skip_operators.append(
+        skip.append(
             {"name": "not-a-data-operator", "expression": f"!(request.userInfo.username in {literal_list(operators)})"}
+        )
+    if platform_users or platform_groups:
+        skip.append(
+            {
+                "name": "not-the-platform",
+                "expression": f"!({_platform_requester(platform_users or [], platform_groups or [])})",
+            }
         )
     return [
         PolicyDefinition(
             name="tenancy-rbac",
             rule="rbac",
             resource_rules=[resource_rule("rbac.authorization.k8s.io", ["rolebindings"], ["CREATE", "UPDATE"])],
-            match_conditions=skip_operators,
+            match_conditions=skip,
             variables=[
                 TENANT_VARIABLE,
-                {"name": "groups", "expression": namespace_annotation_list(GROUPS_KEY)},
+                {"name": "groupRoles", "expression": namespace_annotation_list(GROUP_ROLES_KEY)},
                 {
                     "name": "foreignSubjects",
                     "expression": "has(object.subjects) ? object.subjects.filter(s, !("
@@ -63,9 +91,11 @@ def policies(allowed_roles: list[str], operators: list[str] | None = None) -> li
                 {
                     "expression": "size(variables.foreignSubjects) == 0",
                     "message_expression": (
-                        "'RoleBinding ' + object.metadata.name + ' names ' + variables.foreignSubjects[0]"
-                        " + ', which is not a group of tenant ' + variables.tenant"
-                        " + ' or a service account of this namespace'"
+                        "'RoleBinding ' + object.metadata.name + ' binds ' + variables.foreignSubjects[0]"
+                        " + ' to ' + object.roleRef.name + ', which the platform does not grant in this namespace"
+                        " of tenant ' + variables.tenant + ' (groups: ' + (size(variables.groupRoles) == 0 ? 'none'"
+                        " : variables.groupRoles.join(', ')) + '; or a service account of this namespace);"
+                        " change access in the tenant file instead'"
                     ),
                     "reason": "Forbidden",
                 },

@@ -15,7 +15,9 @@ A PodDisruptionBudget that allows no disruption (`maxUnavailable: 0`, `0%`, or `
 100%`) makes every drain of the nodes its pods run on wait forever: on a shared pool one tenant
 would hold back node upgrades and scale-downs for all. Such budgets are refused; a budget of
 `minAvailable` equal to the replica count does the same and cannot be told apart here (the rule
-does not know the replica count), which docs/admission.md says.
+does not know the replica count), which docs/admission.md says. The values are read as numbers,
+as the disruption controller reads them: `'00%'`, `'000%'` and `0` are the same budget
+(components/admission/base.py int_or_percent_number).
 
 Pods are the boundary (every controller's pods pass here); the workload templates are checked too
 so a Deployment is refused when applied rather than failing to create pods later. Values that an
@@ -24,7 +26,14 @@ UPDATE leaves unchanged pass, so a running pod keeps its scheduler-set node thro
 
 from __future__ import annotations
 
-from components.admission.base import TENANT_VARIABLE, PolicyDefinition, ResourceRule, literal_list, resource_rule
+from components.admission.base import (
+    TENANT_VARIABLE,
+    PolicyDefinition,
+    ResourceRule,
+    int_or_percent_number,
+    literal_list,
+    resource_rule,
+)
 
 _WRITE = ["CREATE", "UPDATE"]
 _TEMPLATED = [
@@ -87,9 +96,15 @@ def _policy(
 
 def disruption_budgets_policy() -> PolicyDefinition:
     """PodDisruptionBudgets must allow some disruption (module docstring)."""
+    # Numbers, not text: '00%', '000%' and 0 are the same budget to the disruption controller.
+    # minAvailable as a percentage of at least 100 keeps every pod; the API server refuses more than
+    # 100% (IsNotMoreThan100Percent), and an unparsable value counts as blocking.
+    max_unavailable = int_or_percent_number("object.spec.maxUnavailable")
+    min_available = int_or_percent_number("object.spec.minAvailable")
     blocks = (
-        "(has(object.spec.maxUnavailable) && string(object.spec.maxUnavailable) in ['0', '0%'])"
-        " || (has(object.spec.minAvailable) && string(object.spec.minAvailable) == '100%')"
+        f"(has(object.spec.maxUnavailable) && {max_unavailable} <= 0)"
+        " || (has(object.spec.minAvailable) && type(object.spec.minAvailable) == string"
+        f" && ({min_available} >= 100 || {min_available} < 0))"
     )
     return PolicyDefinition(
         name="tenancy-scheduling-disruption-budgets",

@@ -18,10 +18,14 @@ from components.admission.base import (
     Validation,
     Variable,
     literal_list,
+    quantity_is_zero,
     resource_rule,
 )
 
 _SPEC = "object.spec"
+# A memory limit of zero in any spelling is no limit (kubelet pkg/kubelet/kuberuntime/
+# kuberuntime_container_linux.go calculateLinuxResources: `if memLimit != 0 {...}`).
+_ZERO_MEMORY = quantity_is_zero("c.resources.limits['memory']")
 # The volume types Pod Security `restricted` allows: claims, ephemeral storage and projected data.
 _CLAIM_OR_EPHEMERAL = (
     "persistentVolumeClaim",
@@ -73,7 +77,8 @@ def _variables() -> list[Variable]:
             # Ephemeral (debug) containers cannot have resources, so they are left out here.
             "name": "unlimited",
             "expression": f"({_containers('containers', 'initContainers')}).filter(c, !has(c.resources)"
-            " || !has(c.resources.limits) || !('memory' in c.resources.limits)).map(c, c.name)",
+            " || !has(c.resources.limits) || !('memory' in c.resources.limits)"
+            f" || {_ZERO_MEMORY}).map(c, c.name)",
         },
         {
             # Storage comes through claims (MTB "require PersistentVolumeClaim for storage"): the
