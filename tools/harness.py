@@ -54,9 +54,20 @@ class RecordedResource:
     # True for resources the program reads rather than manages (StackReference, `.get()`).
     read: bool = False
 
+    @property
+    def provider_urn(self) -> str | None:
+        """The URN of the explicit provider, or None where the engine would use a default provider.
+
+        The request carries a provider reference, `<provider URN>::<provider id>`; the id is
+        unknown during a preview and means nothing offline, so the plan keeps the URN only.
+        """
+        return provider_urn(self.provider)
+
     def as_json(self) -> dict[str, Any]:
         return {
             "read": self.read,
+            "provider": self.provider_urn,
+            "dependencies": self.dependencies,
             "urn": self.urn,
             "type": self.type,
             "name": self.name,
@@ -69,6 +80,26 @@ class RecordedResource:
             "aliases": self.aliases,
             "inputs": self.inputs,
         }
+
+
+def provider_urn(reference: str | None) -> str | None:
+    """`urn:...::name` of a provider reference `urn:...::name::id` (None stays None)."""
+    if not reference:
+        return None
+    urn, separator, _ = reference.rpartition("::")
+    return urn if separator else reference
+
+
+def request_dependencies(request: Any) -> list[str]:
+    """Every resource the engine orders this one after, as the request names them: `depends_on`
+    plus the resources whose outputs feed its inputs (`dependencies` and `propertyDependencies`;
+    the SDK puts the second in the first too, the union guards against an SDK that does not).
+    Components in `depends_on` arrive expanded to their custom children. The parent is the
+    record's own `parent` field."""
+    urns = set(request.dependencies)
+    for dependencies in request.propertyDependencies.values():
+        urns.update(dependencies.urns)
+    return sorted(urns)
 
 
 def redact(value: Any) -> Any:
@@ -221,7 +252,7 @@ class RecordingMonitor(mocks.MockMonitor):
                     retain_on_delete=bool(request.retainOnDelete),
                     deleted_with=request.deletedWith or None,
                     provider=request.provider or None,
-                    dependencies=sorted(request.dependencies),
+                    dependencies=request_dependencies(request),
                     aliases=sorted(spec.urn or spec.spec.name for spec in request.aliases),
                     ignore_changes=sorted(request.ignoreChanges),
                 )
