@@ -284,10 +284,11 @@ def _covers(grant_kind: GrantKind, grant_key: Any, key: Any) -> bool:
 
 
 def _grant_service(graph: PlanGraph, record: Record) -> set[str]:
-    """The services whose agents a grant names: through a ServiceIdentity it waits for, or literally."""
+    """The services whose agents a grant names: through a ServiceIdentity whose output feeds it
+    (a direct dependency; further up the chain it would be some other grant's agent), or literally."""
     services = {
         str(graph.by_urn[urn]["inputs"].get("service"))
-        for urn in graph.waits_for(record["urn"])
+        for urn in record.get("dependencies") or []
         if urn in graph.by_urn and graph.by_urn[urn]["type"] == "gcp:projects/serviceIdentity:ServiceIdentity"
     }
     members = [record["inputs"].get("member"), *(record["inputs"].get("members") or [])]
@@ -424,9 +425,7 @@ CRD_PREREQUISITES: dict[str, Prerequisite] = {
         Prerequisite("external-secrets.io", "External Secrets Operator (GKE and EKS runbooks, step 1)"),
         Prerequisite("karpenter.sh", "Karpenter, on EKS stacks with `kind: karpenter` pools"),
         Prerequisite("karpenter.k8s.aws", "Karpenter, on EKS stacks with `kind: karpenter` pools"),
-        Prerequisite(
-            "vpcresources.k8s.aws", "the EKS VPC resource controller (Security Groups for Pods, EKS runbook)"
-        ),
+        Prerequisite("vpcresources.k8s.aws", "the EKS VPC resource controller (Security Groups for Pods, EKS runbook)"),
     )
 }
 
