@@ -62,3 +62,16 @@ def plan_mix(stack: str, lifecycle: Lifecycle, directory: Path) -> ProgramRun:
     """Plan the mix of `stack` in `lifecycle` from tenant files written under `directory`."""
     tenants = write_tenants(directory, *mix_documents(stack, lifecycle))
     return plan(stack, tenants, **_data_override(stack))
+
+
+def records(run: ProgramRun) -> list[dict[str, Any]]:
+    """The run's resources as `resources.json` holds them (tools/plan.py), tenant included."""
+    tenants = run.tenants()
+    return [{**resource.as_json(), "tenant": tenants[resource.urn]} for resource in run.resources]
+
+
+def disabled_providers(stack: str) -> list[str]:
+    """`pulumi:disable-default-providers` of Pulumi.<stack>.yaml."""
+    from tools.engine_rules import disabled_default_providers
+
+    return disabled_default_providers(stack_config(stack)[0])
