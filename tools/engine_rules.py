@@ -394,6 +394,8 @@ CHART_CRD_GROUPS: dict[str, frozenset[str]] = {
     "cloudnative-pg": frozenset({"postgresql.cnpg.io"}),
     # mariadb-operator/mariadb-operator deploy/charts/mariadb-operator-crds (26.6.0)
     "mariadb-operator-crds": frozenset({"k8s.mariadb.com"}),
+    # external-secrets/external-secrets deploy/charts/external-secrets (installCRDs: true by default)
+    "external-secrets": frozenset({"external-secrets.io"}),
     # fluxcd-community/helm-charts charts/flux2/templates/*-crds.yaml (flux2 2.17.2)
     "flux2": frozenset(
         {
@@ -422,7 +424,7 @@ CRD_PREREQUISITES: dict[str, Prerequisite] = {
         Prerequisite("source.toolkit.fluxcd.io", "the cluster's Flux, where `delivery.installFlux` is off"),
         Prerequisite("kustomize.toolkit.fluxcd.io", "the cluster's Flux, where `delivery.installFlux` is off"),
         Prerequisite("helm.toolkit.fluxcd.io", "the cluster's Flux, where `delivery.installFlux` is off"),
-        Prerequisite("external-secrets.io", "External Secrets Operator (GKE and EKS runbooks, step 1)"),
+        Prerequisite("external-secrets.io", "External Secrets Operator, where `tenancy:installs` does not install it"),
         Prerequisite("karpenter.sh", "Karpenter, on EKS stacks with `kind: karpenter` pools"),
         Prerequisite("karpenter.k8s.aws", "Karpenter, on EKS stacks with `kind: karpenter` pools"),
         Prerequisite("vpcresources.k8s.aws", "the EKS VPC resource controller (Security Groups for Pods, EKS runbook)"),

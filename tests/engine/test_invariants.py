@@ -4,11 +4,14 @@ on a first `up`, found offline. The mutation tests (test_mutations.py) show each
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from components.model.tenant_file import Lifecycle
 from tests.engine.conftest import Mixes
 from tests.engine.mixes import LIFECYCLES, STACKS, disabled_providers, records
+from tests.support import plan
 from tools.engine_rules import (
     PlanGraph,
     Violation,
@@ -103,3 +106,23 @@ def test_mixes_hold_reads_custom_resources_and_customer_keys(mix_plans: Mixes) -
     assert {"postgresql.cnpg.io", "k8s.mariadb.com", "external-secrets.io", "helm.toolkit.fluxcd.io"} <= groups
     prod = mix_plans[("prod", "active")]
     assert any(r.inputs.get("encryptionKeyName") for r in prod.of_type("gcp:sql/databaseInstance:DatabaseInstance"))
+
+
+def test_an_operator_the_stack_installs_is_waited_for_rather_than_assumed() -> None:
+    # docs/runbooks/gke.md: ESO may come from `tenancy:installs`; then its objects wait for it.
+    installs = {
+        "charts": {
+            "external-secrets": {
+                "repository": "https://charts.external-secrets.io",
+                "chart": "external-secrets",
+                "version": "0.20.4",
+                "namespace": "external-secrets",
+            }
+        }
+    }
+    run = plan("prod", installs=json.dumps(installs))
+    graph = _graph(run)
+    assert crds_after_installs(graph) == []
+    (release,) = [r for r in run.resources if r.type == "kubernetes:helm.sh/v3:Release"]
+    stores = [r for r in run.resources if api_group(r.type) == "external-secrets.io"]
+    assert stores and all(release.urn in graph.waits_for(r.urn) for r in stores)
