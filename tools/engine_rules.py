@@ -1,6 +1,6 @@
 """What the Pulumi engine would refuse or get wrong on a real `up`, checked on an offline plan.
 
-    python -m tools.engine_rules PLAN_DIR --stack STACK
+    python -m tools.engine_rules PLAN_DIR --stack STACK [--platform-plan PLATFORM_PLAN_DIR]
 
 The plan records every resource's explicit provider and the URNs it waits for
 (`resources.json`, tools/harness.py). These checks read only those records, so they run on any
@@ -452,14 +452,22 @@ def _installed_groups(record: Record) -> frozenset[str]:
     return frozenset()
 
 
+def installed_groups(graph: PlanGraph) -> frozenset[str]:
+    """The CRD groups a plan installs: a platform stack's, which its tenants shards rely on."""
+    return frozenset(group for record in graph.managed() for group in _installed_groups(record))
+
+
 def crds_after_installs(
-    graph: PlanGraph, prerequisites: Mapping[str, Prerequisite] = CRD_PREREQUISITES
+    graph: PlanGraph,
+    prerequisites: Mapping[str, Prerequisite] = CRD_PREREQUISITES,
+    installed_before: frozenset[str] = frozenset(),
 ) -> list[Violation]:
     """A custom resource is created only once its CRD is served: created at the same time as the
     release that installs it, the API server answers "no matches for kind" and the step fails.
     So where the plan installs the CRD, the object must wait for that install (dependsOn,
     https://www.pulumi.com/docs/iac/concepts/resources/options/dependson/); where nothing in the
-    plan installs it, its group must be on the documented list of what the cluster brings."""
+    plan installs it, its group must be installed by a stack deployed before (`installed_before`:
+    a tenants shard's platform stack) or be on the documented list of what the cluster brings."""
     installers: dict[str, list[str]] = {}
     for record in graph.managed():
         for group in _installed_groups(record):
@@ -482,7 +490,7 @@ def crds_after_installs(
                         "depend on the release",
                     )
                 )
-        elif group not in prerequisites:
+        elif group not in prerequisites and group not in installed_before:
             violations.append(
                 Violation(
                     "crd-before-object",
@@ -571,14 +579,17 @@ def kept_dependencies(graph: PlanGraph) -> list[Violation]:
 Check = Callable[[PlanGraph], list[Violation]]
 
 
-def check_plan(records: Sequence[Record], disabled: Iterable[str]) -> list[Violation]:
-    """Every rule on one plan's records."""
+def check_plan(
+    records: Sequence[Record], disabled: Iterable[str], installed_before: frozenset[str] = frozenset()
+) -> list[Violation]:
+    """Every rule on one plan's records; `installed_before`: CRD groups a stack deployed earlier
+    installs (a tenants shard's platform stack, `installed_groups` of its plan)."""
     graph = PlanGraph(records)
     disabled_list = list(disabled)
     checks: list[Check] = [
         lambda g: explicit_providers(g, disabled_list),
         grants_before_use,
-        crds_after_installs,
+        lambda g: crds_after_installs(g, installed_before=installed_before),
         namespaces_before_objects,
         kept_dependencies,
     ]
@@ -589,12 +600,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.engine_rules", description=__doc__.split("\n\n")[0])
     parser.add_argument("plan", type=Path, help="a plan directory (python -m tools.plan --out)")
     parser.add_argument("--stack", required=True, help="the stack the plan is of (its default-provider settings)")
+    parser.add_argument("--platform-plan", type=Path, help="a tenants shard's platform stack plan (what it installs)")
     args = parser.parse_args(argv)
     from tools.harness import stack_config
 
     records = json.loads((args.plan / "resources.json").read_text(encoding="utf-8"))
+    before: frozenset[str] = frozenset()
+    if args.platform_plan is not None:
+        platform = json.loads((args.platform_plan / "resources.json").read_text(encoding="utf-8"))
+        before = installed_groups(PlanGraph(platform))
     config, _ = stack_config(args.stack)
-    violations = check_plan(records, disabled_default_providers(config))
+    violations = check_plan(records, disabled_default_providers(config), before)
     for violation in violations:
         print(violation, file=sys.stderr)
     print(f"{len(records)} resources, {len(violations)} engine rule violations")
