@@ -15,6 +15,7 @@ written plan and on mutated copies of one (tests/engine/test_mutations.py):
 - `namespaces_before_objects`: a namespaced object waits for its namespace, where the plan has it.
 - `kept_dependencies`: a retained resource uses nothing that is deleted when its tenant leaves
   the state.
+- `kept_unchanged` (two plans): a lifecycle transition leaves the inputs of what it keeps alone.
 
 "Waits for" is the engine's order: a resource is registered after its dependencies (`dependsOn`
 and the resources whose outputs feed its inputs), its parent and its provider, transitively.
@@ -571,6 +572,53 @@ def kept_dependencies(graph: PlanGraph) -> list[Violation]:
                     "this stays in the cloud; retain it too",
                 )
             )
+    return violations
+
+
+def _compared(record: Record) -> dict[str, Any]:
+    """The inputs a lifecycle transition must leave alone (kept_unchanged)."""
+    inputs: dict[str, Any] = dict(record.get("inputs") or {})
+    if api_group(record["type"]) is None:
+        return inputs
+    metadata = inputs.get("metadata") or {}
+    return {
+        "apiVersion": inputs.get("apiVersion"),
+        "kind": inputs.get("kind"),
+        "metadata": {"name": metadata.get("name"), "namespace": metadata.get("namespace")},
+    }
+
+
+def kept_unchanged(before: PlanGraph, after: PlanGraph) -> list[Violation]:
+    """Across a lifecycle transition (a tenant file's `lifecycle:` changed, the two plans before
+    and after), what the later state keeps (protected or retained) keeps its inputs. Offline we
+    cannot tell an in-place update from a replacement, and a replacement is what must not happen:
+    the engine refuses to replace a protected resource, and replacing a retained one creates a new
+    one and leaves the old one, data and all, outside the state
+    (https://www.pulumi.com/docs/iac/concepts/resources/options/retainondelete/: "when deleting or
+    replacing"). Data is registered once and then left alone, whatever the state.
+
+    Kubernetes objects are compared by identity only (apiVersion, kind, name, namespace): a
+    suspension labels namespaces and sets `spec.suspend`, which are patches; pulumi-kubernetes
+    replaces an object when its identity changes."""
+    violations = []
+    for record in after.managed():
+        earlier = before.by_urn.get(record["urn"])
+        kept = record.get("protect") or after.retained(record["urn"])
+        if earlier is None or not kept:
+            continue
+        inputs_before, inputs_after = _compared(earlier), _compared(record)
+        if inputs_before == inputs_after:
+            continue
+        fields = sorted(
+            k for k in set(inputs_before) | set(inputs_after) if inputs_before.get(k) != inputs_after.get(k)
+        )
+        violations.append(
+            Violation(
+                "kept-unchanged",
+                record["urn"],
+                f"kept, but the transition changes its inputs ({', '.join(fields)}): leave data untouched",
+            )
+        )
     return violations
 
 
