@@ -53,7 +53,9 @@ class Violation:
 
 
 def label(urn: str) -> str:
-    """`name` (type) of a URN, the way a reviewer finds the resource in a plan."""
+    """`name` (type) of a URN, the way a reviewer finds the resource in a plan (an invoke's token as is)."""
+    if "::" not in urn:
+        return urn
     qualified_type, _, name = urn.rpartition("::")
     return f"{name} ({qualified_type.rpartition('$')[2].rpartition('::')[2]})"
 
@@ -166,6 +168,24 @@ def explicit_providers(graph: PlanGraph, disabled: Iterable[str]) -> list[Violat
                 )
             )
     return violations
+
+
+def explicit_invoke_providers(invokes: Iterable[tuple[str, str | None]], disabled: Iterable[str]) -> list[Violation]:
+    """The same for invokes (`aws.get_caller_identity()`, `gcp.organizations.get_project()`): a
+    function of a disabled package called without `opts=InvokeOptions(provider=...)` goes through
+    the denied default provider and fails. The engine's own functions (`pulumi:pulumi:*`) have none.
+    """
+    denied = set(disabled)
+    return [
+        Violation(
+            "explicit-provider",
+            token,
+            f"the invoke {token} names no provider, and the stack disables the default "
+            f"{package_of(token)} provider: pass InvokeOptions(provider=...)",
+        )
+        for token, provider in invokes
+        if provider is None and package_of(token) != "pulumi" and ("*" in denied or package_of(token) in denied)
+    ]
 
 
 def disabled_default_providers(config: Mapping[str, str]) -> list[str]:

@@ -236,6 +236,13 @@ class RecordingMonitor(mocks.MockMonitor):
         super().__init__(pulumi_mocks)
         self.recorded: list[RecordedResource] = []
         self.stack_outputs: dict[str, Any] = {}
+        # Every invoke (function call such as `aws.get_caller_identity`) as (token, provider URN):
+        # with default providers disabled, an invoke without a provider is refused too.
+        self.invokes: list[tuple[str, str | None]] = []
+
+    def Invoke(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        self.invokes.append((request.tok, provider_urn(request.provider or None)))
+        return super().Invoke(request)
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         response = super().RegisterResource(request)
@@ -306,6 +313,8 @@ class ProgramRun:
     outputs: dict[str, Any] = field(default_factory=dict)
     # Values the mocks made up where the cloud would compute them (see _Mocks.made).
     mock_made: frozenset[str] = frozenset()
+    # Invokes the program made: (function token, explicit provider URN or None).
+    invokes: list[tuple[str, str | None]] = field(default_factory=list)
     visits: int = field(default=0, compare=False)
     _tenants: dict[str, str | None] | None = field(default=None, init=False, repr=False, compare=False)
     _indexed: int = field(default=-1, init=False, repr=False, compare=False)
@@ -412,7 +421,8 @@ def run_program(
     resources = sorted(monitor.recorded, key=lambda r: r.urn)
     made = frozenset(getattr(monitor.mocks, "made", ()))
     outputs = dict(sorted(monitor.stack_outputs.items()))
-    return ProgramRun(stack=stack, resources=resources, outputs=outputs, mock_made=made)
+    invokes = sorted(set(monitor.invokes), key=lambda item: (item[0], item[1] or ""))
+    return ProgramRun(stack=stack, resources=resources, outputs=outputs, mock_made=made, invokes=invokes)
 
 
 def run_stack(stack: str, overrides: Mapping[str, str] | None = None, root: Path = PROJECT_ROOT) -> ProgramRun:

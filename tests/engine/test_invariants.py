@@ -17,6 +17,7 @@ from tools.engine_rules import (
     Violation,
     api_group,
     crds_after_installs,
+    explicit_invoke_providers,
     explicit_providers,
     grants_before_use,
     kept_dependencies,
@@ -126,3 +127,9 @@ def test_an_operator_the_stack_installs_is_waited_for_rather_than_assumed() -> N
     (release,) = [r for r in run.resources if r.type == "kubernetes:helm.sh/v3:Release"]
     stores = [r for r in run.resources if api_group(r.type) == "external-secrets.io"]
     assert stores and all(release.urn in graph.waits_for(r.urn) for r in stores)
+
+
+@pytest.mark.parametrize(("stack", "lifecycle"), MIXES)
+def test_every_invoke_names_its_provider(mix_plans: Mixes, stack: str, lifecycle: Lifecycle) -> None:
+    run = mix_plans[(stack, lifecycle)]
+    assert explicit_invoke_providers(run.invokes, disabled_providers(stack)) == []

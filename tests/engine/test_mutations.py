@@ -4,6 +4,7 @@ and the rule must name the resource that lost it."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from tests.engine.conftest import Mixes
@@ -12,12 +13,13 @@ from tools.engine_rules import (
     PlanGraph,
     check_plan,
     crds_after_installs,
+    explicit_invoke_providers,
     explicit_providers,
     grants_before_use,
     kept_dependencies,
     namespaces_before_objects,
 )
-from tools.harness import ProgramRun
+from tools.harness import ProgramRun, run_program
 
 Records = list[dict[str, Any]]
 
@@ -136,3 +138,22 @@ def test_a_retained_parent_retains_children_that_leave_it_unset(mix_plans: Mixes
     plan = _mutated(plan, "acme-prod-databases", retainOnDelete=False)
     plan = [{**r, "retainOnDelete": True} if r["urn"] == group["parent"] else r for r in plan]
     assert kept_dependencies(PlanGraph(plan)) == []
+
+
+def test_an_invoke_without_a_provider_is_recorded_and_named(tmp_path: Path) -> None:
+    # A program of two invokes of a disabled package: one with the stack's provider, one without.
+    program = tmp_path / "__main__.py"
+    program.write_text(
+        "import pulumi\n"
+        "import pulumi_aws as aws\n"
+        "provider = aws.Provider('aws', region='eu-west-1')\n"
+        "aws.get_caller_identity()\n"
+        "aws.get_region(opts=pulumi.InvokeOptions(provider=provider))\n",
+        encoding="utf-8",
+    )
+    run = run_program("prod-aws", {}, program=program)
+    violations = explicit_invoke_providers(run.invokes, disabled_providers("prod-aws"))
+    assert [v.urn for v in violations] == ["aws:index/getCallerIdentity:getCallerIdentity"]
+    assert "InvokeOptions(provider=...)" in violations[0].message
+    # The engine's own functions never take a provider.
+    assert explicit_invoke_providers([("pulumi:pulumi:readStackOutputs", None)], ["*"]) == []
