@@ -129,7 +129,8 @@ class PlanGraph:
                 self._retained[urn] = False
             else:
                 parent = record.get("parent")
-                self._retained[urn] = bool(record.get("retainOnDelete")) or (bool(parent) and self.retained(parent))
+                inherited = isinstance(parent, str) and bool(parent) and self.retained(parent)
+                self._retained[urn] = bool(record.get("retainOnDelete")) or inherited
         return self._retained[urn]
 
     def managed(self) -> Iterable[Record]:
@@ -491,8 +492,8 @@ def crds_after_installs(
     a tenants shard's platform stack) or be on the documented list of what the cluster brings."""
     installers: dict[str, list[str]] = {}
     for record in graph.managed():
-        for group in _installed_groups(record):
-            installers.setdefault(group, []).append(record["urn"])
+        for installed in _installed_groups(record):
+            installers.setdefault(installed, []).append(record["urn"])
     violations = []
     for record in graph.managed():
         group = api_group(record["type"])

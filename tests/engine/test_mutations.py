@@ -25,7 +25,7 @@ Records = list[dict[str, Any]]
 
 
 def _urn(plan: Records, name: str) -> str:
-    (urn,) = [r["urn"] for r in plan if r["name"] == name]
+    (urn,) = [str(r["urn"]) for r in plan if r["name"] == name]
     return urn
 
 

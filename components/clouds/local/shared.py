@@ -84,10 +84,15 @@ def platform(data: DataSettings, guard: Guard) -> dict[str, Any]:
             opts=guard.data(deleted_with=namespace, depends_on=[namespace, root]),
         )
         names[name] = {
-            "name": mariadb.metadata.apply(lambda metadata: metadata["name"]),
+            "name": _after(mariadb, instance_name(name)),
             "namespace": namespace.metadata.apply(lambda metadata: metadata["name"]),
         }
     return names
+
+
+def _after(resource: pulumi.Resource, value: str) -> pulumi.Output[str]:
+    """`value`, as an output of `resource`: what reads it waits for the resource."""
+    return resource.urn.apply(lambda _: value)
 
 
 def shared_login(
