@@ -36,6 +36,7 @@ from typing import Any
 Record = Mapping[str, Any]
 
 PROVIDER_PREFIX = "pulumi:providers:"
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
 # Deleting these touches nothing outside Pulumi's state: a random value is no cloud object.
 STATE_ONLY_PACKAGES = frozenset({"random"})
 
@@ -211,6 +212,9 @@ class KeyUse:
     # The service whose agent uses the key (GCP: the ServiceIdentity's `service`).
     service: str
     source: str
+    # Whether the service can use the key only through a grant (GCP service agents hold no role on
+    # a new key); AWS's default key policy leaves it to the caller's IAM, so no grant is required.
+    requires_grant: bool = True
 
 
 @dataclass(frozen=True)
@@ -258,12 +262,14 @@ KEY_USES = (
         ("kmsKeyId",),
         "rds.amazonaws.com",
         "https://docs.aws.amazon.com/AmazonRDS/latest/UserGuide/Overview.Encryption.Keys.html",
+        requires_grant=False,
     ),
     KeyUse(
         "aws:secretsmanager/secret:Secret",
         ("kmsKeyId",),
         "secretsmanager.amazonaws.com",
         "https://docs.aws.amazon.com/secretsmanager/latest/userguide/security-encryption.html",
+        requires_grant=False,
     ),
 )
 # The e-mail domain of each GCP service agent, for grants that name the agent literally.
@@ -332,9 +338,11 @@ def grants_before_use(
     dependencies the engine cannot see"). AWS grants (key policies, KMS grants) apply to any
     service of the account, so there every grant on the key counts.
 
-    Where the plan registers no grant for a service at all (a tenants shard, whose platform stack
-    made them before), there is nothing to wait for.
+    Where the service needs a grant (GCP) and the plan has none covering the key, that is a
+    violation too, unless the plan reads its platform stack (a tenants shard: the platform stack,
+    deployed before, made the grants).
     """
+    platform_elsewhere = any(record["type"] == STACK_REFERENCE for record in graph.records)
     kinds = {kind.type: kind for kind in grant_kinds}
     grants: list[tuple[Record, GrantKind, set[str]]] = []
     for record in graph.managed():
@@ -360,6 +368,15 @@ def grants_before_use(
                     and _covers(kind, _first(values_at(grant["inputs"], kind.key_path)), key)
                     and package_of(grant["type"]) == package_of(use.type)
                 ]
+                if not needed and use.requires_grant and not platform_elsewhere:
+                    violations.append(
+                        Violation(
+                            "grant-before-use",
+                            record["urn"],
+                            f"encrypted with key {key}, but nothing in this plan lets {use.service} use it: "
+                            f"grant its service agent the key (see {use.source})",
+                        )
+                    )
                 missing = [grant["urn"] for grant in needed if grant["urn"] not in waited]
                 if missing:
                     names = ", ".join(label(urn) for urn in missing)

@@ -157,3 +157,16 @@ def test_an_invoke_without_a_provider_is_recorded_and_named(tmp_path: Path) -> N
     assert "InvokeOptions(provider=...)" in violations[0].message
     # The engine's own functions never take a provider.
     assert explicit_invoke_providers([("pulumi:pulumi:readStackOutputs", None)], ["*"]) == []
+
+
+def test_dropping_the_grants_themselves_is_named(prod_plan: ProgramRun) -> None:
+    plan = [r for r in records(prod_plan) if r["type"] != "gcp:kms/keyRingIAMMember:KeyRingIAMMember"]
+    violations = grants_before_use(PlanGraph(plan))
+    encrypted = {
+        r.name
+        for r in prod_plan.resources
+        if r.type in ("gcp:sql/databaseInstance:DatabaseInstance", "gcp:secretmanager/secret:Secret")
+        and prod_plan.tenant_of(r)
+    }
+    assert _named(violations) == encrypted
+    assert all("nothing in this plan lets" in v.message for v in violations)
