@@ -6,6 +6,7 @@ The plan records every resource's explicit provider and the URNs it waits for
 (`resources.json`, tools/harness.py). These checks read only those records, so they run on any
 written plan and on mutated copies of one (tests/engine/test_mutations.py):
 
+- `unique_urns`: no URN is registered twice.
 - `explicit_providers`: where the stack disables default providers, every custom resource and
   every read (`.get`) names its provider.
 - `grants_before_use`: a resource encrypted with a customer key waits for the grant that lets
@@ -141,6 +142,25 @@ class PlanGraph:
             for record in self.records
             if record.get("custom") and not record.get("read") and not record["type"].startswith(PROVIDER_PREFIX)
         )
+
+
+# --- one registration per URN ----------------------------------------------------------------
+
+
+def unique_urns(graph: PlanGraph) -> list[Violation]:
+    """The engine refuses a second registration of a URN in one run ("Duplicate resource URN"):
+    two resources of one type with one name under one parent. Pulumi's mock monitor does not, so
+    the plan is checked instead (a URN is `...::<parent types>$<type>::<name>`,
+    https://www.pulumi.com/docs/iac/concepts/resources/names/#urns)."""
+    seen: set[str] = set()
+    violations = []
+    for record in graph.records:
+        if record["urn"] in seen:
+            violations.append(
+                Violation("unique-urn", record["urn"], "registered twice in one run: give one of them another name")
+            )
+        seen.add(record["urn"])
+    return violations
 
 
 # --- explicit providers ---------------------------------------------------------------------
@@ -673,6 +693,7 @@ def check_plan(
     graph = PlanGraph(records)
     disabled_list = list(disabled)
     checks: list[Check] = [
+        unique_urns,
         lambda g: explicit_providers(g, disabled_list),
         grants_before_use,
         lambda g: crds_after_installs(g, installed_before=installed_before),

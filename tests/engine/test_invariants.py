@@ -22,6 +22,7 @@ from tools.engine_rules import (
     grants_before_use,
     kept_dependencies,
     namespaces_before_objects,
+    unique_urns,
 )
 from tools.harness import ProgramRun
 
@@ -133,3 +134,8 @@ def test_an_operator_the_stack_installs_is_waited_for_rather_than_assumed() -> N
 def test_every_invoke_names_its_provider(mix_plans: Mixes, stack: str, lifecycle: Lifecycle) -> None:
     run = mix_plans[(stack, lifecycle)]
     assert explicit_invoke_providers(run.invokes, disabled_providers(stack)) == []
+
+
+@pytest.mark.parametrize(("stack", "lifecycle"), MIXES)
+def test_no_urn_is_registered_twice(mix_plans: Mixes, stack: str, lifecycle: Lifecycle) -> None:
+    assert unique_urns(_graph(mix_plans[(stack, lifecycle)])) == []

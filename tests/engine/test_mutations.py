@@ -18,6 +18,7 @@ from tools.engine_rules import (
     grants_before_use,
     kept_dependencies,
     namespaces_before_objects,
+    unique_urns,
 )
 from tools.harness import ProgramRun, run_program
 
@@ -170,3 +171,11 @@ def test_dropping_the_grants_themselves_is_named(prod_plan: ProgramRun) -> None:
     }
     assert _named(violations) == encrypted
     assert all("nothing in this plan lets" in v.message for v in violations)
+
+
+def test_a_urn_registered_twice_is_named(dev_plan: ProgramRun) -> None:
+    plan = records(dev_plan)
+    (quota,) = [r for r in plan if r["name"] == "acme-dev-quota"]
+    violations = unique_urns(PlanGraph([*plan, dict(quota)]))
+    assert [(v.rule, v.urn) for v in violations] == [("unique-urn", quota["urn"])]
+    assert unique_urns(PlanGraph(plan)) == []
