@@ -54,9 +54,20 @@ class RecordedResource:
     # True for resources the program reads rather than manages (StackReference, `.get()`).
     read: bool = False
 
+    @property
+    def provider_urn(self) -> str | None:
+        """The URN of the explicit provider, or None where the engine would use a default provider.
+
+        The request carries a provider reference, `<provider URN>::<provider id>`; the id is
+        unknown during a preview and means nothing offline, so the plan keeps the URN only.
+        """
+        return provider_urn(self.provider)
+
     def as_json(self) -> dict[str, Any]:
         return {
             "read": self.read,
+            "provider": self.provider_urn,
+            "dependencies": self.dependencies,
             "urn": self.urn,
             "type": self.type,
             "name": self.name,
@@ -69,6 +80,26 @@ class RecordedResource:
             "aliases": self.aliases,
             "inputs": self.inputs,
         }
+
+
+def provider_urn(reference: str | None) -> str | None:
+    """`urn:...::name` of a provider reference `urn:...::name::id` (None stays None)."""
+    if not reference:
+        return None
+    urn, separator, _ = reference.rpartition("::")
+    return urn if separator else reference
+
+
+def request_dependencies(request: Any) -> list[str]:
+    """Every resource the engine orders this one after, as the request names them: `depends_on`
+    plus the resources whose outputs feed its inputs (`dependencies` and `propertyDependencies`;
+    the SDK puts the second in the first too, the union guards against an SDK that does not).
+    Components in `depends_on` arrive expanded to their custom children. The parent is the
+    record's own `parent` field."""
+    urns = set(request.dependencies)
+    for dependencies in request.propertyDependencies.values():
+        urns.update(dependencies.urns)
+    return sorted(urns)
 
 
 def redact(value: Any) -> Any:
@@ -205,6 +236,13 @@ class RecordingMonitor(mocks.MockMonitor):
         super().__init__(pulumi_mocks)
         self.recorded: list[RecordedResource] = []
         self.stack_outputs: dict[str, Any] = {}
+        # Every invoke (function call such as `aws.get_caller_identity`) as (token, provider URN):
+        # with default providers disabled, an invoke without a provider is refused too.
+        self.invokes: list[tuple[str, str | None]] = []
+
+    def Invoke(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        self.invokes.append((request.tok, provider_urn(request.provider or None)))
+        return super().Invoke(request)
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         response = super().RegisterResource(request)
@@ -221,7 +259,7 @@ class RecordingMonitor(mocks.MockMonitor):
                     retain_on_delete=bool(request.retainOnDelete),
                     deleted_with=request.deletedWith or None,
                     provider=request.provider or None,
-                    dependencies=sorted(request.dependencies),
+                    dependencies=request_dependencies(request),
                     aliases=sorted(spec.urn or spec.spec.name for spec in request.aliases),
                     ignore_changes=sorted(request.ignoreChanges),
                 )
@@ -275,6 +313,8 @@ class ProgramRun:
     outputs: dict[str, Any] = field(default_factory=dict)
     # Values the mocks made up where the cloud would compute them (see _Mocks.made).
     mock_made: frozenset[str] = frozenset()
+    # Invokes the program made: (function token, explicit provider URN or None).
+    invokes: list[tuple[str, str | None]] = field(default_factory=list)
     visits: int = field(default=0, compare=False)
     _tenants: dict[str, str | None] | None = field(default=None, init=False, repr=False, compare=False)
     _indexed: int = field(default=-1, init=False, repr=False, compare=False)
@@ -381,7 +421,8 @@ def run_program(
     resources = sorted(monitor.recorded, key=lambda r: r.urn)
     made = frozenset(getattr(monitor.mocks, "made", ()))
     outputs = dict(sorted(monitor.stack_outputs.items()))
-    return ProgramRun(stack=stack, resources=resources, outputs=outputs, mock_made=made)
+    invokes = sorted(set(monitor.invokes), key=lambda item: (item[0], item[1] or ""))
+    return ProgramRun(stack=stack, resources=resources, outputs=outputs, mock_made=made, invokes=invokes)
 
 
 def run_stack(stack: str, overrides: Mapping[str, str] | None = None, root: Path = PROJECT_ROOT) -> ProgramRun:

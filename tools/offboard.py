@@ -71,7 +71,8 @@ def render_text(report: dict[str, Any]) -> str:
         f"stack {report['stack']}: data of decommissioned tenants is retained {report['retentionDays']} days "
         "(tenancy:data.retentionDays)",
         _VARIABLES[report["cloud"]],
-        "Run every export first; delete in the order listed (data, then the key that encrypts it, then namespaces).",
+        "Run every export first; delete in the order listed (data, then the key that encrypts it, then "
+        "namespaces and the security groups the databases used).",
     ]
     if report["namesFrom"] == "plan":
         lines.append("Names of autonamed cloud resources are the plan's; pass --outputs for the cloud's.")

@@ -108,6 +108,8 @@ def _gcp_database(item: RetainedItem, project: str) -> Commands:
 
 
 def aws_commands(item: RetainedItem, settings: StackSettings) -> Commands:
+    if item.kind == "security-group":
+        return _aws_security_group(item, settings)
     if item.kind == "key":
         return Commands([], [f"aws kms schedule-key-deletion --key-id {_q(item.name)} --pending-window-in-days 30"])
     if item.kind not in ("secret", "database"):
@@ -153,6 +155,24 @@ def _aws_database(item: RetainedItem) -> Commands:
         [f"pg_dump {login} -Fc -d {database} > {_q(_file(item, '.dump'))}"],
         [f"psql {login} -d postgres -c {_q(drop_database)} -c {_q(drop_role)}"],
     )
+
+
+def _aws_security_group(item: RetainedItem, settings: StackSettings) -> Commands:
+    """Delete an environment's database group once its instances are deleted (RDS deletes them
+    asynchronously; the group is refused while one still uses it: DependencyViolation). The group
+    is autonamed, so it is found by the tags and name prefix the program gave it."""
+    (group,) = item.resources
+    tags = group.inputs.get("tags") or {}
+    filters = [f"Name=group-name,Values={item.name}-*"]
+    if settings.aws is not None and settings.aws.vpc_id:
+        filters.append(f"Name=vpc-id,Values={settings.aws.vpc_id}")
+    filters += [f"Name=tag:{key},Values={tags[key]}" for key in ("tenant", "environment") if key in tags]
+    find = (
+        f"aws ec2 describe-security-groups --filters {' '.join(_q(f) for f in filters)} "
+        "--query 'SecurityGroups[].GroupId' --output text"
+    )
+    waits = [f"aws rds wait db-instance-deleted --db-instance-identifier {_q(i)}" for i in item.facts["instances"]]
+    return Commands([], [*waits, f"{find} | xargs -r -n1 aws ec2 delete-security-group --group-id"])
 
 
 def _merge(*parts: Commands) -> Commands:

@@ -29,6 +29,10 @@ CLUSTER_SCOPE = "_cluster"
 SECRET_PLACEHOLDER = "[secret]"
 # Resource options a reviewer must see change (protection is what keeps tenant data alive).
 _OPTION_FIELDS = ("protect", "retainOnDelete", "deletedWith", "ignoreChanges", "parent", "custom")
+# What the engine orders and routes a resource by (tools/harness.py): its explicit provider (a URN,
+# or null for a default provider) and the URNs it waits for. Compared only where both plans
+# record them, so a plan written before they were recorded does not list every resource.
+_ENGINE_FIELDS = ("provider", "dependencies")
 # Keep table cells readable: long values (certificates, policy expressions) are cut.
 _MAX_VALUE_CHARS = 80
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
@@ -97,6 +101,10 @@ def field_changes(old: dict[str, Any], new: dict[str, Any]) -> list[FieldChange]
     for option in _OPTION_FIELDS:
         old_leaves[option] = old.get(option)
         new_leaves[option] = new.get(option)
+    for engine_field in _ENGINE_FIELDS:
+        if engine_field in old and engine_field in new:
+            old_leaves[engine_field] = old[engine_field]
+            new_leaves[engine_field] = new[engine_field]
     changes = []
     for path in sorted(set(old_leaves) | set(new_leaves)):
         before, after = old_leaves.get(path), new_leaves.get(path)
@@ -159,6 +167,30 @@ def _value(value: Any) -> str:
     return f"`{text}`"
 
 
+def urn_label(urn: str) -> str:
+    """A URN as a reviewer reads it: `name` (`type`), the type without its parents' types."""
+    qualified_type, _, name = urn.rpartition("::")
+    return f"`{name}` (`{qualified_type.rpartition('$')[2].rpartition('::')[2]}`)"
+
+
+def _change_text(change: FieldChange) -> str:
+    """One changed field. Dependencies are URN lists: the URNs added and removed, by name; a
+    provider is a URN, shown by name too (a cut URN would hide exactly the part that changed)."""
+    if change.path == "dependencies":
+        old, new = set(change.old or []), set(change.new or [])
+        parts = []
+        if added := sorted(new - old):
+            parts.append("now waits for " + ", ".join(urn_label(urn) for urn in added))
+        if removed := sorted(old - new):
+            parts.append("no longer waits for " + ", ".join(urn_label(urn) for urn in removed))
+        return f"`dependencies`: {'; '.join(parts)}"
+    if change.path == "provider":
+        old_text = urn_label(change.old) if change.old else "_(default provider)_"
+        new_text = urn_label(change.new) if change.new else "_(default provider)_"
+        return f"`provider`: {old_text} → {new_text}"
+    return f"`{change.path}`: {_value(change.old)} → {_value(change.new)}"
+
+
 def _resource_label(record: dict[str, Any]) -> str:
     inputs: dict[str, Any] = record.get("inputs") or {}
     metadata: dict[str, Any] = inputs["metadata"] if isinstance(inputs.get("metadata"), dict) else {}
@@ -196,7 +228,7 @@ def render_markdown(diff: PlanDiff, title: str = "Plan diff") -> str:
         for record, fields in changes.changed:
             lines.append(f"- **changed** {_resource_label(record)}")
             for change in fields:
-                lines.append(f"  - `{change.path}`: {_value(change.old)} → {_value(change.new)}")
+                lines.append(f"  - {_change_text(change)}")
     if diff.outputs:
         lines += ["", "### stack outputs", ""]
         for change in diff.outputs:

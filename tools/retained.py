@@ -30,7 +30,7 @@ class RetainedItem:
     """One thing to export and then delete: a database, a secret, a key or a namespace."""
 
     tenant: str
-    kind: str  # database | secret | key | namespace | unattributed
+    kind: str  # database | secret | key | namespace | security-group | unattributed
     name: str
     environment: str | None
     # What the outputs say about it (instance, database, username, host, port for databases).
@@ -95,6 +95,17 @@ def _items(tenant: str, retained: dict[str, Any]) -> list[tuple[str, RetainedIte
     return items
 
 
+# Retained resources that no summary entry names but that data uses, each its own item, listed
+# after the data: an environment's database security group (AWS), deletable once its instances are.
+_RDS = "rds/instance:Instance"
+_USED_BY_DATA = {"aws:ec2/securityGroup:SecurityGroup": "security-group"}
+
+
+def _environment_of(resource: RecordedResource) -> str | None:
+    tags = resource.inputs.get("tags")
+    return str(tags["environment"]) if isinstance(tags, dict) and "environment" in tags else None
+
+
 def _attribute(resource: RecordedResource, items: list[tuple[str, RetainedItem]]) -> RetainedItem | None:
     """The item a resource belongs to: the longest name prefix that matches it."""
     matches = [(prefix, item) for prefix, item in items if resource.name == prefix or resource.name.startswith(prefix)]
@@ -118,10 +129,21 @@ def decommissioned_tenants(run: ProgramRun, outputs: dict[str, Any] | None = Non
         for resource in run.resources:
             if resource.retain_on_delete and run.tenant_of(resource) == name:
                 owner = _attribute(resource, items)
+                if owner is None and resource.type in _USED_BY_DATA:
+                    owner = RetainedItem(name, _USED_BY_DATA[resource.type], resource.name, _environment_of(resource))
+                    items.append((resource.name, owner))
                 if owner is None:
                     owner = RetainedItem(name, "unattributed", resource.name, None)
                     items.append((resource.name, owner))
                 owner.resources.append(resource)
+        for _, item in items:
+            if item.kind == "security-group":
+                # Its environment's dedicated instances: the group can go only once they are gone.
+                item.facts["instances"] = sorted(
+                    str(other.facts["instance"])
+                    for _, other in items
+                    if other.kind == "database" and other.environment == item.environment and other.of_type(_RDS)
+                )
         on = datetime.date.fromisoformat(str(summary["decommissionedOn"]))
         result.append(DecommissionedTenant(name, on, [item for _, item in items]))
     return result

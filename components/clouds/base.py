@@ -60,6 +60,13 @@ class Guard:
         """Options for resources that hold no data (IAM bindings, identities, delivery objects)."""
         return pulumi.ResourceOptions.merge(self.base, pulumi.ResourceOptions(**extra))
 
+    def used_by_data(self, **extra: Any) -> pulumi.ResourceOptions:
+        """Options for what holds no data but kept data uses (an RDS instance's security group):
+        unprotected, and retained with the data once released, so removing the tenant never
+        deletes it from under a kept instance (AWS refuses: DependencyViolation).
+        tools/engine_rules.py (`kept_dependencies`) finds what lacks it."""
+        return pulumi.ResourceOptions.merge(self.base, pulumi.ResourceOptions(retain_on_delete=self.release, **extra))
+
 
 @dataclass(frozen=True)
 class TenantIdentity:

@@ -74,13 +74,13 @@ def test_every_retained_resource_belongs_to_exactly_one_item(
     listed = [r.urn for t in tenants for item in t.items for r in item.resources]
     assert retained and sorted(listed) == sorted(retained)
     for tenant in tenants:
-        assert {item.kind for item in tenant.items} <= {"database", "secret", "key", "namespace"}
+        assert {item.kind for item in tenant.items} <= {"database", "secret", "key", "namespace", "security-group"}
         for item in tenant.items:
             assert item.resources, item
             assert item.labels.get("tenancy.io/tenant", item.labels.get("tenant")) == tenant.name
             commands = commands_for(item, settings)
             assert commands.delete, item
-            assert commands.export or item.kind == "key", item
+            assert commands.export or item.kind in ("key", "security-group"), item
             for command in commands.export + commands.delete:
                 shlex.split(command)  # balanced quoting: each line runs as printed
 
@@ -106,6 +106,27 @@ def test_the_lists_name_what_the_cloud_holds(planned: tuple[ProgramRun, StackSet
     }[run.stack]
     assert any(expected[0] in line for line in orders.delete), orders.delete
     assert any(expected[1] in line for line in ledger.delete), ledger.delete
+
+
+def test_an_aws_environments_database_group_goes_last_once_its_instances_are_deleted(
+    planned: tuple[ProgramRun, StackSettings, dict[str, str]],
+) -> None:
+    run, settings, _ = planned
+    (acme, _) = decommissioned_tenants(run)
+    groups = [item for item in acme.items if item.kind == "security-group"]
+    if run.stack != "prod-aws":
+        assert groups == []
+        return
+    assert [(g.environment, g.name) for g in groups] == [("dev", "acme-dev-databases"), ("prod", "acme-prod-databases")]
+    assert acme.items[-len(groups) :] == groups
+    delete = commands_for(groups[1], settings).delete
+    assert delete[:2] == [
+        "aws rds wait db-instance-deleted --db-instance-identifier acme-prod-db-legacy-billing-instance",
+        "aws rds wait db-instance-deleted --db-instance-identifier acme-prod-db-orders-instance",
+    ]
+    assert "Name=group-name,Values=acme-prod-databases-*" in delete[2]
+    assert "Name=tag:tenant,Values=acme" in delete[2] and "Name=tag:environment,Values=prod" in delete[2]
+    assert delete[2].endswith("| xargs -r -n1 aws ec2 delete-security-group --group-id")
 
 
 def _report(values: dict[str, str], stack: str, today: datetime.date, outputs: Any = None) -> dict[str, Any]:
@@ -181,7 +202,14 @@ def test_a_retained_resource_no_item_explains_is_reported_not_dropped(
     run, _, _ = planned
     stray_run = copy.deepcopy(run)
     (tenant,) = [r for r in stray_run.resources if r.type == "tenancy:index:Tenant" and r.name == "acme"]
-    stray = copy.deepcopy(next(r for r in stray_run.resources if r.retain_on_delete and r.parent == tenant.urn))
+    # Not a security group: those make an item of their own (test above).
+    stray = copy.deepcopy(
+        next(
+            r
+            for r in stray_run.resources
+            if r.retain_on_delete and r.parent == tenant.urn and not r.type.startswith("aws:ec2/securityGroup")
+        )
+    )
     stray.urn, stray.name = stray.urn.rsplit("::", 1)[0] + "::acme-stray", "acme-stray"
     stray_run.resources.append(stray)
     items = decommissioned_tenants(stray_run)[0].items

@@ -196,3 +196,44 @@ def test_changing_a_generated_secret_never_shows_its_value(base_plan: Path, tmp_
     mock_prefix = getattr(harness, "MOCK_SECRET_PREFIX", "mock-secret-value-")
     assert mock_prefix not in markdown
     assert mock_prefix not in (head / "resources.json").read_text(encoding="utf-8")
+
+
+PROVIDER = "urn:pulumi:dev::tenancy::pulumi:providers:kubernetes::cluster"
+NAMESPACE = "urn:pulumi:dev::tenancy::tenancy:index:Tenant$kubernetes:core/v1:Namespace::acme-dev-namespace"
+GRANT = "urn:pulumi:prod::tenancy::gcp:kms/keyRingIAMMember:KeyRingIAMMember::tenancy-sql-agent-keys"
+
+
+def test_plans_record_each_resources_provider_and_dependencies(base_plan: Path) -> None:
+    records = json.loads((base_plan / "resources.json").read_text(encoding="utf-8"))
+    urns = {record["urn"] for record in records}
+    providers = {record["urn"] for record in records if record["type"].startswith("pulumi:providers:")}
+    kubernetes = [r for r in records if r["custom"] and r["type"].startswith("kubernetes:")]
+    # Every Kubernetes object names the stack's cluster provider, by URN (no `::id` suffix).
+    assert kubernetes and {r["provider"] for r in kubernetes} == {
+        urn for urn in providers if urn.endswith("pulumi:providers:kubernetes::cluster")
+    }
+    # Components and the default-provider packages (random) record null.
+    assert all(r["provider"] is None for r in records if not r["custom"] or r["type"].startswith("random:"))
+    # Dependencies are URNs of the same plan: dependsOn and the resources feeding inputs.
+    assert all(set(r["dependencies"]) <= urns for r in records)
+    quota = next(r for r in records if r["name"] == "acme-dev-quota")
+    assert quota["dependencies"] == [next(r["urn"] for r in records if r["name"] == "acme-dev-namespace")]
+
+
+def test_a_changed_dependency_or_provider_is_shown_by_name() -> None:
+    old = {**_record("urn:a", "acme"), "provider": PROVIDER, "dependencies": [NAMESPACE]}
+    new = {**old, "provider": None, "dependencies": [GRANT]}
+    changes = {change.path: (change.old, change.new) for change in field_changes(old, new)}
+    assert changes == {"provider": (PROVIDER, None), "dependencies": ([NAMESPACE], [GRANT])}
+    markdown = render_markdown(PlanDiff(diff_records([old], [new]), [], 1, 1))
+    assert (
+        "`dependencies`: now waits for `tenancy-sql-agent-keys` (`gcp:kms/keyRingIAMMember:KeyRingIAMMember`); "
+        "no longer waits for `acme-dev-namespace` (`kubernetes:core/v1:Namespace`)"
+    ) in markdown
+    assert "`provider`: `cluster` (`pulumi:providers:kubernetes`) → _(default provider)_" in markdown
+
+
+def test_a_plan_from_before_these_fields_shows_no_change_for_them() -> None:
+    old = _record("urn:a", "acme")
+    new = {**old, "provider": PROVIDER, "dependencies": [NAMESPACE]}
+    assert field_changes(old, new) == []

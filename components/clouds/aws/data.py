@@ -210,7 +210,7 @@ class AwsData:
             login = self._shared.login(instance, request, guard)
         else:
             # The environment's group: only its own pods (SecurityGroupPolicy) reach the instance.
-            group = self._groups.group(request.tenant, request.environment, request.labels, guard.plain())
+            group = self._groups.group(request.tenant, request.environment, request.labels, guard.used_by_data())
             # MySQL user names are limited to 16 characters.
             username = request.name[:16] if request.engine == "mysql" else request.name
             password = generate_password(f"{request.prefix}-password", 32, guard)

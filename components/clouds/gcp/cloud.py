@@ -86,7 +86,7 @@ class GcpCloud:
     def data_backend(self, *, values: pulumi.Output[Any], opts: pulumi.ResourceOptions) -> DataBackend:
         from components.clouds.gcp import data
 
-        return data.GcpData(self.gcp, self.cluster_name, self.data, data.GcpPlatform(values))
+        return data.GcpData(self.gcp, self.cluster_name, self.data, data.GcpPlatform(values), opts)
 
     def database_problems(self) -> list[str]:
         if self.gcp.network is None:

@@ -141,13 +141,21 @@ class GcpData:
 
     data_in_namespaces = False
 
-    def __init__(self, settings_gcp: GcpSettings, cluster_name: str, data: DataSettings, shared: GcpPlatform) -> None:
+    def __init__(
+        self,
+        settings_gcp: GcpSettings,
+        cluster_name: str,
+        data: DataSettings,
+        shared: GcpPlatform,
+        opts: pulumi.ResourceOptions,
+    ) -> None:
         self._gcp = settings_gcp
         self._cluster = cluster_name
         self._data = data
         self._platform = shared
-        # Stack-level reads of the shared instances' admin secrets: the default provider, no parent.
-        self._shared = GcpSharedLogins(data, shared, pulumi.ResourceOptions())
+        # Stack-level reads of the shared instances' admin secrets: the stack's providers (`opts`),
+        # no parent. The stack disables default providers, so a read without them is refused.
+        self._shared = GcpSharedLogins(data, shared, opts)
         self.delivery = EsoDelivery(data.refresh_interval, data.shared_secrets, self.secret_store_provider)
 
     def remote_secret_name(self, tenant: str, environment: str, secret: str) -> str:

@@ -35,21 +35,26 @@ def platform(settings_gcp: GcpSettings, data: DataSettings, labels: dict[str, st
     )
     # Cloud SQL and Secret Manager encrypt with tenant keys through their service agents; one grant
     # on the ring covers every tenant key in it (instead of two grants per tenant).
+    grants: list[gcp.kms.KeyRingIAMMember] = []
     for service, short in (("sqladmin.googleapis.com", "sql"), ("secretmanager.googleapis.com", "secrets")):
         agent = gcp.projects.ServiceIdentity(f"tenancy-{short}-agent", service=service, opts=guard.plain())
-        gcp.kms.KeyRingIAMMember(
+        grant = gcp.kms.KeyRingIAMMember(
             f"tenancy-{short}-agent-keys",
             key_ring_id=ring.id,
             role=KEY_USER,
             member=agent.email.apply(lambda email: f"serviceAccount:{email}"),
             opts=guard.plain(),
         )
+        grants.append(grant)
     shared = {
         name: _shared_instance(name, instance, data, settings_gcp, labels, guard)
         for name, instance in sorted(data.shared_instances.items())
     }
     return {
-        "keyRing": ring.id,
+        # The ring once its service agents may use its keys: every tenant key is made in it, so
+        # each instance and secret under a tenant key waits for the grants (else the first `up`
+        # races them: "insufficient permission to use KMS key"; tools/engine_rules.py).
+        "keyRing": pulumi.Output.all(ring.id, *(grant.id for grant in grants)).apply(lambda ids: ids[0]),
         "sharedInstances": {
             name: {
                 "name": instance.name,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pulumi
 
-from components.clouds.base import DataBackend, Guard
+from components.clouds.base import DataBackend, Guard, PlatformValues
 from components.clouds.local import shared
 from components.clouds.local.data import LocalData
 from components.clouds.local.delivery import LocalDelivery, shared_sources
@@ -59,17 +59,19 @@ class LocalCloud:
     def platform_data(
         self, *, guard: Guard, labels: dict[str, str], shared_namespaces: Sequence[str]
     ) -> dict[str, Any]:
-        # Shared MariaDB instances; tenants find them by name, so nothing goes back for them.
-        shared.platform(self.data, guard)
-        if not self.installs.shared_secret_placeholders:
-            return {}
-        # The placeholders' ids: tenants read the sources by them (installs.py beside this file).
-        return {"sharedSecretIds": placeholder_secrets(self.data, guard)}
+        # Shared MariaDB instances: tenants' objects go into them by the names returned here.
+        values: dict[str, Any] = {}
+        if instances := shared.platform(self.data, guard):
+            values["sharedInstances"] = instances
+        if self.installs.shared_secret_placeholders:
+            # The placeholders' ids: tenants read the sources by them (installs.py beside this file).
+            values["sharedSecretIds"] = placeholder_secrets(self.data, guard)
+        return values
 
     def data_backend(self, *, values: pulumi.Output[Any], opts: pulumi.ResourceOptions) -> DataBackend:
         ids = values.apply(lambda platform: (platform or {}).get("sharedSecretIds", {}))
         delivery = LocalDelivery(self.data.shared_secrets, shared_sources(self.data, opts, ids=ids))
-        return LocalData(self.data, delivery, self.storage_class)
+        return LocalData(self.data, delivery, self.storage_class, PlatformValues(values))
 
     def database_problems(self) -> list[str]:
         return []

@@ -22,6 +22,7 @@ from components.clouds.base import (
     DatabaseRequest,
     DeliveryTarget,
     Guard,
+    PlatformValues,
     SecretRequest,
     TenantIdentity,
     credential_values,
@@ -75,8 +76,10 @@ class LocalData:
     # Databases and Secrets live in the tenant's namespaces: deleting one would delete them.
     data_in_namespaces = True
 
-    def __init__(self, data: DataSettings, delivery: LocalDelivery, storage_class: str) -> None:
+    def __init__(self, data: DataSettings, delivery: LocalDelivery, storage_class: str, values: PlatformValues) -> None:
         self._data = data
+        # What the platform part exports: shared instances' names (shared.py).
+        self._values = values
         self.delivery = delivery
         self._storage_class = storage_class
 
@@ -116,7 +119,7 @@ class LocalData:
         extra: dict[str, pulumi.Output[str]] = {}
         if request.placement == "shared":
             # MySQL only (data_checks.py refuses the rest before anything is registered).
-            login = shared_login(self._data, request, password, guard)
+            login = shared_login(self._data, self._values, request, password, guard)
         else:
             service = f"{name}-rw" if request.engine == "postgres" else name
             login = DatabaseLogin(

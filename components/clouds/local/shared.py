@@ -13,10 +13,19 @@ the CRDs this platform validates against, so data_checks.py refuses it with the 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.clouds.base import DatabaseLogin, DatabaseRequest, Guard, generate_password, shared_names
+from components.clouds.base import (
+    DatabaseLogin,
+    DatabaseRequest,
+    Guard,
+    PlatformValues,
+    generate_password,
+    shared_names,
+)
 from components.model.data import DataSettings
 from components.model.labels import platform_labels
 
@@ -30,10 +39,13 @@ def instance_name(instance: str) -> str:
     return f"shared-{instance}"
 
 
-def platform(data: DataSettings, guard: Guard) -> None:
-    """Register the platform namespace and its shared MariaDB instances (platform part)."""
+def platform(data: DataSettings, guard: Guard) -> dict[str, Any]:
+    """Register the platform namespace and its shared MariaDB instances (platform part); return
+    `{name: {"name": MariaDB object, "namespace": its namespace}}`, the names tenants' objects
+    refer to, as outputs of the objects: a tenant's Database, User and Grant then wait for the
+    namespace and the instance they go into (tools/engine_rules.py)."""
     if not data.shared_instances:
-        return
+        return {}
     # It holds every shared database: protected like the data in it.
     namespace = k8s.core.v1.Namespace(
         "shared-databases-namespace",
@@ -41,6 +53,7 @@ def platform(data: DataSettings, guard: Guard) -> None:
         opts=guard.data(),
     )
     inside = {"deleted_with": namespace, "depends_on": [namespace]}
+    names: dict[str, Any] = {}
     for name, instance in sorted(data.shared_instances.items()):
         root = k8s.core.v1.Secret(
             f"shared-{name}-root",
@@ -53,7 +66,7 @@ def platform(data: DataSettings, guard: Guard) -> None:
             string_data={"password": generate_password(f"shared-{name}-root-password", 32, guard)},
             opts=guard.data(**inside),
         )
-        k8s.apiextensions.CustomResource(
+        mariadb = k8s.apiextensions.CustomResource(
             f"shared-{name}",
             api_version=_API_VERSION,
             kind="MariaDB",
@@ -70,12 +83,23 @@ def platform(data: DataSettings, guard: Guard) -> None:
             },
             opts=guard.data(deleted_with=namespace, depends_on=[namespace, root]),
         )
+        names[name] = {
+            "name": _after(mariadb, instance_name(name)),
+            "namespace": namespace.metadata.apply(lambda metadata: metadata["name"]),
+        }
+    return names
+
+
+def _after(resource: pulumi.Resource, value: str) -> pulumi.Output[str]:
+    """`value`, as an output of `resource`: what reads it waits for the resource."""
+    return resource.urn.apply(lambda _: value)
 
 
 def shared_login(
-    data: DataSettings, request: DatabaseRequest, password: pulumi.Output[str], guard: Guard
+    data: DataSettings, values: PlatformValues, request: DatabaseRequest, password: pulumi.Output[str], guard: Guard
 ) -> DatabaseLogin:
-    """Register the tenant's database, user and grant on the shared instance serving it."""
+    """Register the tenant's database, user and grant on the shared instance serving it, in its
+    namespace, both named through the platform's `values` so they wait for them."""
     instance = data.shared_instance(request.engine, request.version, request.environment)
     if instance is None or request.engine != "mysql":  # data_checks.py refuses these first
         raise LookupError(f"no shared {request.engine} {request.version} instance for {request.environment}")
@@ -83,10 +107,10 @@ def shared_login(
     namespace = data.shared_instances_namespace
     # Object names follow the database name, `_` made DNS-safe; unique across tenants.
     object_name = database.replace("_", "-")
-    reference = {"name": instance_name(instance), "namespace": namespace}
+    reference = {"name": values.shared(instance, "name"), "namespace": values.shared(instance, "namespace")}
     metadata: k8s.meta.v1.ObjectMetaArgsDict = {
         "name": object_name,
-        "namespace": namespace,
+        "namespace": reference["namespace"],
         "labels": request.kubernetes_labels,
     }
     # The operator reads the password from a Secret beside the User (references are namespace-local).
