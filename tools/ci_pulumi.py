@@ -59,7 +59,7 @@ def comment_marker(stack: str) -> str:
 
 @dataclass(frozen=True)
 class Step:
-    """One CLI call: what ran, its exit code and everything it printed (stdout then stderr)."""
+    """One CLI call: what ran, its exit code and everything it printed (both streams, in order)."""
 
     name: str
     argv: list[str]
@@ -78,12 +78,32 @@ class Outcome:
 
 
 def run(name: str, argv: list[str], echo: bool = True) -> Step:
-    """Run the CLI, keep its output, and also show it in the job log."""
-    result = subprocess.run(argv, capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL)
-    output = result.stdout + (("\n" if result.stdout and result.stderr else "") + result.stderr)
+    """Run the CLI, keep its output, and show each line in the job log as it is written.
+
+    stderr goes into the same pipe as stdout: the CLI prints resource progress on stdout and its
+    diagnostics on stderr, and an error belongs next to the resource it is about. Lines are echoed
+    as they come because an `up` can run for an hour: the log must not stay empty until it ends.
+    """
     if echo:
-        print(f"$ {' '.join(argv)}\n{output}", flush=True)
-    return Step(name, argv, result.returncode, output)
+        print(f"$ {' '.join(argv)}", flush=True)
+    lines: list[str] = []
+    with subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+        bufsize=1,
+    ) as process:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line)
+            if echo:
+                print(line, end="", flush=True)
+        returncode = process.wait()
+    return Step(name, argv, returncode, "".join(lines))
 
 
 def command_argv(command: str, stack: str) -> list[str]:

@@ -149,3 +149,34 @@ def test_long_output_is_cut_from_the_start_to_fit_a_comment() -> None:
     outcome = ci_pulumi.Outcome("dev", "preview", "succeeded", "preview", "ok", [step])
     text = ci_pulumi.markdown(outcome, ci_pulumi.COMMENT_LIMIT)
     assert len(text) < 65536 and text.rstrip().endswith("</details>") and "THE END" in text
+
+
+def test_output_streams_to_the_log_in_the_order_the_cli_wrote_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The CLI writes the resource progress to stdout and its diagnostics ("error: ...") to stderr
+    # as it goes: a deploy can run for an hour, so the job log must show each line when written,
+    # and the summary must keep an error next to the resource it belongs to, not after all of stdout.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    stub = bin_dir / "pulumi"
+    stub.write_text(
+        "#!/usr/bin/env bash\n"
+        'case "$1" in login|stack) exit 0 ;; esac\n'
+        "echo '+ tenant-acme create'\n"
+        "echo 'error: tenant-acme: admission webhook denied the request' >&2\n"
+        "echo '+ tenant-beta create'\n"
+        "exit 255\n",
+        encoding="utf-8",
+    )
+    stub.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    monkeypatch.setenv("PULUMI_BACKEND_URL", "gs://acme-tenancy-state")
+    _, result, summary, _ = _run(tmp_path, "up")
+    assert result["outcome"] == "failed"
+    order = ["+ tenant-acme create", "error: tenant-acme: admission", "+ tenant-beta create"]
+    positions = [summary.index(line) for line in order]
+    assert positions == sorted(positions), summary
+    log = capsys.readouterr().out
+    positions = [log.index(line) for line in order]
+    assert positions == sorted(positions), log
