@@ -11,9 +11,13 @@ written, and the outcome is one of:
 
 - `succeeded`: the command ran (for drift: the live state matches the program);
 - `drift`: only for drift, `pulumi preview --refresh --expect-no-changes` ran to the end and
-  found changes. The CLI returns the one error "no changes were expected but changes were
-  proposed" only after a preview without errors (pulumi/pulumi pkg/cmd/pulumi/operations/preview.go:
-  `case res != nil: return res` comes before `case expectNop && ... HasChanges`);
+  found changes. The CLI returns its expect-no-changes error only after a preview without errors
+  (pulumi/pulumi pkg/cmd/pulumi/operations/preview.go: `case res != nil: return res` comes before
+  `case expectNop && ... HasChanges`). Since v3.226.0 that error is
+  `backenderr.NoChangesExpectedError{Operation: "preview"}`: it reads "no changes were expected for
+  preview but changes were proposed" and the CLI exits 7 (pkg/cmd/pulumi/cmd/exit_codes.go
+  `ExitNoChanges`, documented there as a stable contract); older CLIs print "no changes were
+  expected but changes were proposed" and exit 255. Both are recognised;
 - `failed`: anything else (backend login, a missing stack, a policy violation, a program error).
   A failure is never reported as drift.
 
@@ -30,13 +34,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 COMMANDS = ("preview", "up", "drift")
-NO_CHANGES_EXPECTED = "no changes were expected but changes were proposed"
+# pulumi/pulumi@v3.259.0 pkg/backend/backenderr/backenderr.go NoChangesExpectedError.Error: the
+# operation is named since v3.226.0 ("... expected for preview but ..."), not before.
+NO_CHANGES_EXPECTED = re.compile(r"no changes were expected (?:for \w+ )?but changes were proposed")
+# pkg/cmd/pulumi/cmd/exit_codes.go ExitNoChanges (v3.226.0 and later).
+EXIT_NO_CHANGES = 7
 BOOTSTRAP = "docs/bootstrap.md"
 # A GitHub comment holds at most 65536 characters; keep room for the heading.
 COMMENT_LIMIT = 60000
@@ -50,7 +59,7 @@ def comment_marker(stack: str) -> str:
 
 @dataclass(frozen=True)
 class Step:
-    """One CLI call: what ran, its exit code and everything it printed (stdout then stderr)."""
+    """One CLI call: what ran, its exit code and everything it printed (both streams, in order)."""
 
     name: str
     argv: list[str]
@@ -69,12 +78,32 @@ class Outcome:
 
 
 def run(name: str, argv: list[str], echo: bool = True) -> Step:
-    """Run the CLI, keep its output, and also show it in the job log."""
-    result = subprocess.run(argv, capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL)
-    output = result.stdout + (("\n" if result.stdout and result.stderr else "") + result.stderr)
+    """Run the CLI, keep its output, and show each line in the job log as it is written.
+
+    stderr goes into the same pipe as stdout: the CLI prints resource progress on stdout and its
+    diagnostics on stderr, and an error belongs next to the resource it is about. Lines are echoed
+    as they come because an `up` can run for an hour: the log must not stay empty until it ends.
+    """
     if echo:
-        print(f"$ {' '.join(argv)}\n{output}", flush=True)
-    return Step(name, argv, result.returncode, output)
+        print(f"$ {' '.join(argv)}", flush=True)
+    lines: list[str] = []
+    with subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+        bufsize=1,
+    ) as process:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line)
+            if echo:
+                print(line, end="", flush=True)
+        returncode = process.wait()
+    return Step(name, argv, returncode, "".join(lines))
 
 
 def command_argv(command: str, stack: str) -> list[str]:
@@ -111,7 +140,7 @@ def execute(command: str, stack: str, backend_url: str) -> Outcome:
     last = steps[-1]
     if last.returncode == 0:
         return done("succeeded", command, "no changes" if command == "drift" else f"{command} succeeded")
-    if command == "drift" and NO_CHANGES_EXPECTED in last.output:
+    if command == "drift" and (last.returncode == EXIT_NO_CHANGES or NO_CHANGES_EXPECTED.search(last.output)):
         return done("drift", command, f"the live state of stack {stack} differs from the program")
     return done("failed", command, f"pulumi {command_argv(command, stack)[1]} failed on {stack}")
 

@@ -2,9 +2,14 @@
 summary and comment hold the captured output whatever happened.
 
 The stand-in answers like the CLI: `pulumi preview --expect-no-changes` that finds changes prints
-the diff and fails with "error: no changes were expected but changes were proposed", and an engine
-error (a policy violation) fails with its own message, never that one (pulumi/pulumi
-pkg/cmd/pulumi/operations/preview.go: `case res != nil: return res` before the expect-no-changes case).
+the diff and fails with the expect-no-changes error, and an engine error (a policy violation) fails
+with its own message, never that one (pulumi/pulumi pkg/cmd/pulumi/operations/preview.go:
+`case res != nil: return res` before the expect-no-changes case). Since v3.226.0 (commit b0a5846488,
+"Tighten CLI error typing for exit code mapping") that error is
+`backenderr.NoChangesExpectedError{Operation: "preview"}`: the text is "no changes were expected for
+preview but changes were proposed" and the exit code is 7 (pkg/cmd/pulumi/cmd/exit_codes.go
+`ExitNoChanges`); older CLIs print "no changes were expected but changes were proposed" and exit 255.
+The CI pin is 3.272.0, so the tests run both.
 """
 
 from __future__ import annotations
@@ -50,11 +55,21 @@ def _run(tmp_path: Path, command: str, stack: str = "prod") -> tuple[int, dict[s
 DIFF = "~ kubernetes:core/v1:ConfigMap tenant-acme-settings update\\n    ~ data: {a: 1 => 2}"
 
 
+# (exit code, error line) of `pulumi preview --expect-no-changes` that found changes.
+# pulumi/pulumi@v3.259.0 pkg/backend/backenderr/backenderr.go NoChangesExpectedError.Error and
+# pkg/cmd/pulumi/cmd/exit_codes.go ExitCodeFor (ExitNoChanges = 7); before v3.226.0, exit 255.
+DRIFT_ERRORS = {
+    "cli-3.226-and-later": ("7", "error: no changes were expected for preview but changes were proposed"),
+    "cli-before-3.226": ("255", "error: no changes were expected but changes were proposed"),
+}
+
+
+@pytest.mark.parametrize(("rc", "error"), DRIFT_ERRORS.values(), ids=DRIFT_ERRORS.keys())
 def test_changes_found_by_a_complete_preview_are_drift(
-    cli: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    cli: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], rc: str, error: str
 ) -> None:
-    monkeypatch.setenv("STUB_OUT", f"{DIFF}\nerror: no changes were expected but changes were proposed")
-    monkeypatch.setenv("STUB_RC", "255")
+    monkeypatch.setenv("STUB_OUT", f"{DIFF}\n{error}")
+    monkeypatch.setenv("STUB_RC", rc)
     code, result, summary, comment = _run(tmp_path, "drift")
     assert (code, result["outcome"], result["step"]) == (2, "drift", "drift")
     # The diff the drift issue points to is in the summary.
@@ -134,3 +149,34 @@ def test_long_output_is_cut_from_the_start_to_fit_a_comment() -> None:
     outcome = ci_pulumi.Outcome("dev", "preview", "succeeded", "preview", "ok", [step])
     text = ci_pulumi.markdown(outcome, ci_pulumi.COMMENT_LIMIT)
     assert len(text) < 65536 and text.rstrip().endswith("</details>") and "THE END" in text
+
+
+def test_output_streams_to_the_log_in_the_order_the_cli_wrote_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The CLI writes the resource progress to stdout and its diagnostics ("error: ...") to stderr
+    # as it goes: a deploy can run for an hour, so the job log must show each line when written,
+    # and the summary must keep an error next to the resource it belongs to, not after all of stdout.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    stub = bin_dir / "pulumi"
+    stub.write_text(
+        "#!/usr/bin/env bash\n"
+        'case "$1" in login|stack) exit 0 ;; esac\n'
+        "echo '+ tenant-acme create'\n"
+        "echo 'error: tenant-acme: admission webhook denied the request' >&2\n"
+        "echo '+ tenant-beta create'\n"
+        "exit 255\n",
+        encoding="utf-8",
+    )
+    stub.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    monkeypatch.setenv("PULUMI_BACKEND_URL", "gs://acme-tenancy-state")
+    _, result, summary, _ = _run(tmp_path, "up")
+    assert result["outcome"] == "failed"
+    order = ["+ tenant-acme create", "error: tenant-acme: admission", "+ tenant-beta create"]
+    positions = [summary.index(line) for line in order]
+    assert positions == sorted(positions), summary
+    log = capsys.readouterr().out
+    positions = [log.index(line) for line in order]
+    assert positions == sorted(positions), log

@@ -56,8 +56,12 @@ def state_jobs() -> list[tuple[str, str, dict[str, Any]]]:
 
 
 def secret_jobs(workflow: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """Jobs that need repository or environment secrets (they pass or read `secrets.*`)."""
-    return [(name, job) for name, job in workflow["jobs"].items() if "secrets." in json.dumps(job)]
+    """Jobs that need repository or environment secrets (they read, pass or inherit `secrets`)."""
+    return [
+        (name, job)
+        for name, job in workflow["jobs"].items()
+        if "secrets." in json.dumps(job) or job.get("secrets") == "inherit"
+    ]
 
 
 NO_BACKEND = {"vars.PULUMI_BACKEND_URL": "", "vars.PULUMI_CLOUD_ORGANIZATION": ""}
