@@ -20,6 +20,7 @@ import pulumi_aws as aws
 from components.clouds.aws.rds import rds_instance
 from components.clouds.aws.security_groups import EnvironmentGroups, security_group_policy
 from components.clouds.aws.shared import SharedLogins
+from components.clouds.aws.trust_rules import chained_actions
 from components.clouds.base import (
     WORKLOAD_ACCOUNT,
     DatabaseEgress,
@@ -84,7 +85,9 @@ def _trust(settings_aws: AwsSettings, cluster_name: str, namespaces: list[str], 
             {
                 "Effect": "Allow",
                 "Principal": {"AWS": settings_aws.secrets_controller_role_arn},
-                "Action": "sts:AssumeRole",
+                # The controller's Pod Identity session tags are transitive: a chained AssumeRole
+                # carries them, so it needs sts:TagSession too (trust_rules.py).
+                "Action": chained_actions(settings_aws.identity_mode),
             },
         ]
     return _policy({"Version": "2012-10-17", "Statement": statements})
