@@ -17,6 +17,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from components.clouds.aws import engine_rules
 from components.clouds.aws.rds import rds_instance
 from components.clouds.aws.security_groups import EnvironmentGroups, security_group_policy
 from components.clouds.aws.shared import SharedLogins
@@ -214,8 +215,8 @@ class AwsData:
         else:
             # The environment's group: only its own pods (SecurityGroupPolicy) reach the instance.
             group = self._groups.group(request.tenant, request.environment, request.labels, guard.plain())
-            # MySQL user names are limited to 16 characters.
-            username = request.name[:16] if request.engine == "mysql" else request.name
+            # Cut to the engine's limit (MySQL: 16 characters, engine_rules.py).
+            username = engine_rules.master_username(request.engine, request.name)
             password = generate_password(f"{request.prefix}-password", 32, guard)
             rds = rds_instance(
                 f"{request.prefix}-instance",
