@@ -34,6 +34,7 @@ def rds_instance(
     kms_key: pulumi.Input[str] | None,
     final_snapshot: str,
     settings_aws: AwsSettings,
+    subnet_group: str | None,
     security_groups: Sequence[pulumi.Input[str]],
     data: DataSettings,
     tags: dict[str, str],
@@ -75,7 +76,8 @@ def rds_instance(
         engine_lifecycle_support=engine_rules.EXTENDED_SUPPORT_DISABLED,
         storage_encrypted=True,
         kms_key_id=kms_key,
-        db_subnet_group_name=settings_aws.db_subnet_group,
+        # The environment's own DB subnets (subnets.py).
+        db_subnet_group_name=subnet_group,
         # The stack's groups (the runner, people) and the groups of the pods that may connect.
         vpc_security_group_ids=[*settings_aws.db_security_group_ids, *security_groups],
         publicly_accessible=False,
