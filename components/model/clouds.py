@@ -52,7 +52,7 @@ class AwsSettings(StrictModel):
     # CIDRs of those DB subnets, for shared instances serving several environments: tenant
     # namespaces with a database on one may reach database ports there.
     database_cidrs: list[Cidr] = []
-    # Per tenant environment its own DB subnets (docs/adr/0014): its dedicated instances (and
+    # Per tenant environment its own DB subnets (docs/adr/0016): its dedicated instances (and
     # shared instances serving only it) live there, and its pods' egress opens only these CIDRs,
     # so dev cannot reach prod's database port by address. RDS endpoints are DNS names a
     # NetworkPolicy cannot name; the subnets are what it can.

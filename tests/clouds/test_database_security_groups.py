@@ -1,4 +1,4 @@
-"""AWS database access per tenant environment, the second lock (docs/adr/0014): a security group
+"""AWS database access per tenant environment, the second lock (docs/adr/0016): a security group
 per environment and per shared instance, joined by the environment's database clients through a
 SecurityGroupPolicy; who it admits (tests/clouds/security_groups.py), that tenants cannot write
 the policy, and refusals. The first lock, per-environment DB subnets, is in
@@ -77,7 +77,7 @@ def test_groups_have_only_member_rules_on_database_ports_and_no_egress() -> None
 
 def test_policy_puts_the_database_clients_of_the_namespace_in_its_groups_and_the_cluster_group() -> None:
     """Only labelled pods get branch ENIs: the rest keep the node's networking, so the EKS Pod
-    Identity agent stays reachable for them whatever the CNI's enforcing mode (docs/adr/0014)."""
+    Identity agent stays reachable for them whatever the CNI's enforcing mode (docs/adr/0016)."""
     run = _example()
     policies = objects_of_kind(run, "SecurityGroupPolicy")
     assert {p["metadata"]["namespace"] for p in policies} >= {"tenant-acme-dev", "tenant-acme-prod"}

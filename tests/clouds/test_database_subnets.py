@@ -1,4 +1,4 @@
-"""Per-environment DB subnets on AWS (components/clouds/aws/subnets.py, docs/adr/0014): where
+"""Per-environment DB subnets on AWS (components/clouds/aws/subnets.py, docs/adr/0016): where
 instances live, and the stack settings refused before anything is registered, naming the field."""
 
 from __future__ import annotations

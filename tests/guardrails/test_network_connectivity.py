@@ -155,7 +155,7 @@ def test_aws_dev_pods_reach_only_dev_databases(mode: str) -> None:
     """First lock, by address (nca over the rendered policies, both network modes): each
     environment's instances live in its own DB subnets, and only that environment's pods reach
     them. Second lock, security groups (nca cannot see them; tests/clouds/security_groups.py):
-    only the environment's database clients are admitted (docs/adr/0014)."""
+    only the environment's database clients are admitted (docs/adr/0016)."""
     from tests.clouds.security_groups import admits
 
     network = json.loads(cluster_mode("prod-aws"))

@@ -18,7 +18,7 @@ _NAMED = 3
 
 
 def database_problems(aws: AwsSettings) -> list[str]:
-    """Why no database can be hosted: each environment's own DB subnets (docs/adr/0014), and the
+    """Why no database can be hosted: each environment's own DB subnets (docs/adr/0016), and the
     security groups that lock each environment's databases to its own database clients."""
     problems = []
     if not aws.database_subnets:

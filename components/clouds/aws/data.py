@@ -134,13 +134,13 @@ class AwsData:
 
     def database_egress(self, endpoints: Sequence[DatabaseEndpoint]) -> DatabaseEgress:
         # RDS endpoints are DNS names a NetworkPolicy cannot name: each endpoint carries the CIDRs
-        # of the DB subnets it lives in, its environment's own (subnets.py, docs/adr/0014); several
+        # of the DB subnets it lives in, its environment's own (subnets.py, docs/adr/0016); several
         # instances share them, so each CIDR is opened once.
         egress = endpoint_egress(endpoints)
         return DatabaseEgress(cidrs=list(dict.fromkeys(egress.cidrs)), ports=egress.ports, namespaces=egress.namespaces)
 
     def database_access(self, target: DeliveryTarget, endpoints: Sequence[DatabaseEndpoint]) -> None:
-        # The second lock (docs/adr/0014): the namespace's database clients join its databases'
+        # The second lock (docs/adr/0016): the namespace's database clients join its databases'
         # security groups.
         groups = list(dict.fromkeys(group for endpoint in endpoints for group in endpoint.security_groups))
         if groups:

@@ -45,20 +45,7 @@ def rds_instance(
 
     `username` is cut to the engine's limit (MySQL 16). The parameter group follows the instance's
     guard, so a retained instance keeps it."""
-    family = engine_rules.family(engine, version)
-    # The instance's guard (protect / retain), not its ignore_changes (those name instance inputs).
-    group_opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions())
-    group_opts.ignore_changes = None
-    parameters = aws.rds.ParameterGroup(
-        f"{resource_name}-parameters",
-        # The family is in the name: a major upgrade creates the new group before the old goes.
-        name=name_rules.fit("rds-parameter-group", f"{resource_name}-{family.replace('.', '-')}"),
-        family=family,
-        description=f"tenancy {resource_name}: TLS required",
-        parameters=engine_rules.tls_parameters(engine),
-        tags=tags,
-        opts=group_opts,
-    )
+    parameters = _tls_parameters(resource_name, engine, version, tags, opts)
     return aws.rds.Instance(
         resource_name,
         # Pulumi's autoname where it is valid (every instance created so far), else a fitted one.
@@ -94,4 +81,24 @@ def rds_instance(
         # The lifecycle setting is sent on create only: an existing instance keeps its enrolment
         # (engine_rules.py), so adding it never touches a running database.
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=["engineLifecycleSupport"])),
+    )
+
+
+def _tls_parameters(
+    resource_name: str, engine: str, version: str, tags: dict[str, str], opts: pulumi.ResourceOptions
+) -> aws.rds.ParameterGroup:
+    """The instance's own parameter group: its family's defaults with TLS required (engine_rules.py)."""
+    family = engine_rules.family(engine, version)
+    # The instance's guard (protect / retain), not its ignore_changes (those name instance inputs).
+    group_opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions())
+    group_opts.ignore_changes = None
+    return aws.rds.ParameterGroup(
+        f"{resource_name}-parameters",
+        # The family is in the name: a major upgrade creates the new group before the old goes.
+        name=name_rules.fit("rds-parameter-group", f"{resource_name}-{family.replace('.', '-')}"),
+        family=family,
+        description=f"tenancy {resource_name}: TLS required",
+        parameters=engine_rules.tls_parameters(engine),
+        tags=tags,
+        opts=group_opts,
     )

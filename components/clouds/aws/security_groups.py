@@ -1,4 +1,4 @@
-"""Database security groups per tenant environment on AWS: the second lock (docs/adr/0014).
+"""Database security groups per tenant environment on AWS: the second lock (docs/adr/0016).
 
 The first lock is by address: each environment's dedicated instances live in its own DB subnets
 and its egress policy opens only those (subnets.py). The second: per tenant environment one

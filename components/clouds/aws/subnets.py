@@ -1,4 +1,4 @@
-"""Where an RDS instance lives and which addresses its clients' egress opens (docs/adr/0014).
+"""Where an RDS instance lives and which addresses its clients' egress opens (docs/adr/0016).
 
 A dedicated instance lives in its environment's DB subnets (`aws.databaseSubnets.<env>`) and only
 that environment's pods may open connections to those CIDRs: dev cannot reach prod's database
