@@ -31,7 +31,7 @@ def _prefix(tenant: str, environment: str, database: str) -> str:
 
 def _identifier(resource_name: str) -> str:
     explicit = rds_identifier(resource_name)
-    return explicit if explicit is not None else f"{resource_name}-{'x' * (AUTONAME_SUFFIX - 1)}"
+    return explicit if explicit is not None else f"{resource_name}{'x' * AUTONAME_SUFFIX}"
 
 
 def test_every_rule_cites_its_source() -> None:
@@ -114,7 +114,7 @@ def test_the_plan_names_only_what_aws_accepts(edge_run: ProgramRun) -> None:
     instances = edge_run.of_type("aws:rds/instance:Instance")
     assert len(instances) >= 12
     for instance in instances:
-        identifier = instance.inputs.get("identifier") or f"{instance.name}-{'x' * (AUTONAME_SUFFIX - 1)}"
+        identifier = instance.inputs.get("identifier") or f"{instance.name}{'x' * AUTONAME_SUFFIX}"
         assert problems("rds-instance", identifier) == [], instance.name
         assert problems("rds-final-snapshot", instance.inputs["finalSnapshotIdentifier"]) == [], instance.name
         assert len(instance.inputs["username"]) <= (16 if instance.inputs["engine"] == "mysql" else 63)

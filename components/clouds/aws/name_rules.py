@@ -115,12 +115,13 @@ RULES: dict[str, NameRule] = {
             False,
             "https://docs.aws.amazon.com/kms/latest/APIReference/API_CreateAlias.html (AliasName)",
         ),
-        # A Pulumi autonamed RDS identifier is `<resource name>-<7 random characters>`, lowercased,
-        # and refused at preview past 63 (pulumi-aws resources.go, aws_db_instance `identifier`:
-        # AutoNameOptions{Separator: "-", Maxlen: 63, Randlen: 7}).
     )
 }
-AUTONAME_SUFFIX = 8
+# A Pulumi-autonamed RDS identifier is the resource name followed by 7 random hex characters, no
+# separator, capped at 255 (pulumi-aws provider/resources.go, aws_db_instance `identifier`:
+# `resource.NewUniqueHex(name, 7, 255)`, read at commit 00ba5ea5 of the v6 line; the pinned v7 was
+# not available offline). So Pulumi itself never refuses a long one: RDS does, at create.
+AUTONAME_SUFFIX = 7
 
 
 def problems(kind: str, name: str) -> list[str]:
@@ -146,9 +147,9 @@ def fit(kind: str, name: str) -> str:
 
 def rds_identifier(resource_name: str) -> str | None:
     """None (keep Pulumi's autoname, as every instance created so far has) when
-    `<resource_name>-<7 random>` is a valid identifier; else an explicit one that is. An instance
-    whose autoname was invalid was never created, so nothing existing changes name."""
-    autoname = f"{resource_name}-{'x' * (AUTONAME_SUFFIX - 1)}"
+    `<resource_name><7 random>` is a valid identifier; else an explicit one that is. An instance
+    whose autoname was invalid was never created (RDS refused it), so nothing existing changes name."""
+    autoname = f"{resource_name}{'x' * AUTONAME_SUFFIX}"
     if not problems("rds-instance", autoname):
         return None
     return fit("rds-instance", resource_name)
