@@ -16,6 +16,7 @@ from components.platform.cluster import build_cluster_platform
 from components.platform.installs import after_installs
 from components.platform.link import PLATFORM_OUTPUT, local_platform, referenced_platform
 from components.platform.providers import providers
+from components.released import export_record, previous_outputs
 from components.tenant import Tenant, TenantArgs
 from components.vcluster.previous import previous_virtual_clusters
 
@@ -25,6 +26,8 @@ stack = pulumi.get_stack()
 settings = read_stack_settings(stack)
 # The stack's cloud (components/clouds/registry.py): what it can run, its provider, its data.
 cloud = cloud_for(settings)
+# What this stack deployed last: tenant names whose retained data may still exist (components/released.py).
+previous = previous_outputs()
 # Split stacks (`prod-shard-3`) read tenant files as their base stack (`prod`) would. What this stack
 # deployed last guards virtual clusters against a silent switch back (components/vcluster/previous.py).
 catalog = load_catalog(
@@ -35,6 +38,7 @@ catalog = load_catalog(
     root=PROJECT_ROOT,
     previous_virtual_clusters=previous_virtual_clusters(),
     known_stacks=project_stacks(PROJECT_ROOT),
+    previous_outputs=previous,
 )
 cluster = providers(cluster=settings.cluster, cloud=cloud, source=settings.source)
 
@@ -62,3 +66,6 @@ tenants = {
 }
 if settings.stack_role != "platform":
     pulumi.export("tenants", {name: tenant.summary() for name, tenant in tenants.items()})
+    export_record(
+        previous, [entry.spec for entry in catalog.for_stack_role(settings)], settings.data.reused_tenant_names
+    )

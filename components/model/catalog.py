@@ -28,6 +28,7 @@ from components.model.labels import default_domain
 from components.model.messages import problem_message, yaml_hint
 from components.model.network_checks import consent_problems, network_problems, network_stack_problems
 from components.model.quota_checks import quota_placement_problems, quota_split_problems
+from components.model.released_names import reonboarding_problems
 from components.model.sharding import shard_of
 from components.model.stack import StackSettings
 from components.model.stack_checks import catalog_problems
@@ -296,6 +297,7 @@ def load_catalog(
     root: Path | None = None,
     previous_virtual_clusters: Mapping[str, Sequence[str]] | None = None,
     known_stacks: set[str] | None = None,
+    previous_outputs: Any = None,
 ) -> Catalog:
     """Read `tenants_dir/*.yaml` for `stack`; raise ConfigurationError listing every problem.
 
@@ -303,6 +305,7 @@ def load_catalog(
     be and which of its own settings tenants' data needs; passed in because the model imports no
     component. `previous_virtual_clusters`: the environments that had a virtual cluster in the stack's
     last deployment, by tenant (components/vcluster/previous.py), for the switch-back check.
+    `previous_outputs`: the stack's last outputs, for the re-onboarding check (released_names.py).
     With `known_stacks` (`project_stacks`), a tenant's `stacks:` and `overrides` must
     name stacks of the project, whichever stack is planned."""
     problems: list[Problem] = []
@@ -335,6 +338,12 @@ def load_catalog(
     entries.sort(key=lambda entry: entry.spec.name)
     problems += _cross_check(entries, settings, cloud)
     problems += switch_back_problems([(e.spec, e.source) for e in entries], previous_virtual_clusters or {})
+    problems += reonboarding_problems(
+        [(e.spec, e.source) for e in entries],
+        previous_outputs or {},
+        settings.data.reused_tenant_names,
+        settings.source,
+    )
     if problems:
         raise ConfigurationError(problems)
     return Catalog(stack=stack, tenants=entries)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field, model_validator
 
 from components.model.fields import DnsLabel, StrictModel
+from components.model.network import Cidr
 
 
 class GcpSettings(StrictModel):
@@ -29,6 +31,21 @@ class GcpSettings(StrictModel):
     cluster_location: str | None = None
 
 
+def _not_default(value: str) -> str:
+    if value == "default":
+        raise ValueError("'default' is RDS's own subnet group (the default VPC), not this environment's")
+    return value
+
+
+class DatabaseSubnets(StrictModel):
+    """One tenant environment's database subnets: a DB subnet group (created with the VPC) and the
+    CIDRs of its subnets, the only database addresses that environment's pods may reach."""
+
+    # RDS DBSubnetGroupName: lowercase letters, digits, spaces, '.', '_' and '-', not `default`.
+    subnet_group: Annotated[str, Field(pattern=r"^[a-z0-9 ._-]{1,255}$"), AfterValidator(_not_default)]
+    cidrs: Annotated[list[Cidr], Field(min_length=1)]
+
+
 class AwsSettings(StrictModel):
     """The AWS region (credentials come from the usual AWS environment) and the data network."""
 
@@ -36,9 +53,14 @@ class AwsSettings(StrictModel):
     # RDS placement: a DB subnet group in the cluster's VPC and the security groups of the databases.
     db_subnet_group: str | None = None
     db_security_group_ids: list[str] = []
-    # CIDRs of the DB subnets: tenant namespaces may reach database ports there (RDS endpoints
-    # are DNS names, so a NetworkPolicy can only name the subnets; security groups do the rest).
-    database_cidrs: list[str] = []
+    # CIDRs of those DB subnets, for shared instances serving several environments: tenant
+    # namespaces with a database on one may reach database ports there.
+    database_cidrs: list[Cidr] = []
+    # Per tenant environment its own DB subnets (docs/adr/0016): its dedicated instances (and
+    # shared instances serving only it) live there, and its pods' egress opens only these CIDRs,
+    # so dev cannot reach prod's database port by address. RDS endpoints are DNS names a
+    # NetworkPolicy cannot name; the subnets are what it can.
+    database_subnets: dict[DnsLabel, DatabaseSubnets] = {}
     # Database egress per tenant environment (docs/adr/0009): the VPC the per-environment database
     # security groups are created in, and the groups every tenant pod selected by a
     # SecurityGroupPolicy keeps besides (the EKS cluster security group: DNS, kubelet, egress).
@@ -52,3 +74,20 @@ class AwsSettings(StrictModel):
     oidc_issuer: Annotated[str, Field(pattern=r"^[a-z0-9.-]+(/[A-Za-z0-9._-]+)*$")] | None = None
     # podIdentity: the role of the External Secrets Operator controller, allowed to assume tenant roles.
     secrets_controller_role_arn: Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:role/\S+$")] | None = None
+
+    @model_validator(mode="after")
+    def _separate_database_subnets(self) -> AwsSettings:
+        """Environments' database CIDRs never overlap each other nor the shared ones: an overlap
+        would open one environment's databases to another's pods."""
+        ranges = [
+            (f"databaseSubnets.{env}", cidr) for env, subnets in self.database_subnets.items() for cidr in subnets.cidrs
+        ]
+        ranges += [("databaseCidrs", cidr) for cidr in self.database_cidrs]
+        for index, (owner, cidr) in enumerate(ranges):
+            for other, other_cidr in ranges[index + 1 :]:
+                if owner != other and ipaddress.ip_network(cidr).overlaps(ipaddress.ip_network(other_cidr)):
+                    raise ValueError(
+                        f"{owner} {cidr} overlaps {other} {other_cidr}: each environment's database subnets must be "
+                        "its own, or its pods reach the other's databases"
+                    )
+        return self

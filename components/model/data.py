@@ -89,6 +89,9 @@ class DataSettings(StrictModel):
     retention_days: Annotated[int, Field(ge=0, le=3650)] = 90
     # local: the MariaDB image that serves `engine: mysql` (MySQL wire-compatible).
     local_mariadb_image: str = "docker-registry1.mariadb.com/library/mariadb:11.4.5"
+    # Names of offboarded tenants whose retained data has been deleted, so a new tenant may take
+    # the name again (components/model/released_names.py, docs/operations.md).
+    reused_tenant_names: Annotated[list[DnsLabel], AfterValidator(unique)] = []
     # gcp, aws: tenants deployed before per-environment keys, by name (tools.key_migration writes it).
     legacy_keys: dict[DnsLabel, LegacyKey] = {}
 

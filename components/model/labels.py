@@ -22,6 +22,9 @@ NODE_POOL_TAINT_EFFECT = "NoSchedule"
 COST_CODE_KEY = "tenancy.io/cost-code"
 # Marks platform-owned objects inside tenant namespaces (quota, limits, network policy, bindings).
 PLATFORM_OWNED_KEY = "tenancy.io/platform-owned"
+# AWS: the pods a tenant marks as its database clients; only they join the environment's database
+# security groups (a SecurityGroupPolicy selects them, docs/adr/0016), the rest never get a branch ENI.
+DATABASE_CLIENT_KEY = "tenancy.io/database-client"
 # On the Namespaces of a suspended tenant (components/lifecycle.py): admission and people read it.
 SUSPENDED_KEY = "tenancy.io/suspended"
 # Tenant Namespace annotations the admission policy bundle reads (per-tenant data without a

@@ -66,6 +66,7 @@ PATTERN_WORDS: dict[str, str] = {
     r"^[a-z0-9]+([.-]+[a-z0-9]+)*$": "a lowercase DNS name: letters, digits, '.' and '-'",
     r"^[A-Za-z0-9_/.-]{1,255}$": "a secret name of letters, digits, '/', '.', '_' and '-'",
     r"^1\.(3[0-9])$": "a Kubernetes minor version such as '1.34'",
+    r"^[a-z0-9 ._-]{1,255}$": "a DB subnet group name: lowercase letters, digits, spaces, '.', '_' and '-'",
 }
 
 

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from components.clouds.aws.trust_rules import chained_actions
 from tests.clouds.iam_policy import Request, allowed
 from tests.support import objects_of_kind
 from tools.harness import MOCK_ACCOUNT, MOCK_PROJECT, ProgramRun, RecordedResource
@@ -156,6 +157,14 @@ def _trusted(trust: dict[str, Any], arn: str, principal: tuple[str, str], contex
     return allowed([trust], Request(action, arn, principal, context))
 
 
+def _chained(trust: dict[str, Any], arn: str, controller: str) -> bool:
+    """The controller (on Pod Identity, whose session tags are transitive) assumes `arn`: STS
+    authorizes both the AssumeRole and the TagSession of the carried tags
+    (components/clouds/aws/trust_rules.py cites the documentation)."""
+    principal = ("AWS", controller)
+    return all(allowed([trust], Request(action, arn, principal, {})) for action in chained_actions("podIdentity"))
+
+
 def _pod_identity_users(run: ProgramRun, trusts: dict[str, dict[str, Any]]) -> dict[str, set[str]]:
     users: dict[str, set[str]] = {arn: set() for arn in trusts}
     for association in run.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation"):
@@ -197,7 +206,7 @@ def _store_users(run: ProgramRun, trusts: dict[str, dict[str, Any]], controller:
     users: dict[str, set[str]] = {arn: set() for arn in trusts}
     for store in objects_of_kind(run, "SecretStore"):
         role = store["spec"]["provider"].get("aws", {}).get("role")
-        if role is not None and controller is not None and _trusted(trusts[role], role, ("AWS", controller), {}):
+        if role is not None and controller is not None and _chained(trusts[role], role, controller):
             users[role].add(store["metadata"]["namespace"])
     return users
 

@@ -4,8 +4,9 @@ nca sees NetworkPolicies, not security groups: on AWS the tenant's NetworkPolicy
 subnets, and the groups decide which instance a pod reaches (docs/adr/0009). The model, after
 the EC2 and Security Groups for Pods documentation:
 
-- A pod in a namespace with a SecurityGroupPolicy whose `podSelector` is empty carries exactly
-  the policy's `groupIds`; any other pod carries the node's groups (`NODE`).
+- A pod a SecurityGroupPolicy of its namespace selects (`podSelector.matchLabels` all on the pod;
+  an empty selector selects every pod) carries exactly the policy's `groupIds`; any other pod
+  carries the node's groups (`NODE`).
 - An instance admits a pod on a port when one of the instance's groups has an ingress rule for
   that port whose source is the group itself (`self`: the pod is a member) or a group the pod
   carries. Groups the plan does not render (the stack's `aws.dbSecurityGroupIds`, for the runner)
@@ -23,12 +24,15 @@ from tools.harness import ProgramRun, RecordedResource
 NODE = "node-security-group"
 
 
-def pod_groups(run: ProgramRun, namespace: str) -> set[str]:
+def pod_groups(run: ProgramRun, namespace: str, labels: dict[str, str] | None = None) -> set[str]:
+    """The groups a pod with `labels` in `namespace` carries."""
+    pod_labels = labels or {}
     policies = objects_of_kind(run, "SecurityGroupPolicy", namespace)
     for policy in policies:
-        if policy["spec"].get("podSelector") == {}:
+        selector = policy["spec"].get("podSelector")
+        assert selector is not None and set(selector) <= {"matchLabels"}, f"unmodelled selector: {selector}"
+        if all(pod_labels.get(key) == value for key, value in selector.get("matchLabels", {}).items()):
             return set(policy["spec"]["securityGroups"]["groupIds"])
-    assert not policies, f"a SecurityGroupPolicy in {namespace} this model does not read: {policies}"
     return {NODE}
 
 
@@ -38,9 +42,11 @@ def _rules(run: ProgramRun) -> dict[str, list[dict[str, Any]]]:
     }
 
 
-def admits(run: ProgramRun, namespace: str, instance: RecordedResource, port: int) -> bool:
-    """Whether `instance`'s groups admit the pods of `namespace` on `port`."""
-    carried = pod_groups(run, namespace)
+def admits(
+    run: ProgramRun, namespace: str, instance: RecordedResource, port: int, labels: dict[str, str] | None = None
+) -> bool:
+    """Whether `instance`'s groups admit a pod with `labels` in `namespace` on `port`."""
+    carried = pod_groups(run, namespace, labels)
     rules = _rules(run)
     for group in instance.inputs.get("vpcSecurityGroupIds", []):
         for rule in rules.get(group, []):

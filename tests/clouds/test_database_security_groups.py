@@ -1,6 +1,8 @@
-"""AWS database egress per tenant environment (docs/adr/0009): a security group per environment
-and per shared instance, joined by the environment's pods through a SecurityGroupPolicy; who it
-admits (tests/clouds/security_groups.py), that tenants cannot write the policy, and refusals."""
+"""AWS database access per tenant environment, the second lock (docs/adr/0017): a security group
+per environment and per shared instance, joined by the environment's database clients through a
+SecurityGroupPolicy; who it admits (tests/clouds/security_groups.py), that tenants cannot write
+the policy, and refusals. The first lock, per-environment DB subnets, is in
+tests/guardrails/test_network_connectivity.py::test_aws_dev_pods_reach_only_dev_databases."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import Any
 import pytest
 
 from components.model.errors import ConfigurationError
+from components.model.labels import DATABASE_CLIENT_KEY
 from tests.admission.layers import ACME_ADMIN, ACME_DEV, WRITERS, cluster
 from tests.clouds.security_groups import NODE, admits, pod_groups
 from tests.k8s_schema import has_crd, validate_custom
@@ -18,6 +21,7 @@ from tests.support import EXAMPLE_TENANTS, objects_of_kind, plan, tenant_documen
 from tools.harness import ProgramRun, new_monitor, run_program, stack_config
 
 CLUSTER_GROUP = "sg-0c1d2e3f405162738"
+CLIENT = {DATABASE_CLIENT_KEY: "true"}
 SGP_RESOURCE = "vpcresources.k8s.aws/v1beta1/securitygrouppolicies"
 _PLANS: dict[str, ProgramRun] = {}
 
@@ -44,17 +48,19 @@ def _tenant_namespaces(run: ProgramRun) -> dict[str, tuple[str, str]]:
     }
 
 
-def test_each_environment_group_admits_only_its_own_pods() -> None:
+def test_each_environment_group_admits_only_its_own_database_clients() -> None:
     run = _example()
     namespaces = _tenant_namespaces(run)
     dedicated = [i for i in run.of_type("aws:rds/instance:Instance") if _owner(i)[0] != "platform"]
     assert {("acme", "dev"), ("acme", "prod")} <= {_owner(i) for i in dedicated}
     for instance in dedicated:
         port = 5432 if instance.inputs["engine"] == "postgres" else 3306
-        admitted = {ns for ns in namespaces if admits(run, ns, instance, port)}
+        admitted = {ns for ns in namespaces if admits(run, ns, instance, port, CLIENT)}
         assert admitted == {ns for ns, owner in namespaces.items() if owner == _owner(instance)}, instance.name
-        # Nothing on a port that is not a database port, and no pod of a namespace without a policy.
-        assert not any(admits(run, ns, instance, 22) for ns in namespaces)
+        # Nothing on a port that is not a database port, no pod of a namespace without a policy,
+        # and no pod that is not a database client.
+        assert not any(admits(run, ns, instance, 22, CLIENT) for ns in namespaces)
+        assert not any(admits(run, ns, instance, port) for ns in namespaces)
 
 
 def test_groups_have_only_member_rules_on_database_ports_and_no_egress() -> None:
@@ -69,7 +75,9 @@ def test_groups_have_only_member_rules_on_database_ports_and_no_egress() -> None
         ]
 
 
-def test_policy_puts_every_pod_of_the_namespace_in_its_groups_and_the_cluster_group() -> None:
+def test_policy_puts_the_database_clients_of_the_namespace_in_its_groups_and_the_cluster_group() -> None:
+    """Only labelled pods get branch ENIs: the rest keep the node's networking, so the EKS Pod
+    Identity agent stays reachable for them whatever the CNI's enforcing mode (docs/adr/0017)."""
     run = _example()
     policies = objects_of_kind(run, "SecurityGroupPolicy")
     assert {p["metadata"]["namespace"] for p in policies} >= {"tenant-acme-dev", "tenant-acme-prod"}
@@ -77,8 +85,12 @@ def test_policy_puts_every_pod_of_the_namespace_in_its_groups_and_the_cluster_gr
         namespace = policy["metadata"]["namespace"]
         assert policy["metadata"]["name"] == "tenancy-databases"
         assert policy["metadata"]["labels"]["tenancy.io/platform-owned"] == "true"
-        assert policy["spec"]["podSelector"] == {}
-        assert pod_groups(run, namespace) == {f"{namespace.removeprefix('tenant-')}-databases-id", CLUSTER_GROUP}
+        assert policy["spec"]["podSelector"] == {"matchLabels": CLIENT}
+        assert pod_groups(run, namespace, CLIENT) == {
+            f"{namespace.removeprefix('tenant-')}-databases-id",
+            CLUSTER_GROUP,
+        }
+        assert pod_groups(run, namespace) == {NODE}
     # A namespace without databases keeps the node's groups.
     assert pod_groups(run, "tenant-status-page-prod") == {NODE}
 
@@ -114,9 +126,9 @@ def test_shared_instance_group_joins_only_environments_with_a_database_on_it(tmp
     run = plan("prod-aws", tenants)
     [instance] = [i for i in run.of_type("aws:rds/instance:Instance") if i.name == "shared-pg16"]
     assert "shared-pg16-clients-id" in instance.inputs["vpcSecurityGroupIds"]
-    assert pod_groups(run, "tenant-shop-prod") == {"shared-pg16-clients-id", CLUSTER_GROUP}
-    assert admits(run, "tenant-shop-prod", instance, 5432)
-    assert not admits(run, "tenant-shop-dev", instance, 5432)
+    assert pod_groups(run, "tenant-shop-prod", CLIENT) == {"shared-pg16-clients-id", CLUSTER_GROUP}
+    assert admits(run, "tenant-shop-prod", instance, 5432, CLIENT)
+    assert not admits(run, "tenant-shop-dev", instance, 5432, CLIENT)
 
 
 def _refused(tmp_path: Path, missing: str) -> str:

@@ -55,11 +55,11 @@ def test_every_cloud_implements_the_protocol(name: str) -> None:
 
 
 def test_cloud_settings_problems_come_from_the_cloud() -> None:
-    # Without a network (gcp) or DB subnet group (aws) no database can be placed; local needs nothing.
+    # Without a network (gcp) or per-environment DB subnets (aws) no database can be placed; local needs nothing.
     assert cloud_for(_settings("local")).database_problems() == []
     assert ["tenancy:gcp.network" in p for p in cloud_for(_settings("gcp")).database_problems()] == [True]
     aws = cloud_for(_settings("aws")).database_problems()
-    keys = ["tenancy:aws.dbSubnetGroup", "tenancy:aws.vpcId", "tenancy:aws.podSecurityGroupIds"]
+    keys = ["tenancy:aws.databaseSubnets", "tenancy:aws.vpcId", "tenancy:aws.podSecurityGroupIds"]
     assert [[key in p for key in keys] for p in aws] == [
         [True, False, False],
         [False, True, False],

@@ -86,8 +86,13 @@ def test_pod_identity_trust_names_the_cluster_the_namespace_and_the_workload_acc
             }
         },
     }
-    # External Secrets' controller assumes the tenant role for the tenant's SecretStores.
-    assert controller == {"Effect": "Allow", "Principal": {"AWS": CONTROLLER}, "Action": "sts:AssumeRole"}
+    # External Secrets' controller assumes the tenant role for the tenant's SecretStores, carrying
+    # its Pod Identity session's transitive tags (components/clouds/aws/trust_rules.py).
+    assert controller == {
+        "Effect": "Allow",
+        "Principal": {"AWS": CONTROLLER},
+        "Action": ["sts:AssumeRole", "sts:TagSession"],
+    }
 
 
 def test_pod_identity_association_per_namespace_binds_only_the_workload_account(tmp_path: Path) -> None:

@@ -118,23 +118,18 @@ def test_gcp_environments_reach_only_their_own_databases_whatever_the_tenant_wri
 
 
 @needs_nca
-def test_aws_database_subnets_open_per_namespace_and_security_groups_tell_environments_apart() -> None:
-    from tests.clouds.security_groups import admits
-
+def test_aws_database_subnets_open_per_namespace_and_only_their_environments() -> None:
+    """The Admin-tier database rule opens each environment's own DB subnets, nothing of another's
+    (the full two-lock proof, both modes: test_network_connectivity.py::test_aws_dev_pods_reach_only_dev_databases)."""
     run = _cnp_run("prod-aws")
     connectivity = analyze(run, [_tenant_policy("tenant-acme-dev")])
-    instances = [
-        i for i in run.of_type("aws:rds/instance:Instance") if i.inputs.get("tags", {}).get("tenant") == "acme"
-    ]
-    assert {i.inputs["tags"]["environment"] for i in instances} == {"dev", "prod"}
-    for instance in instances:
-        port = 5432 if instance.inputs["engine"] == "postgres" else 3306
-        for pod in ("tenant-acme-dev/app", "tenant-acme-prod/app"):
-            # Any address of the DB subnet stands for the instance (nca cannot see security groups).
-            reaches = connectivity.allows(pod, "10.20.96.10", port) and admits(run, pod.split("/")[0], instance, port)
-            assert reaches == (pod == f"tenant-acme-{instance.inputs['tags']['environment']}/app"), pod
+    dev, prod = "10.20.96.10", "10.20.98.10"  # Pulumi.prod-aws.yaml: databaseSubnets dev and prod
+    assert connectivity.allows("tenant-acme-dev/app", dev, 5432)
+    assert not connectivity.reaches("tenant-acme-dev/app", prod)
+    assert connectivity.allows("tenant-acme-prod/app", prod, 3306)
+    assert not connectivity.reaches("tenant-acme-prod/app", dev)
     # Namespaces without databases outside them get no path to the DB subnets.
-    assert not connectivity.reaches("tenant-northwind-prod/app", "10.20.96.10")
+    assert not connectivity.reaches("tenant-northwind-prod/app", prod)
     assert connectivity.allows("tenant-acme-prod/app", "169.254.170.23", 80)
     assert not connectivity.reaches("tenant-acme-prod/app", "169.254.169.254")
 

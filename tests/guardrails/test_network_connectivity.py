@@ -6,11 +6,13 @@ none reasons about NetworkPolicy semantics itself.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from pathlib import Path
 
 import pytest
 
+from components.model.labels import DATABASE_CLIENT_KEY
 from tests.admission.network_policy_cases import load_balancer
 from tests.guardrails.network_analyzer import (
     Connectivity,
@@ -21,7 +23,7 @@ from tests.guardrails.network_analyzer import (
 )
 from tests.guardrails.test_cluster_network_policy import cluster_mode
 from tests.support import EXAMPLE_TENANTS, objects_of_kind, plan, tenant_document, write_tenants
-from tools.harness import ProgramRun
+from tools.harness import ProgramRun, stack_config
 
 pytestmark = pytest.mark.skipif(nca_command() is None, reason="network-config-analyzer (nca) is not installed")
 STACKS = ["dev", "prod", "prod-aws"]
@@ -135,26 +137,53 @@ def test_gcp_dev_pods_reach_only_dev_databases() -> None:
         assert not connectivity.reaches("tenant-acme-prod/app", address)
 
 
-def test_aws_dev_pods_reach_only_dev_databases() -> None:
-    """RDS endpoints are DNS names in shared subnets: the NetworkPolicy (nca) opens the subnet on
-    the database ports, and the environment's security groups, which nca cannot see, decide which
-    instance answers (modelled in tests/clouds/security_groups.py; docs/adr/0009)."""
+def _aws_subnets() -> dict[str, list[str]]:
+    """DB subnet group -> CIDRs, from the prod-aws stack config."""
+    config, _ = stack_config("prod-aws")
+    settings = json.loads(config["tenancy:aws"])
+    groups = {s["subnetGroup"]: s["cidrs"] for s in settings["databaseSubnets"].values()}
+    return {**groups, settings["dbSubnetGroup"]: settings["databaseCidrs"]}
+
+
+def _host(cidr: str) -> str:
+    """An address inside `cidr` standing for an instance there (RDS endpoints are DNS names)."""
+    return str(ipaddress.ip_network(cidr)[10])
+
+
+@pytest.mark.parametrize("mode", ["networkPolicy", "clusterNetworkPolicy"])
+def test_aws_dev_pods_reach_only_dev_databases(mode: str) -> None:
+    """First lock, by address (nca over the rendered policies, both network modes): each
+    environment's instances live in its own DB subnets, and only that environment's pods reach
+    them. Second lock, security groups (nca cannot see them; tests/clouds/security_groups.py):
+    only the environment's database clients are admitted (docs/adr/0016)."""
     from tests.clouds.security_groups import admits
 
-    run, connectivity = _analyzed("prod-aws")
-    assert _database_addresses(run, "tenant-acme-dev")
+    network = json.loads(cluster_mode("prod-aws"))
+    network["mode"] = mode
+    run = plan("prod-aws", EXAMPLE_TENANTS, network=json.dumps(network))
+    connectivity = analyze(run)
+    subnets = _aws_subnets()
     instances = {
         (i.inputs["tags"]["environment"], i.inputs["dbName"]): i
         for i in run.of_type("aws:rds/instance:Instance")
         if i.inputs.get("tags", {}).get("tenant") == "acme"
     }
     assert {("dev", "orders"), ("prod", "orders"), ("prod", "legacy_billing")} <= instances.keys()
+    client = {DATABASE_CLIENT_KEY: "true"}
     for (environment, _), instance in instances.items():
         port = 5432 if instance.inputs["engine"] == "postgres" else 3306
-        # Any address of the DB subnet stands for the instance.
+        addresses = [_host(cidr) for cidr in subnets[instance.inputs["dbSubnetGroupName"]]]
         for pod in ("tenant-acme-dev/app", "tenant-acme-prod/app"):
-            reaches = connectivity.allows(pod, "10.20.96.10", port) and admits(run, pod.split("/")[0], instance, port)
-            assert reaches == (pod == f"tenant-acme-{environment}/app"), (pod, environment, instance.name)
+            own = pod == f"tenant-acme-{environment}/app"
+            namespace = pod.split("/")[0]
+            for address in addresses:
+                # By address alone: the other environment reaches no port of it.
+                assert connectivity.allows(pod, address, port) == own, (mode, pod, instance.name)
+                if not own:
+                    assert not connectivity.reaches(pod, address), (mode, pod, instance.name)
+            # By security group: the environment's database clients, and nobody else.
+            assert admits(run, namespace, instance, port, client) == own, (pod, instance.name)
+            assert not admits(run, namespace, instance, port), (pod, instance.name)
 
 
 @pytest.mark.parametrize(

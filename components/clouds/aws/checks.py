@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from components.clouds.aws import subnets
 from components.model.clouds import AwsSettings
 from components.model.errors import Problem
 from components.model.stack import StackSettings
@@ -17,30 +18,78 @@ _NAMED = 3
 
 
 def database_problems(aws: AwsSettings) -> list[str]:
-    """Why no database can be hosted: RDS placement, and the security groups that keep each
-    environment's pods to its own databases (docs/adr/0009)."""
+    """Why no database can be hosted: each environment's own DB subnets (docs/adr/0017), and the
+    security groups that lock each environment's databases to its own database clients."""
     problems = []
-    if aws.db_subnet_group is None:
-        problems.append("RDS needs tenancy:aws.dbSubnetGroup (and dbSecurityGroupIds)")
+    if not aws.database_subnets:
+        problems.append(
+            "RDS needs tenancy:aws.databaseSubnets (per environment its DB subnet group and CIDRs, so each "
+            "environment's pods reach only its own databases) and dbSecurityGroupIds"
+        )
     if aws.vpc_id is None:
         problems.append("RDS needs tenancy:aws.vpcId (where each environment's database security group is created)")
     if not aws.pod_security_group_ids:
         problems.append(
-            "RDS needs tenancy:aws.podSecurityGroupIds (the cluster security group pods keep once a "
+            "RDS needs tenancy:aws.podSecurityGroupIds (the cluster security group database clients keep once a "
             "SecurityGroupPolicy gives them their environment's database group)"
         )
     return problems
 
 
+def _subnet_problems(aws: AwsSettings, specs: Sequence[TenantSpec], settings: StackSettings) -> list[Problem]:
+    """Every environment with a database has its own DB subnets; no subnets for an unknown one."""
+    problems: list[Problem] = []
+    if not aws.database_subnets:
+        return problems  # database_problems names it on every database
+    for environment in sorted(set(aws.database_subnets) - set(settings.environments)):
+        problems.append(
+            Problem(
+                settings.source,
+                f"tenancy:aws.databaseSubnets.{environment}",
+                f"{environment!r} is not in tenancy:environments ({', '.join(settings.environments)})",
+            )
+        )
+    for environment in settings.environments:
+        if environment in aws.database_subnets:
+            continue
+        users = sorted(spec.name for spec in specs if spec.in_environment(spec.databases, environment))
+        if users:
+            problems.append(
+                Problem(
+                    settings.source,
+                    f"tenancy:aws.databaseSubnets.{environment}",
+                    f"required: {_who(users, False)} {'have' if len(users) > 1 else 'has'} databases in "
+                    f"{environment!r}, which need that environment's own DB subnets",
+                )
+            )
+    return problems
+
+
 def stack_problems(aws: AwsSettings, specs: Sequence[TenantSpec], settings: StackSettings) -> list[Problem]:
     """Subnets and VPC for shared instances, and the identity settings every tenant role needs."""
-    problems: list[Problem] = []
+    problems: list[Problem] = _subnet_problems(aws, specs, settings)
     source = settings.source
-    if settings.data.shared_instances:
-        for key, value in (("dbSubnetGroup", aws.db_subnet_group), ("vpcId", aws.vpc_id)):
-            if value is None:
+    if settings.data.shared_instances and aws.vpc_id is None:
+        problems.append(
+            Problem(source, "tenancy:aws.vpcId", "required by tenancy:data.sharedInstances (RDS placement)")
+        )
+    # Shared instances serving several environments (or one without its own subnets) live in the
+    # stack's shared DB subnets (subnets.py).
+    in_shared = sorted(
+        name
+        for name, instance in settings.data.shared_instances.items()
+        if subnets.shared(aws, instance).subnet_group == aws.db_subnet_group
+    )
+    if in_shared:
+        for key, missing in (("dbSubnetGroup", aws.db_subnet_group is None), ("databaseCidrs", not aws.database_cidrs)):
+            if missing:
                 problems.append(
-                    Problem(source, f"tenancy:aws.{key}", "required by tenancy:data.sharedInstances (RDS placement)")
+                    Problem(
+                        source,
+                        f"tenancy:aws.{key}",
+                        f"required by tenancy:data.sharedInstances {', '.join(in_shared)} (shared DB subnets: "
+                        "they serve several environments)",
+                    )
                 )
     # Every tenant with data or shared secrets gets an IAM role its ServiceAccounts assume.
     users = sorted(spec.name for spec in specs if spec.databases or spec.secrets or spec.shared_secrets)

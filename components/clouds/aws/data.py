@@ -17,9 +17,11 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from components.clouds.aws import engine_rules, subnets
 from components.clouds.aws.rds import rds_instance
 from components.clouds.aws.security_groups import EnvironmentGroups, security_group_policy
 from components.clouds.aws.shared import SharedLogins
+from components.clouds.aws.trust_rules import chained_actions
 from components.clouds.base import (
     WORKLOAD_ACCOUNT,
     DatabaseEgress,
@@ -84,7 +86,9 @@ def _trust(settings_aws: AwsSettings, cluster_name: str, namespaces: list[str], 
             {
                 "Effect": "Allow",
                 "Principal": {"AWS": settings_aws.secrets_controller_role_arn},
-                "Action": "sts:AssumeRole",
+                # The controller's Pod Identity session tags are transitive: a chained AssumeRole
+                # carries them, so it needs sts:TagSession too (trust_rules.py).
+                "Action": chained_actions(settings_aws.identity_mode),
             },
         ]
     return _policy({"Version": "2012-10-17", "Statement": statements})
@@ -129,19 +133,15 @@ class AwsData:
         return f"tenancy/{tenant}/{environment}/{secret}"
 
     def database_egress(self, endpoints: Sequence[DatabaseEndpoint]) -> DatabaseEgress:
-        # RDS endpoints are DNS names a NetworkPolicy cannot name: open the DB subnets on the
-        # database ports; the environment's security groups admit only its own databases.
-        if not endpoints:
-            return endpoint_egress(endpoints)
-        return DatabaseEgress(
-            cidrs=list(self._aws.database_cidrs),
-            ports=sorted({endpoint.port for endpoint in endpoints}),
-            namespaces=endpoint_egress(endpoints).namespaces,
-        )
+        # RDS endpoints are DNS names a NetworkPolicy cannot name: each endpoint carries the CIDRs
+        # of the DB subnets it lives in, its environment's own (subnets.py, docs/adr/0017); several
+        # instances share them, so each CIDR is opened once.
+        egress = endpoint_egress(endpoints)
+        return DatabaseEgress(cidrs=list(dict.fromkeys(egress.cidrs)), ports=egress.ports, namespaces=egress.namespaces)
 
     def database_access(self, target: DeliveryTarget, endpoints: Sequence[DatabaseEndpoint]) -> None:
-        # Security groups tell the environments apart at the database (docs/adr/0009): every pod
-        # of the namespace joins its databases' groups.
+        # The second lock (docs/adr/0017): the namespace's database clients join its databases'
+        # security groups.
         groups = list(dict.fromkeys(group for endpoint in endpoints for group in endpoint.security_groups))
         if groups:
             security_group_policy(target, groups, self._aws)
@@ -207,12 +207,15 @@ class AwsData:
             instance = self._data.shared_instance(request.engine, request.version, request.environment)
             if instance is None:  # catalog.py refuses such a tenant before anything is registered
                 raise LookupError(f"no shared {request.engine} {request.version} instance for {request.environment}")
-            login = self._shared.login(instance, request, guard)
+            login = self._shared.login(
+                instance, request, guard, subnets.shared(self._aws, self._data.shared_instances[instance])
+            )
         else:
-            # The environment's group: only its own pods (SecurityGroupPolicy) reach the instance.
+            # The environment's own subnets, and its group: only its own pods reach the instance.
+            placement = subnets.dedicated(self._aws, request.environment)
             group = self._groups.group(request.tenant, request.environment, request.labels, guard.used_by_data())
-            # MySQL user names are limited to 16 characters.
-            username = request.name[:16] if request.engine == "mysql" else request.name
+            # Cut to the engine's limit (MySQL: 16 characters, engine_rules.py).
+            username = engine_rules.master_username(request.engine, request.name)
             password = generate_password(f"{request.prefix}-password", 32, guard)
             rds = rds_instance(
                 f"{request.prefix}-instance",
@@ -228,6 +231,7 @@ class AwsData:
                 security_groups=[group],
                 final_snapshot=f"{request.prefix}-final",
                 settings_aws=self._aws,
+                subnet_group=placement.subnet_group,
                 data=self._data,
                 tags=request.labels,
                 # One still on the tenant's old key keeps it until moved (legacy_keys.py).
@@ -235,13 +239,14 @@ class AwsData:
                     **instance_options(self._data, request.tenant, request.environment, request.name, "kmsKeyId")
                 ),
             )
-            # RDS endpoints are DNS names; data.py opens the configured database subnets instead.
+            # RDS endpoints are DNS names; the egress policy opens the environment's subnets instead.
             login = DatabaseLogin(
                 username=username,
                 password=password,
                 host=rds.address,
                 database=request.name,
                 instance=rds.identifier,
+                egress_cidrs=list(placement.cidrs),
                 security_groups=[group],
             )
         remote = f"tenancy/{request.tenant}/{request.environment}/db/{request.name}"

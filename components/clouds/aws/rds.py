@@ -2,8 +2,10 @@
 
 Deletion protection (the API refuses to delete it), a final snapshot if it ever is deleted,
 automated backups that outlive it, encryption at rest with a KMS key, no public address, and
-Pulumi `protect` through the caller's guard. Kept in one place so a shared instance can never be
-registered with weaker guards than a tenant's own.
+Pulumi `protect` through the caller's guard; TLS required through a parameter group of the
+instance's own, no paid Extended Support, names AWS accepts (engine_rules.py, name_rules.py).
+Kept in one place so a shared instance can never be registered with weaker guards than a tenant's
+own.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_aws as aws
 
+from components.clouds.aws import engine_rules, name_rules
 from components.model.clouds import AwsSettings
 from components.model.data import DataSettings
 
@@ -31,26 +34,37 @@ def rds_instance(
     kms_key: pulumi.Input[str] | None,
     final_snapshot: str,
     settings_aws: AwsSettings,
+    subnet_group: str | None,
     security_groups: Sequence[pulumi.Input[str]],
     data: DataSettings,
     tags: dict[str, str],
     opts: pulumi.ResourceOptions,
     db_name: str | None = None,
 ) -> aws.rds.Instance:
-    """Register the instance; `opts` come from a `Guard.data()` so protection follows the lifecycle."""
+    """Register the instance; `opts` come from a `Guard.data()` so protection follows the lifecycle.
+
+    `username` is cut to the engine's limit (MySQL 16). The parameter group follows the instance's
+    guard, so a retained instance keeps it."""
+    parameters = _tls_parameters(resource_name, engine, version, tags, opts)
     return aws.rds.Instance(
         resource_name,
+        # Pulumi's autoname where it is valid (every instance created so far), else a fitted one.
+        identifier=name_rules.rds_identifier(resource_name),
         engine=engine,
         engine_version=version,
         instance_class=CLASSES[size],
         allocated_storage=storage_gb,
         max_allocated_storage=storage_gb * 4,
         db_name=db_name,
-        username=username,
+        username=engine_rules.master_username(engine, username),
         password=password,
+        parameter_group_name=parameters.name,
+        # No paid Extended Support: at the end of standard support RDS upgrades the instance.
+        engine_lifecycle_support=engine_rules.EXTENDED_SUPPORT_DISABLED,
         storage_encrypted=True,
         kms_key_id=kms_key,
-        db_subnet_group_name=settings_aws.db_subnet_group,
+        # The environment's own DB subnets (subnets.py).
+        db_subnet_group_name=subnet_group,
         # The stack's groups (the runner, people) and the groups of the pods that may connect.
         vpc_security_group_ids=[*settings_aws.db_security_group_ids, *security_groups],
         publicly_accessible=False,
@@ -59,10 +73,32 @@ def rds_instance(
         # automated backups outlive the instance.
         deletion_protection=True,
         skip_final_snapshot=False,
-        final_snapshot_identifier=final_snapshot,
+        final_snapshot_identifier=name_rules.fit("rds-final-snapshot", final_snapshot),
         backup_retention_period=data.backup_retention_days,
         delete_automated_backups=False,
         copy_tags_to_snapshot=True,
         tags=tags,
-        opts=opts,
+        # The lifecycle setting is sent on create only: an existing instance keeps its enrolment
+        # (engine_rules.py), so adding it never touches a running database.
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=["engineLifecycleSupport"])),
+    )
+
+
+def _tls_parameters(
+    resource_name: str, engine: str, version: str, tags: dict[str, str], opts: pulumi.ResourceOptions
+) -> aws.rds.ParameterGroup:
+    """The instance's own parameter group: its family's defaults with TLS required (engine_rules.py)."""
+    family = engine_rules.family(engine, version)
+    # The instance's guard (protect / retain), not its ignore_changes (those name instance inputs).
+    group_opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions())
+    group_opts.ignore_changes = None
+    return aws.rds.ParameterGroup(
+        f"{resource_name}-parameters",
+        # The family is in the name: a major upgrade creates the new group before the old goes.
+        name=name_rules.fit("rds-parameter-group", f"{resource_name}-{family.replace('.', '-')}"),
+        family=family,
+        description=f"tenancy {resource_name}: TLS required",
+        parameters=engine_rules.tls_parameters(engine),
+        tags=tags,
+        opts=group_opts,
     )

@@ -1,13 +1,22 @@
-"""Database egress per tenant environment on AWS: security groups, not addresses (docs/adr/0009).
+"""Database security groups per tenant environment on AWS: the second lock (docs/adr/0017).
 
-RDS endpoints are DNS names in shared DB subnets, so a NetworkPolicy can only open the subnets.
-What tells a dev pod from a prod pod at the database is a security group: per tenant environment
-one group, attached to that environment's dedicated RDS instances and, through a
-`SecurityGroupPolicy` (Security Groups for Pods, vpcresources.k8s.aws/v1beta1), to every pod of
-that environment's namespace. Its only rule admits members of the group itself on the database
-ports, so only that environment's pods reach its databases. Each shared instance has one such
-group too (registered by the platform), listed in the SecurityGroupPolicy of every environment
-with a database on it.
+The first lock is by address: each environment's dedicated instances live in its own DB subnets
+and its egress policy opens only those (subnets.py). The second: per tenant environment one
+security group, attached to that environment's dedicated RDS instances and, through a
+`SecurityGroupPolicy` (Security Groups for Pods, vpcresources.k8s.aws/v1beta1), to the pods of
+that environment's namespace labelled `tenancy.io/database-client: "true"`. Its only rule admits
+members of the group itself on the database ports, so only that environment's database clients
+reach its databases. Each shared instance has one such group too (registered by the platform),
+listed in the SecurityGroupPolicy of every environment with a database on it.
+
+Only labelled pods: a pod a SecurityGroupPolicy selects gets a branch ENI, and in the VPC CNI's
+default `strict` enforcing mode its traffic to the node's link-local EKS Pod Identity agent
+(169.254.170.23) is dropped, so it loses its AWS credentials (aws/amazon-vpc-cni-k8s#2797,
+aws/amazon-vpc-resource-controller-k8s#618). The cluster runs the CNI with
+`POD_SECURITY_GROUP_ENFORCING_MODE=standard` (docs/runbooks/eks.md), where traffic to the same
+host bypasses the groups and traffic to other hosts in the VPC (RDS) is still enforced; selecting
+only database clients keeps every other pod off branch ENIs (a per-node limit) and out of any
+remaining interaction.
 
 A pod selected by a SecurityGroupPolicy carries only the groups it lists, no longer the node's: so
 the policy also lists `aws.podSecurityGroupIds` (the EKS cluster security group), which keeps
@@ -25,7 +34,7 @@ import pulumi_kubernetes as k8s
 
 from components.clouds.base import ENGINE_PORTS, DeliveryTarget
 from components.model.clouds import AwsSettings
-from components.model.labels import PLATFORM_OWNED_KEY
+from components.model.labels import DATABASE_CLIENT_KEY, PLATFORM_OWNED_KEY
 
 POLICY_NAME = "tenancy-databases"
 SGP_VERSION = "vpcresources.k8s.aws/v1beta1"
@@ -85,8 +94,8 @@ class EnvironmentGroups:
 def security_group_policy(
     target: DeliveryTarget, groups: Sequence[pulumi.Input[str]], settings_aws: AwsSettings
 ) -> k8s.apiextensions.CustomResource:
-    """Every pod of the namespace joins `groups` (its environment's database groups) plus the
-    cluster groups it keeps. Tenants have no RBAC on vpcresources.k8s.aws: only the platform
+    """The namespace's database clients join `groups` (its environment's database groups) plus the
+    cluster groups they keep. Tenants have no RBAC on vpcresources.k8s.aws: only the platform
     writes it, and the label says so to the platform-owned admission rule as well."""
     return k8s.apiextensions.CustomResource(
         f"{target.prefix}-security-groups",
@@ -98,8 +107,8 @@ def security_group_policy(
             "labels": {**target.labels, PLATFORM_OWNED_KEY: "true"},
         },
         spec={
-            # Empty: every pod of the namespace (the environment is the trust zone).
-            "podSelector": {},
+            # Database clients only: other pods keep the node's networking (and Pod Identity).
+            "podSelector": {"matchLabels": {DATABASE_CLIENT_KEY: "true"}},
             "securityGroups": {"groupIds": [*groups, *settings_aws.pod_security_group_ids]},
         },
         opts=target.opts,

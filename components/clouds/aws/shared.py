@@ -22,8 +22,10 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from components.clouds.aws import subnets
 from components.clouds.aws.rds import rds_instance
 from components.clouds.aws.security_groups import members_group
+from components.clouds.aws.subnets import Placement
 from components.clouds.base import DatabaseLogin, DatabaseRequest, Guard, generate_password
 from components.clouds.sql_logins import ADMIN_USER, SqlLogins, admin_document
 from components.model.clouds import AwsSettings
@@ -91,6 +93,7 @@ def _shared_instance(
         security_groups=[clients.id],
         final_snapshot=f"tenancy-shared-{name}-final",
         settings_aws=settings_aws,
+        subnet_group=subnets.shared(settings_aws, instance).subnet_group,
         data=data,
         tags=labels,
         opts=guard.data(),
@@ -149,8 +152,9 @@ class SharedLogins(SqlLogins):
         # Encrypted; verifying the server needs the RDS CA bundle in the runner's trust store.
         return "skip-verify"
 
-    def login(self, instance: str, request: DatabaseRequest, guard: Guard) -> DatabaseLogin:
-        """The tenant's database and login on `instance`, reached through its clients' group."""
+    def login(self, instance: str, request: DatabaseRequest, guard: Guard, placement: Placement) -> DatabaseLogin:
+        """The tenant's database and login on `instance`, reached at its subnets' CIDRs and
+        through its clients' group."""
         shared = self.register(instance, request, guard)
         return DatabaseLogin(
             username=shared.username,
@@ -158,5 +162,6 @@ class SharedLogins(SqlLogins):
             host=self._values.shared(instance, "address"),
             database=shared.database,
             instance=self._values.shared(instance, "identifier"),
+            egress_cidrs=list(placement.cidrs),
             security_groups=[self._values.shared(instance, "securityGroup")],
         )

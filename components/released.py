@@ -1,0 +1,33 @@
+"""The stack's record of released tenant names, read and written around each run
+(components/model/released_names.py says why)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pulumi
+from pulumi.runtime import settings as runtime_settings
+
+from components.model.released_names import OUTPUT, next_record
+from components.model.tenant_file import TenantSpec
+from components.vcluster.previous import READ_STACK_OUTPUTS, own_stack_name
+
+
+def previous_outputs() -> Any:
+    """This stack's last deployed outputs; {} on a first deployment, outside a program run, or when
+    the engine cannot say (then re-onboarding is not checked, and a warning says so)."""
+    if runtime_settings.get_monitor() is None:
+        return {}
+    try:
+        result = pulumi.runtime.invoke(READ_STACK_OUTPUTS, {"name": own_stack_name()})
+    except Exception as error:
+        pulumi.log.warn(f"could not read this stack's last outputs ({error}); re-used tenant names are not checked")
+        return {}
+    value = result.value if result.value is not None else {}
+    return value.get("outputs", {})
+
+
+def export_record(previous: Any, specs: Sequence[TenantSpec], reused: Sequence[str]) -> None:
+    """Carry the released names forward (`releasedTenants`), so a deleted file's name stays known."""
+    pulumi.export(OUTPUT, next_record(previous, specs, reused))
