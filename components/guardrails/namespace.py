@@ -26,6 +26,7 @@ from components.guardrails.network import (
     isolation_policy,
     network_labels,
     network_rules,
+    route_ports,
 )
 from components.guardrails.quota import LIMITS_NAME, QUOTA_NAME, environment_hard, register_limits, register_quota
 from components.lifecycle import namespace_options, people_read_only, state_of, suspension_labels
@@ -196,11 +197,12 @@ def build_environment(
         facts=network,
         tenant_egress=spec.egress,
         peers=(environment, spec.accepts_from, spec.connects_to),
+        ports_for_routes=route_ports(spec, environment),
     )
     if not state_of(spec.lifecycle).serves_traffic:
         # Suspended: ingress controllers and gateways (platform namespaces) no longer reach the
         # tenant's pods, so its hostnames stop being served; operators still reach its databases.
-        rules = replace(rules, platform_namespaces=())
+        rules = replace(rules, platform_namespaces=(), edge=None)
     _register_isolation(prefix, ns_name, owned_labels, rules, settings.network.mode, namespace, inside)
     deployer = register_access(
         prefix,

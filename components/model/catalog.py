@@ -21,6 +21,7 @@ from components.model.capabilities import CloudRules
 from components.model.consistency import consistency_problems
 from components.model.data_checks import data_problems, pool_problems, stack_data_problems
 from components.model.domain_claims import Claim, DomainClaims
+from components.model.edge_checks import tenant_edge_problems
 from components.model.errors import ConfigurationError, Problem
 from components.model.fields import format_location
 from components.model.isolation_checks import stack_isolation_problems, switch_back_problems
@@ -214,6 +215,7 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: Cl
         spec, label = entry.spec, entry.source
         problems += [Problem(label, where, message) for where, message in data_problems(spec, settings, cloud)]
         problems += [Problem(label, where, message) for where, message in network_problems(spec, settings)]
+        problems += [Problem(label, where, message) for where, message in tenant_edge_problems(spec, suffix)]
         if spec.quota is None or spec.quota.tier is None or spec.quota.tier in settings.quota_tiers:
             problems += [Problem(label, where, message) for where, message in quota_split_problems(spec, settings)]
         problems += stack_isolation_problems(spec, label, settings)

@@ -17,6 +17,7 @@ from components.model.admission import PolicySettings
 from components.model.clouds import AwsSettings, GcpSettings
 from components.model.data import DataSettings
 from components.model.delivery import DeliverySettings
+from components.model.edge import EdgeSettings
 from components.model.errors import ConfigurationError, Problem
 from components.model.fields import (
     ComputeAmounts,
@@ -143,6 +144,8 @@ class StackSettings(StrictModel):
     storage: StorageSettings = StorageSettings()
     # What every virtual cluster of the stack gets (components/model/isolation.py).
     virtual_clusters: VirtualClusterSettings = VirtualClusterSettings()
+    # How tenants' hostnames are served: Gateway API, TLS, DNS (components/model/edge.py, docs/edge.md).
+    edge: EdgeSettings = EdgeSettings()
     tenants_dir: str = "tenants"
     # all: everything in one stack (small installs). platform: only cluster-wide parts.
     # tenants: one shard of the tenants, reading the platform stack through a StackReference.
