@@ -25,19 +25,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from pydantic import Field, model_validator
+from pydantic import EmailStr, Field, model_validator
 
 from components.model.fields import DnsLabel, StrictModel
 from components.model.installs import ChartInstall
 from components.model.network import Cidr
 
-# A GatewayClass `spec.controllerName`: a domain-prefixed path (Gateway API GatewayController).
-ControllerName = Annotated[
-    str,
-    Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$"),
-]
 AwsRoleArn = Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:role/\S+$")]
-Email = Annotated[str, Field(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")]
 
 
 @dataclass(frozen=True)
@@ -145,7 +139,7 @@ class IngressSettings(StrictModel):
 class AcmeSettings(StrictModel):
     """An ACME account for DNS-01 certificates (Let's Encrypt by default)."""
 
-    email: Email
+    email: EmailStr
     server: Annotated[str, Field(pattern=r"^https://\S+$")] = "https://acme-v02.api.letsencrypt.org/directory"
 
 

@@ -1,8 +1,6 @@
 """Refusals for the edge (`tenancy:edge`, a tenant's `routePorts` and app `hostnames`), before anything is registered.
 
-The platform Gateway's data plane reaches tenant pods only where `tenancy:platformNamespaces` lists
-its namespace (that setting stays the one source of truth for which platform namespaces reach
-tenants, and the admission rules read it); a cloud whose load balancer has no fixed address range
+A cloud whose load balancer has no fixed address range
 needs the stack to name one; ACME needs an account; an app's hostname must be the tenant's own.
 """
 
@@ -10,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from components.model.edge import controller_chart, data_plane, edge_cloud
+from components.model.edge import controller_chart, edge_cloud
 from components.model.errors import Problem
 from components.model.labels import default_domain
 
@@ -33,16 +31,6 @@ def edge_settings_problems(settings: StackSettings) -> list[Problem]:
     problems: list[Problem] = []
     platform = {ns.name for ns in settings.platform_namespaces}
     if edge.gateway.enabled:
-        plane = data_plane(edge.gateway, settings.cloud)
-        if plane.namespace is not None and plane.namespace not in platform:
-            problems.append(
-                Problem(
-                    source,
-                    "tenancy:platformNamespaces",
-                    f"the Gateway's proxies run in {plane.namespace!r}: list it here so they may reach tenant "
-                    "pods (on the tenants' route ports only)",
-                )
-            )
         if edge_cloud(settings.cloud).needs_source_cidrs and not edge.gateway.source_cidrs:
             problems.append(
                 Problem(

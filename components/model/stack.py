@@ -17,7 +17,7 @@ from components.model.admission import PolicySettings
 from components.model.clouds import AwsSettings, GcpSettings
 from components.model.data import DataSettings
 from components.model.delivery import DeliverySettings
-from components.model.edge import EdgeSettings
+from components.model.edge import EdgeSettings, edge_cloud
 from components.model.errors import ConfigurationError, Problem
 from components.model.fields import (
     ComputeAmounts,
@@ -165,6 +165,20 @@ class StackSettings(StrictModel):
     def source(self) -> str:
         """The settings file (`Pulumi.<stack>.yaml`), for problems that name one of its keys."""
         return self._source
+
+    @model_validator(mode="after")
+    def _gateway_proxies_are_a_platform_namespace(self) -> StackSettings:
+        # Where the Gateway's data plane is in-cluster proxies (kind: Envoy Gateway), their namespace
+        # is a platform namespace whether or not the file lists it: `platformNamespaces` stays the
+        # one list of namespaces that reach tenant pods, which the network model and admission read.
+        # (The isolation policy opens it on the tenant's route ports only: guardrails/network.py.)
+        if self.edge.gateway.enabled:
+            proxies = edge_cloud(self.cloud).proxies
+            if proxies is not None and proxies[0] not in {ns.name for ns in self.platform_namespaces}:
+                # The model is frozen once built; this is part of building it.
+                listed = [*self.platform_namespaces, PlatformNamespace(name=proxies[0])]
+                object.__setattr__(self, "platform_namespaces", listed)
+        return self
 
     @model_validator(mode="after")
     def _consistent(self) -> StackSettings:
