@@ -26,7 +26,11 @@ BASE = {"tenancy:domainSuffix": "tenants.example.com"}
 # The edge needs zones, an ACME account and roles on a cloud (tests/edge/); these checks are about others.
 EDGE_OFF = '{"gateway": {"enabled": false}, "tls": {"enabled": false}, "externalDns": {"enabled": false}}'
 AWS = {"tenancy:cloud": "aws", "tenancy:aws": '{"region": "eu-west-1"}', "tenancy:edge": EDGE_OFF}
-GCP = {"tenancy:cloud": "gcp", "tenancy:gcp": '{"project": "tenancy-test", "region": "europe-west1"}', "tenancy:edge": EDGE_OFF}
+GCP = {
+    "tenancy:cloud": "gcp",
+    "tenancy:gcp": '{"project": "tenancy-test", "region": "europe-west1"}',
+    "tenancy:edge": EDGE_OFF,
+}
 CHART_APP = {"name": "web", "chart": {"repository": "https://charts.example.org", "name": "web", "version": "1.0.0"}}
 
 
