@@ -89,8 +89,16 @@ def build_cluster_platform(
     if any(uses_virtual_clusters(e.spec) for e in catalog.tenants):
         VirtualClusterRoles("virtual-cluster-roles", opts=opts)
     # Admission policies for every tenant namespace (tenant data lives on the namespaces).
+    gateway = settings.edge.gateway
     PolicyBundle(
-        "policy-bundle", PolicyBundleArgs(settings.policy, settings.kubernetes_version, storage.class_names), opts
+        "policy-bundle",
+        PolicyBundleArgs(
+            settings.policy,
+            settings.kubernetes_version,
+            storage.class_names,
+            (gateway.namespace, gateway.name) if gateway.enabled else None,
+        ),
+        opts,
     )
     if settings.network.mode == CLUSTER_MODE:
         # Tenant isolation's cluster-wide ClusterNetworkPolicies (docs/network.md).

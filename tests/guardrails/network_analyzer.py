@@ -2,9 +2,10 @@
 
 The plan's Namespaces and NetworkPolicies are written out as they would be applied, with the
 `kubernetes.io/metadata.name` label the API server adds to every namespace, plus sample pods: one
-app and one worker pod per tenant namespace, one instance pod per in-namespace database, and the platform's pods
-(an ingress controller, the Gateway's proxy and controller, monitoring, cluster DNS, data operators, and an unlabelled pod beside each
-operator). `nca --connectivity ... -o txt_no_fw_rules` prints one line per allowed connection,
+app and one worker pod per tenant namespace, one instance pod per in-namespace database, and the
+platform's pods (an ingress controller, the Gateway's proxy and controller, monitoring, cluster DNS,
+data operators, and an unlabelled pod beside each operator). `nca --connectivity ... -o
+txt_no_fw_rules` prints one line per allowed connection,
 `src => dst : connections`, which `Connectivity` parses; nothing here decides what a policy means.
 """
 
