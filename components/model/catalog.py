@@ -28,6 +28,7 @@ from components.model.isolation_checks import stack_isolation_problems, switch_b
 from components.model.labels import default_domain
 from components.model.messages import problem_message, yaml_hint
 from components.model.network_checks import consent_problems, network_problems, network_stack_problems
+from components.model.people import people_problems
 from components.model.quota_checks import quota_split_problems
 from components.model.sharding import shard_of
 from components.model.stack import StackSettings
@@ -216,6 +217,7 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: Cl
         problems += [Problem(label, where, message) for where, message in data_problems(spec, settings, cloud)]
         problems += [Problem(label, where, message) for where, message in network_problems(spec, settings)]
         problems += [Problem(label, where, message) for where, message in tenant_edge_problems(spec, suffix)]
+        problems += [Problem(label, where, message) for where, message in people_problems(spec, settings.people)]
         if spec.quota is None or spec.quota.tier is None or spec.quota.tier in settings.quota_tiers:
             problems += [Problem(label, where, message) for where, message in quota_split_problems(spec, settings)]
         problems += stack_isolation_problems(spec, label, settings)

@@ -32,6 +32,7 @@ from components.model.installs import InstallSettings
 from components.model.isolation import VirtualClusterSettings
 from components.model.messages import problem_message
 from components.model.network import NetworkSettings
+from components.model.people import PeopleSettings
 from components.model.pools import NodePools
 from components.model.quota_budget import SMALL_OBJECT_COUNTS
 from components.model.stack_checks import settings_problems
@@ -146,6 +147,8 @@ class StackSettings(StrictModel):
     virtual_clusters: VirtualClusterSettings = VirtualClusterSettings()
     # How tenants' hostnames are served: Gateway API, TLS, DNS (components/model/edge.py, docs/edge.md).
     edge: EdgeSettings = EdgeSettings()
+    # How identity-provider groups become the Kubernetes groups tenant files name (components/model/people.py).
+    people: PeopleSettings = PeopleSettings()
     tenants_dir: str = "tenants"
     # all: everything in one stack (small installs). platform: only cluster-wide parts.
     # tenants: one shard of the tenants, reading the platform stack through a StackReference.
