@@ -56,7 +56,7 @@ PATTERN_WORDS: dict[str, str] = {
     r"^[a-z0-9][a-z0-9.:-]*(/[a-z0-9._-]+)*$": "an image registry such as 'ghcr.io/example' (host, port, path)",
     r"^https://[^\s]+$": "an https:// URL",
     r"^https://\S+$": "an https:// URL",
-    r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$": "a lowercase domain such as 'example.com'",
+    r"^[a-z0-9][a-z0-9.-]*\.[a-z]{2,63}$": "a lowercase domain such as 'example.com'",
     r"^[A-Za-z0-9][A-Za-z0-9._-]*$": "a DNS zone name or hosted zone id (letters, digits, '.', '_', '-')",
     r"^\d+\.\d+\.\d+$": "a version such as '2.17.2'",
     r"^v?\d+\.\d+\.\d+$": "a version such as '2.17.2' (or 'v1.21.1' where the chart's versions carry the v)",

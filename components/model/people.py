@@ -38,9 +38,7 @@ class PeopleSettings(StrictModel):
 
     mapping: Mapping = "any"
     # googleGroups: the Google Workspace domain of the groups (`example.com`).
-    group_domain: (
-        Annotated[str, Field(pattern=r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$")] | None
-    ) = None
+    group_domain: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9.-]*\.[a-z]{2,63}$")] | None = None
     # oidc: the prefix the API server prepends to every group of the claim (`oidc:`; empty for none).
     groups_prefix: str = ""
     # accessEntries: every Kubernetes group the stack's access entries carry.
