@@ -2,18 +2,14 @@
 
 cert-manager answers ACME DNS-01 challenges and external-dns writes records in the stack's zones;
 both act as a cloud identity bound to their Kubernetes service accounts (GKE Workload Identity,
-EKS Pod Identity), never a key in a Secret. Each cloud's part is in components/clouds/<cloud>/edge.py;
-this module only picks it, as components/clouds/registry.py picks the cloud.
+EKS Pod Identity), never a key in a Secret. Each cloud's part is in components/clouds/<cloud>/edge.py,
+picked by components/clouds/edge.py.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
-
-import pulumi
-
-from components.model.stack import StackSettings
 
 # The service accounts the charts create (their `serviceAccount.name`), fixed so identities can bind them.
 CERT_MANAGER_ACCOUNT = "cert-manager"
@@ -29,19 +25,6 @@ class EdgeIdentity:
     dns01: dict[str, Any] | None = None
     # external-dns `provider.name` and extra values (zone filters are the provider's own flags).
     external_dns: dict[str, Any] = field(default_factory=dict)
-
-
-def edge_identity(settings: StackSettings, parent: pulumi.Resource, opts: pulumi.ResourceOptions) -> EdgeIdentity:
-    """The stack's cloud part of the edge (`opts` carries the cloud provider)."""
-    if settings.cloud == "gcp":
-        from components.clouds.gcp.edge import gcp_edge_identity
-
-        return gcp_edge_identity(settings, parent, opts)
-    if settings.cloud == "aws":
-        from components.clouds.aws.edge import aws_edge_identity
-
-        return aws_edge_identity(settings, parent, opts)
-    return EdgeIdentity()
 
 
 def service_account_values(name: str, annotations: dict[str, Any] | None = None) -> dict[str, Any]:

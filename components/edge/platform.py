@@ -23,8 +23,9 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.edge.identity import EdgeIdentity, edge_identity
-from components.model.edge import controller_chart, edge_cloud, gateway_class, txt_owner_id, wildcard_domain
+from components.clouds.edge import edge_identity
+from components.edge.identity import EdgeIdentity
+from components.model.edge import controller_chart, gateway_class, txt_owner_id, wildcard_domain
 from components.model.installs import ChartInstall
 from components.model.labels import TENANT_KEY, platform_labels
 from components.model.stack import StackSettings
@@ -82,15 +83,15 @@ class PlatformEdge(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: PlatformEdgeArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("tenancy:index:PlatformEdge", name, None, opts)
-        settings, edge = args.settings, args.settings.edge
+        settings, edge, facts = args.settings, args.settings.edge, args.settings.edge_facts()
         self.releases = {}
-        identity = edge_identity(settings, self, pulumi.ResourceOptions())
-        controller = controller_chart(edge.gateway, settings.cloud) if edge.gateway.enabled else None
+        identity = edge_identity(name, settings, self, pulumi.ResourceOptions())
+        controller = controller_chart(edge.gateway, facts) if edge.gateway.enabled else None
         if controller is not None:
             self._release(name, "controller", controller, identity)
         if edge.tls.enabled:
             self._release(name, "cert-manager", edge.tls.chart, identity)
-        if edge.external_dns.enabled and settings.cloud != "local":
+        if edge.external_dns.enabled and facts.cloud_dns:
             values = {
                 **identity.external_dns,
                 "sources": ["gateway-httproute"],
@@ -188,8 +189,8 @@ class PlatformEdge(pulumi.ComponentResource):
     ) -> k8s.apiextensions.CustomResource:
         gateway = settings.edge.gateway
         labels = platform_labels()
-        facts = edge_cloud(settings.cloud)
-        class_name = gateway_class(gateway, settings.cloud)
+        facts = settings.edge_facts()
+        class_name = gateway_class(gateway, facts)
         depends: list[pulumi.Resource] = []
         if facts.controller_name is not None and gateway.class_name is None:
             depends.append(

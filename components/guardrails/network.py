@@ -101,7 +101,7 @@ def network_rules(
     platform = list(settings.platform_namespaces)
     edge = None
     if settings.edge.gateway.enabled:
-        plane = data_plane(settings.edge.gateway, settings.cloud)
+        plane = data_plane(settings.edge.gateway, settings.edge_facts())
         edge = EdgeAccess(plane.namespace, plane.pod_labels, plane.cidrs, sorted(ports_for_routes))
         # The proxies' namespace is listed in platformNamespaces (edge_checks.py) but opened by the
         # edge rule only: its proxies, on the route ports, not the whole namespace on every port.

@@ -48,33 +48,13 @@ class EdgeCloud:
     source_cidrs: tuple[str, ...] = ()
     # Whether the stack must name the data plane's address ranges itself (ALB subnets).
     needs_source_cidrs: bool = False
+    # The controller chart the platform installs by default (None: the cloud ships it, GKE).
+    controller: ChartInstall | None = None
+    # Certificates from ACME DNS-01 in the cloud's DNS and external-dns (False: a local CA, no DNS).
+    cloud_dns: bool = False
+    # The edge's controllers act as IAM roles the stack names (EKS Pod Identity).
+    needs_roles: bool = False
 
-
-ENVOY_NAMESPACE = "envoy-gateway-system"
-EDGE_CLOUDS: dict[str, EdgeCloud] = {
-    # Envoy Gateway labels every proxy pod it deploys with these two (internal/infrastructure/
-    # kubernetes/proxy/resource.go, envoyLabels, v1.9.1), in its own namespace by default.
-    "local": EdgeCloud(
-        class_name="tenancy-envoy",
-        controller_name="gateway.envoyproxy.io/gatewayclass-controller",
-        proxies=(
-            ENVOY_NAMESPACE,
-            {"app.kubernetes.io/component": "proxy", "app.kubernetes.io/managed-by": "envoy-gateway"},
-        ),
-    ),
-    "gcp": EdgeCloud(
-        class_name="gke-l7-global-external-managed",
-        controller_name=None,
-        proxies=None,
-        source_cidrs=("35.191.0.0/16", "130.211.0.0/22"),
-    ),
-    "aws": EdgeCloud(
-        class_name="tenancy-alb",
-        controller_name="gateway.k8s.aws/alb",
-        proxies=None,
-        needs_source_cidrs=True,
-    ),
-}
 
 # Pinned charts, each the version whose CRDs or documentation the program follows.
 ENVOY_GATEWAY_CHART = ChartInstall(
@@ -82,7 +62,7 @@ ENVOY_GATEWAY_CHART = ChartInstall(
     repository="oci://docker.io/envoyproxy",
     chart="gateway-helm",
     version="v1.9.1",
-    namespace=ENVOY_NAMESPACE,
+    namespace="envoy-gateway-system",
 )
 CERT_MANAGER_CHART = ChartInstall(
     # The release whose CRDs tests validate against (../shared/crds/SOURCES.md: v1.21.1).
@@ -106,6 +86,38 @@ LOAD_BALANCER_CONTROLLER_CHART = ChartInstall(
     version="3.5.0",
     namespace="kube-system",
 )
+
+
+ENVOY_NAMESPACE = ENVOY_GATEWAY_CHART.namespace
+EDGE_CLOUDS: dict[str, EdgeCloud] = {
+    # Envoy Gateway labels every proxy pod it deploys with these two (internal/infrastructure/
+    # kubernetes/proxy/resource.go, envoyLabels, v1.9.1), in its own namespace by default.
+    "local": EdgeCloud(
+        class_name="tenancy-envoy",
+        controller_name="gateway.envoyproxy.io/gatewayclass-controller",
+        proxies=(
+            ENVOY_NAMESPACE,
+            {"app.kubernetes.io/component": "proxy", "app.kubernetes.io/managed-by": "envoy-gateway"},
+        ),
+        controller=ENVOY_GATEWAY_CHART,
+    ),
+    "gcp": EdgeCloud(
+        class_name="gke-l7-global-external-managed",
+        controller_name=None,
+        proxies=None,
+        source_cidrs=("35.191.0.0/16", "130.211.0.0/22"),
+        cloud_dns=True,
+    ),
+    "aws": EdgeCloud(
+        class_name="tenancy-alb",
+        controller_name="gateway.k8s.aws/alb",
+        proxies=None,
+        needs_source_cidrs=True,
+        controller=LOAD_BALANCER_CONTROLLER_CHART,
+        cloud_dns=True,
+        needs_roles=True,
+    ),
+}
 
 
 class GatewaySettings(StrictModel):
@@ -176,6 +188,14 @@ class EdgeSettings(StrictModel):
     tls: TlsSettings = TlsSettings()
     external_dns: ExternalDnsSettings = ExternalDnsSettings()
 
+    @classmethod
+    def off(cls) -> EdgeSettings:
+        """No edge: what a GKE or EKS stack without `tenancy:edge` gets (it needs zones, an ACME
+        account and, on EKS, roles that only the stack can name)."""
+        return cls.model_validate(
+            {"gateway": {"enabled": False}, "tls": {"enabled": False}, "externalDns": {"enabled": False}}
+        )
+
     @model_validator(mode="after")
     def _tls_for_gateway(self) -> EdgeSettings:
         if self.gateway.enabled and not self.tls.enabled:
@@ -190,16 +210,14 @@ def edge_cloud(cloud: str) -> EdgeCloud:
     return EDGE_CLOUDS[cloud]
 
 
-def gateway_class(settings: GatewaySettings, cloud: str) -> str:
+def gateway_class(settings: GatewaySettings, facts: EdgeCloud) -> str:
     """The GatewayClass the platform Gateway uses."""
-    return settings.class_name or edge_cloud(cloud).class_name
+    return settings.class_name or facts.class_name
 
 
-def controller_chart(settings: GatewaySettings, cloud: str) -> ChartInstall | None:
+def controller_chart(settings: GatewaySettings, facts: EdgeCloud) -> ChartInstall | None:
     """The controller chart the platform installs: the stack's, else the cloud's default (none on GKE)."""
-    if settings.controller is not None:
-        return settings.controller
-    return {"local": ENVOY_GATEWAY_CHART, "aws": LOAD_BALANCER_CONTROLLER_CHART}.get(cloud)
+    return settings.controller if settings.controller is not None else facts.controller
 
 
 @dataclass(frozen=True)
@@ -211,9 +229,8 @@ class DataPlane:
     cidrs: tuple[str, ...]
 
 
-def data_plane(settings: GatewaySettings, cloud: str) -> DataPlane:
+def data_plane(settings: GatewaySettings, facts: EdgeCloud) -> DataPlane:
     """The Gateway's data plane of this stack (only it may reach tenant pods, on their route ports)."""
-    facts = edge_cloud(cloud)
     if facts.proxies is not None:
         namespace, labels = facts.proxies
         return DataPlane(namespace, dict(labels), ())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from components.model.edge import controller_chart, edge_cloud
+from components.model.edge import controller_chart
 from components.model.errors import Problem
 from components.model.labels import default_domain
 
@@ -27,11 +27,11 @@ def hostname_authorized(hostname: str, patterns: list[str]) -> bool:
 
 def edge_settings_problems(settings: StackSettings) -> list[Problem]:
     """Problems of `tenancy:edge` against the rest of the stack's settings."""
-    edge, source = settings.edge, settings.source
+    edge, source, facts = settings.edge, settings.source, settings.edge_facts()
     problems: list[Problem] = []
     platform = {ns.name for ns in settings.platform_namespaces}
     if edge.gateway.enabled:
-        if edge_cloud(settings.cloud).needs_source_cidrs and not edge.gateway.source_cidrs:
+        if facts.needs_source_cidrs and not edge.gateway.source_cidrs:
             problems.append(
                 Problem(
                     source,
@@ -40,11 +40,7 @@ def edge_settings_problems(settings: StackSettings) -> list[Problem]:
                     "placed in (or set gateway.enabled: false)",
                 )
             )
-        if (
-            settings.cloud == "aws"
-            and edge.gateway.controller_role_arn is None
-            and controller_chart(edge.gateway, settings.cloud)
-        ):
+        if facts.needs_roles and edge.gateway.controller_role_arn is None and controller_chart(edge.gateway, facts):
             problems.append(
                 Problem(
                     source,
@@ -60,17 +56,17 @@ def edge_settings_problems(settings: StackSettings) -> list[Problem]:
                 f"ingress is enabled: list its controller's namespace {edge.ingress.namespace!r} here",
             )
         )
-    if edge.tls.enabled and settings.cloud != "local":
+    if edge.tls.enabled and facts.cloud_dns:
         if edge.tls.acme is None:
             problems.append(
                 Problem(source, f"{_KEY}.tls.acme", "certificates on a cloud come from ACME: give its account email")
             )
-        if settings.cloud == "aws" and edge.tls.role_arn is None:
+        if facts.needs_roles and edge.tls.role_arn is None:
             problems.append(
                 Problem(source, f"{_KEY}.tls.roleArn", "cert-manager needs an IAM role for Route 53 DNS-01")
             )
     external = edge.external_dns
-    cloud_dns = settings.cloud != "local" and (external.enabled or edge.tls.enabled)
+    cloud_dns = facts.cloud_dns and (external.enabled or edge.tls.enabled)
     if cloud_dns and not edge.zones:
         problems.append(
             Problem(
@@ -79,7 +75,7 @@ def edge_settings_problems(settings: StackSettings) -> list[Problem]:
                 "name the DNS zones of the domain suffix: external-dns writes there only, ACME answers there",
             )
         )
-    if external.enabled and settings.cloud == "aws" and external.role_arn is None:
+    if external.enabled and facts.needs_roles and external.role_arn is None:
         problems.append(Problem(source, f"{_KEY}.externalDns.roleArn", "external-dns needs an IAM role"))
     return problems
 

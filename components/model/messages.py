@@ -59,7 +59,7 @@ PATTERN_WORDS: dict[str, str] = {
     r"^[a-z0-9][a-z0-9.-]*\.[a-z]{2,63}$": "a lowercase domain such as 'example.com'",
     r"^[A-Za-z0-9][A-Za-z0-9._-]*$": "a DNS zone name or hosted zone id (letters, digits, '.', '_', '-')",
     r"^\d+\.\d+\.\d+$": "a version such as '2.17.2'",
-    r"^v?\d+\.\d+\.\d+$": "a version such as '2.17.2' (or 'v1.21.1' where the chart's versions carry the v)",
+    r"^v?\d+\.\d+\.\d+$": "a version such as '2.17.2' or 'v1.21.1'",
     r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$": "a GCP project ID: 6 to 30 lowercase letters, digits or '-'",
     r"^[a-z]+-[a-z]+[0-9]$": "a GCP region such as 'europe-west1'",
     r"^[a-z]+-[a-z]+[0-9]-[a-z]$": "a GCP zone such as 'europe-west1-b'",

@@ -17,7 +17,7 @@ from components.model.admission import PolicySettings
 from components.model.clouds import AwsSettings, GcpSettings
 from components.model.data import DataSettings
 from components.model.delivery import DeliverySettings
-from components.model.edge import EdgeSettings, edge_cloud
+from components.model.edge import EdgeCloud, EdgeSettings, edge_cloud
 from components.model.errors import ConfigurationError, Problem
 from components.model.fields import (
     ComputeAmounts,
@@ -164,6 +164,10 @@ class StackSettings(StrictModel):
     # The file the settings came from, for problems found later against tenants (not a config key).
     _source: str = PrivateAttr(default="the stack config")
 
+    def edge_facts(self) -> EdgeCloud:
+        """What this stack's cloud brings to the edge (components/model/edge.py EDGE_CLOUDS)."""
+        return edge_cloud(self.cloud)
+
     @property
     def source(self) -> str:
         """The settings file (`Pulumi.<stack>.yaml`), for problems that name one of its keys."""
@@ -175,8 +179,12 @@ class StackSettings(StrictModel):
         # is a platform namespace whether or not the file lists it: `platformNamespaces` stays the
         # one list of namespaces that reach tenant pods, which the network model and admission read.
         # (The isolation policy opens it on the tenant's route ports only: guardrails/network.py.)
+        if self.edge_facts().cloud_dns and "edge" not in self.model_fields_set:
+            # A cloud stack's edge needs zones, an ACME account (and roles on EKS): without
+            # `tenancy:edge` it has none, as before the edge existed (docs/edge.md).
+            object.__setattr__(self, "edge", EdgeSettings.off())
         if self.edge.gateway.enabled:
-            proxies = edge_cloud(self.cloud).proxies
+            proxies = self.edge_facts().proxies
             if proxies is not None and proxies[0] not in {ns.name for ns in self.platform_namespaces}:
                 # The model is frozen once built; this is part of building it.
                 listed = [*self.platform_namespaces, PlatformNamespace(name=proxies[0])]

@@ -99,13 +99,13 @@ def test_gke_uses_its_built_in_class_and_cloud_dns_through_workload_identity(pro
         "cloudDNS": {"project": "tenancy-prod", "hostedZoneName": "tenants-example-com"},
         "cnameStrategy": "Follow",
     }
-    bindings = {r.name: r.inputs for r in prod_plan.of_type("gcp:serviceaccount/iAMMember:IAMMember")}
-    assert bindings["edge-cert-manager-workload-identity"]["member"] == (
+    bindings = {r.name: r.inputs for r in prod_plan.of_type("gcp:serviceaccount/iAMBinding:IAMBinding")}
+    assert bindings["platform-edge-cert-manager-workload-identity"]["members"] == [
         "serviceAccount:tenancy-prod.svc.id.goog[cert-manager/cert-manager]"
-    )
-    assert bindings["edge-external-dns-workload-identity"]["member"] == (
+    ]
+    assert bindings["platform-edge-external-dns-workload-identity"]["members"] == [
         "serviceAccount:tenancy-prod.svc.id.goog[external-dns/external-dns]"
-    )
+    ]
     # DNS admin on the stack's zone only, never on the project.
     zones = prod_plan.of_type("gcp:dns/dnsManagedZoneIamMember:DnsManagedZoneIamMember")
     assert sorted(r.inputs["managedZone"] for r in zones) == ["tenants-example-com", "tenants-example-com"]
@@ -140,7 +140,7 @@ def test_eks_installs_the_load_balancer_controller_and_binds_every_role(prod_aws
     associations = {
         r.inputs["serviceAccount"]: r.inputs
         for r in prod_aws_plan.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
-        if r.name.startswith("edge-")
+        if r.name.startswith("platform-edge-")
     }
     assert associations["aws-load-balancer-controller"]["roleArn"].endswith(
         ":role/tenancy-prod-load-balancer-controller"

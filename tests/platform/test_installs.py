@@ -129,7 +129,7 @@ def test_the_shared_source_is_read_by_the_placeholders_id_or_by_name() -> None:
         (
             {"charts": {"x": {"repository": "https://c.example", "chart": "x", "version": "^1.0", "namespace": "x"}}},
             "tenancy:installs.charts.x.version",
-            "must be a version such as '2.17.2'; got '^1.0'",
+            "must be a version such as '2.17.2' or 'v1.21.1'; got '^1.0'",
         ),
         (
             {"charts": {"x": {"repository": "http://c.example", "chart": "x", "version": "1.0.0", "namespace": "x"}}},

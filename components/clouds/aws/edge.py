@@ -26,10 +26,16 @@ from components.model.stack import StackSettings
 
 
 def _associate(
-    role: str, namespace: str, account: str, role_arn: str, settings: StackSettings, opts: pulumi.ResourceOptions
+    prefix: str,
+    role: str,
+    namespace: str,
+    account: str,
+    role_arn: str,
+    settings: StackSettings,
+    opts: pulumi.ResourceOptions,
 ) -> None:
     aws.eks.PodIdentityAssociation(
-        f"edge-{role}-pod-identity",
+        f"{prefix}-{role}-pod-identity",
         cluster_name=settings.cluster.name,
         namespace=namespace,
         service_account=account,
@@ -38,15 +44,18 @@ def _associate(
     )
 
 
-def aws_edge_identity(settings: StackSettings, parent: pulumi.Resource, opts: pulumi.ResourceOptions) -> EdgeIdentity:
+def aws_edge_identity(
+    prefix: str, settings: StackSettings, parent: pulumi.Resource, opts: pulumi.ResourceOptions
+) -> EdgeIdentity:
     """Pod Identity for the LBC, cert-manager and external-dns; the Route 53 solver in the first zone."""
     assert settings.aws is not None  # the settings model requires tenancy:aws on aws
     edge, region = settings.edge, settings.aws.region
     child = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(parent=parent))
     identity = EdgeIdentity()
-    controller = controller_chart(edge.gateway, settings.cloud)
+    controller = controller_chart(edge.gateway, settings.edge_facts())
     if edge.gateway.enabled and controller is not None and edge.gateway.controller_role_arn is not None:
         _associate(
+            prefix,
             "controller",
             controller.namespace,
             LOAD_BALANCER_CONTROLLER_ACCOUNT,
@@ -63,11 +72,14 @@ def aws_edge_identity(settings: StackSettings, parent: pulumi.Resource, opts: pu
             "controllerConfig": {"featureGates": {"ALBGatewayAPI": True}},
         }
     if edge.tls.enabled and edge.tls.role_arn is not None:
-        _associate("cert-manager", edge.tls.chart.namespace, CERT_MANAGER_ACCOUNT, edge.tls.role_arn, settings, child)
+        _associate(
+            prefix, "cert-manager", edge.tls.chart.namespace, CERT_MANAGER_ACCOUNT, edge.tls.role_arn, settings, child
+        )
         identity.values["cert-manager"] = service_account_values(CERT_MANAGER_ACCOUNT)
         identity.dns01 = {"route53": {"region": region, "hostedZoneID": edge.zones[0]}}
     if edge.external_dns.enabled and edge.external_dns.role_arn is not None:
         _associate(
+            prefix,
             "external-dns",
             edge.external_dns.chart.namespace,
             EXTERNAL_DNS_ACCOUNT,

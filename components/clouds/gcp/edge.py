@@ -25,6 +25,7 @@ DNS_ADMIN = "roles/dns.admin"
 
 
 def _identity(
+    prefix: str,
     role: str,
     namespace: str,
     account: str,
@@ -37,37 +38,41 @@ def _identity(
     project = settings.gcp.project
     child = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(parent=parent))
     gsa = gcp.serviceaccount.Account(
-        f"edge-{role}-identity", account_id=f"tenancy-{role}", display_name=f"tenancy {role}", opts=child
+        f"{prefix}-{role}-identity", account_id=f"tenancy-{role}", display_name=f"tenancy {role}", opts=child
     )
-    gcp.serviceaccount.IAMMember(
-        f"edge-{role}-workload-identity",
+    gcp.serviceaccount.IAMBinding(
+        f"{prefix}-{role}-workload-identity",
         service_account_id=gsa.name,
         role="roles/iam.workloadIdentityUser",
-        member=f"serviceAccount:{project}.svc.id.goog[{namespace}/{account}]",
+        members=[f"serviceAccount:{project}.svc.id.goog[{namespace}/{account}]"],
         opts=child,
     )
     member = gsa.email.apply(lambda email: f"serviceAccount:{email}")
     for zone in settings.edge.zones:
         gcp.dns.DnsManagedZoneIamMember(
-            f"edge-{role}-dns-{zone}", project=project, managed_zone=zone, role=DNS_ADMIN, member=member, opts=child
+            f"{prefix}-{role}-dns-{zone}", project=project, managed_zone=zone, role=DNS_ADMIN, member=member, opts=child
         )
     return gsa.email
 
 
-def gcp_edge_identity(settings: StackSettings, parent: pulumi.Resource, opts: pulumi.ResourceOptions) -> EdgeIdentity:
+def gcp_edge_identity(
+    prefix: str, settings: StackSettings, parent: pulumi.Resource, opts: pulumi.ResourceOptions
+) -> EdgeIdentity:
     """Identities for cert-manager and external-dns, and the Cloud DNS solver in the first zone."""
     assert settings.gcp is not None
     edge = settings.edge
     identity = EdgeIdentity()
     if edge.tls.enabled:
-        email = _identity("cert-manager", edge.tls.chart.namespace, CERT_MANAGER_ACCOUNT, settings, parent, opts)
+        email = _identity(
+            prefix, "cert-manager", edge.tls.chart.namespace, CERT_MANAGER_ACCOUNT, settings, parent, opts
+        )
         identity.values["cert-manager"] = service_account_values(
             CERT_MANAGER_ACCOUNT, {"iam.gke.io/gcp-service-account": email}
         )
         identity.dns01 = {"cloudDNS": {"project": settings.gcp.project, "hostedZoneName": edge.zones[0]}}
     if edge.external_dns.enabled:
         email = _identity(
-            "external-dns", edge.external_dns.chart.namespace, EXTERNAL_DNS_ACCOUNT, settings, parent, opts
+            prefix, "external-dns", edge.external_dns.chart.namespace, EXTERNAL_DNS_ACCOUNT, settings, parent, opts
         )
         identity.values["external-dns"] = service_account_values(
             EXTERNAL_DNS_ACCOUNT, {"iam.gke.io/gcp-service-account": email}
