@@ -105,8 +105,7 @@ class Tenant(pulumi.ComponentResource):
             )
             for env, res in self.environments.items()
         }
-        # Hostnames served through the platform Gateway: ListenerSet, certificate, app routes (components/edge/).
-        build_tenant_edge(self, name, spec, self.environments, args.settings, pulumi.get_stack())
+        build_tenant_edge(self, name, spec, self.environments, args.settings, pulumi.get_stack())  # components/edge/
         self.deployers = {
             env: f"system:serviceaccount:{res.namespace_name}:{DEPLOYER_ACCOUNT}"
             for env, res in self.environments.items()

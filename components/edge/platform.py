@@ -184,6 +184,21 @@ class PlatformEdge(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=depends)),
         )
 
+    def _gateway_class(self, name: str, class_name: str, controller_name: str | None) -> list[pulumi.Resource]:
+        """The GatewayClass where the platform brings the controller (none where the cloud ships it)."""
+        if controller_name is None:
+            return []
+        return [
+            k8s.apiextensions.CustomResource(
+                f"{name}-class",
+                api_version=GATEWAY_API,
+                kind="GatewayClass",
+                metadata={"name": class_name, "labels": platform_labels()},
+                spec={"controllerName": controller_name},
+                opts=self._after("controller"),
+            )
+        ]
+
     def _gateway(
         self, name: str, settings: StackSettings, stack: str, issuer: pulumi.Resource
     ) -> k8s.apiextensions.CustomResource:
@@ -191,18 +206,7 @@ class PlatformEdge(pulumi.ComponentResource):
         labels = platform_labels()
         facts = settings.edge_facts()
         class_name = gateway_class(gateway, facts)
-        depends: list[pulumi.Resource] = []
-        if facts.controller_name is not None and gateway.class_name is None:
-            depends.append(
-                k8s.apiextensions.CustomResource(
-                    f"{name}-class",
-                    api_version=GATEWAY_API,
-                    kind="GatewayClass",
-                    metadata={"name": class_name, "labels": labels},
-                    spec={"controllerName": facts.controller_name},
-                    opts=self._after("controller"),
-                )
-            )
+        depends = self._gateway_class(name, class_name, facts.controller_name if gateway.class_name is None else None)
         namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
             metadata={"name": gateway.namespace, "labels": labels},

@@ -39,6 +39,79 @@ def _listener_name(index: int) -> str:
     return f"domain-{index}"
 
 
+def _domains(
+    prefix: str,
+    spec: TenantSpec,
+    namespace: str,
+    labels: dict[str, str],
+    issuer: str,
+    gateway_ref: dict[str, str],
+    opts: pulumi.ResourceOptions,
+) -> None:
+    """The tenant's own domains: one certificate for all, one HTTPS listener each, on the platform Gateway."""
+    k8s.apiextensions.CustomResource(
+        f"{prefix}-domains-certificate",
+        api_version=CERT_MANAGER_API,
+        kind="Certificate",
+        metadata={"name": DOMAINS_SECRET, "namespace": namespace, "labels": labels},
+        spec={
+            "secretName": DOMAINS_SECRET,
+            "dnsNames": list(spec.domains),
+            "issuerRef": {"name": issuer, "kind": "ClusterIssuer", "group": "cert-manager.io"},
+        },
+        opts=opts,
+    )
+    tls = {"mode": "Terminate", "certificateRefs": [{"kind": "Secret", "name": DOMAINS_SECRET}]}
+    k8s.apiextensions.CustomResource(
+        f"{prefix}-domains",
+        api_version=GATEWAY_API,
+        kind="ListenerSet",
+        metadata={"name": DOMAINS_LISTENER_SET, "namespace": namespace, "labels": labels},
+        spec={
+            "parentRef": gateway_ref,
+            "listeners": [
+                {
+                    "name": _listener_name(index),
+                    "hostname": domain,
+                    "port": 443,
+                    "protocol": "HTTPS",
+                    "tls": tls,
+                    "allowedRoutes": {"namespaces": {"from": "Same"}, "kinds": [{"kind": "HTTPRoute"}]},
+                }
+                for index, domain in enumerate(spec.domains)
+            ],
+        },
+        opts=opts,
+    )
+
+
+def _app_routes(
+    prefix: str,
+    spec: TenantSpec,
+    environment: str,
+    namespace: str,
+    labels: dict[str, str],
+    parents: list[dict[str, str]],
+    opts: pulumi.ResourceOptions,
+) -> None:
+    """An HTTPRoute per image app with `hostnames` in this environment, to its Service."""
+    for app in spec.in_environment(spec.apps, environment):
+        if not app.hostnames or app.image is None or app.image.port is None:
+            continue
+        k8s.apiextensions.CustomResource(
+            f"{prefix}-app-{app.name}-route",
+            api_version=GATEWAY_API,
+            kind="HTTPRoute",
+            metadata={"name": app.name, "namespace": namespace, "labels": labels},
+            spec={
+                "parentRefs": parents,
+                "hostnames": list(app.hostnames),
+                "rules": [{"backendRefs": [{"name": app.name, "port": app.image.port}]}],
+            },
+            opts=opts,
+        )
+
+
 def build_tenant_edge(
     parent: pulumi.Resource,
     name: str,
@@ -52,6 +125,7 @@ def build_tenant_edge(
     if not gateway.enabled:
         return
     gateway_ref = {"group": _GROUP, "kind": "Gateway", "name": gateway.name, "namespace": gateway.namespace}
+    issuer = issuer_name(settings.base_stack or stack)
     for environment, resources in environments.items():
         namespace = resources.namespace_name
         labels = kubernetes_labels(spec.name, environment)
@@ -65,62 +139,8 @@ def build_tenant_edge(
             and settings.edge.tls.enabled
             and environment == domains_environment(spec)
         )
+        parents: list[dict[str, str]] = [{**gateway_ref, "sectionName": "https"}]
         if with_domains:
-            k8s.apiextensions.CustomResource(
-                f"{prefix}-domains-certificate",
-                api_version=CERT_MANAGER_API,
-                kind="Certificate",
-                metadata={"name": DOMAINS_SECRET, "namespace": namespace, "labels": labels},
-                spec={
-                    "secretName": DOMAINS_SECRET,
-                    "dnsNames": list(spec.domains),
-                    "issuerRef": {
-                        "name": issuer_name(settings.base_stack or stack),
-                        "kind": "ClusterIssuer",
-                        "group": "cert-manager.io",
-                    },
-                },
-                opts=inside,
-            )
-            k8s.apiextensions.CustomResource(
-                f"{prefix}-domains",
-                api_version=GATEWAY_API,
-                kind="ListenerSet",
-                metadata={"name": DOMAINS_LISTENER_SET, "namespace": namespace, "labels": labels},
-                spec={
-                    "parentRef": gateway_ref,
-                    "listeners": [
-                        {
-                            "name": _listener_name(index),
-                            "hostname": domain,
-                            "port": 443,
-                            "protocol": "HTTPS",
-                            "tls": {
-                                "mode": "Terminate",
-                                "certificateRefs": [{"kind": "Secret", "name": DOMAINS_SECRET}],
-                            },
-                            "allowedRoutes": {"namespaces": {"from": "Same"}, "kinds": [{"kind": "HTTPRoute"}]},
-                        }
-                        for index, domain in enumerate(spec.domains)
-                    ],
-                },
-                opts=inside,
-            )
-        for app in spec.in_environment(spec.apps, environment):
-            if not app.hostnames or app.image is None or app.image.port is None:
-                continue
-            parents: list[dict[str, str]] = [{**gateway_ref, "sectionName": "https"}]
-            if with_domains:
-                parents.append({"group": _GROUP, "kind": "ListenerSet", "name": DOMAINS_LISTENER_SET})
-            k8s.apiextensions.CustomResource(
-                f"{prefix}-app-{app.name}-route",
-                api_version=GATEWAY_API,
-                kind="HTTPRoute",
-                metadata={"name": app.name, "namespace": namespace, "labels": {**labels}},
-                spec={
-                    "parentRefs": parents,
-                    "hostnames": list(app.hostnames),
-                    "rules": [{"backendRefs": [{"name": app.name, "port": app.image.port}]}],
-                },
-                opts=inside,
-            )
+            _domains(prefix, spec, namespace, labels, issuer, gateway_ref, inside)
+            parents.append({"group": _GROUP, "kind": "ListenerSet", "name": DOMAINS_LISTENER_SET})
+        _app_routes(prefix, spec, environment, namespace, labels, parents, inside)
