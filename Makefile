@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STACK ?= dev
 OUT ?= build/plan
 
-.PHONY: plan test lint schema docs up preview destroy cluster cluster-delete e2e e2e-manifests bench bootstrap clean
+.PHONY: plan plan-all test lint schema docs up preview destroy cluster cluster-delete e2e e2e-manifests bench bootstrap clean
 
 $(BIN)/activate: requirements.txt requirements-ops.txt requirements-dev.txt requirements-analyzer.txt
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,11 @@ $(BIN)/activate: requirements.txt requirements-ops.txt requirements-dev.txt requ
 ## plan: the offline plan of STACK (default dev) under mocks; writes manifests to OUT
 plan: $(BIN)/activate
 	$(BIN)/python -m tools.plan --stack $(STACK) --out $(OUT)/$(STACK)
+
+## plan-all: the offline plan of every stack (Pulumi.*.yaml), all of them even after a failure;
+## exits non-zero if any fails, so a tenant valid for dev but not for prod-aws fails here, not in CI
+plan-all: $(BIN)/activate
+	$(BIN)/python -m tools.plan_all --out $(OUT)
 
 ## test: lint, type-check and the test suite
 test: $(BIN)/activate

@@ -45,9 +45,11 @@ cluster = providers(cluster=settings.cluster, cloud=cloud, source=settings.sourc
 # --- Cluster-wide platform: once per cluster (components/platform/cluster.py) -----------------
 flux = None
 installs = None
+edge_ready: list[pulumi.Resource] = []
 if settings.stack_role in ("all", "platform"):
     cluster_platform = build_cluster_platform(settings, cloud, catalog, cluster.options())
     flux, installs = cluster_platform.flux, cluster_platform.installs
+    edge_ready = cluster_platform.edge.ready() if cluster_platform.edge is not None else []
     pulumi.export("nodePools", {name: pool.summary() for name, pool in cluster_platform.pools.items()})
     pulumi.export(PLATFORM_OUTPUT, cluster_platform.values)
     platform = local_platform(cluster_platform.values)
@@ -60,7 +62,9 @@ tenants = {
     entry.spec.name: Tenant(
         entry.spec.name,
         TenantArgs(spec=entry.spec, settings=settings, flux=flux, data=data, network=cloud.network),
-        opts=after_installs(cluster.options(), installs),
+        opts=pulumi.ResourceOptions.merge(
+            after_installs(cluster.options(), installs), pulumi.ResourceOptions(depends_on=edge_ready)
+        ),
     )
     for entry in catalog.for_stack_role(settings)
 }

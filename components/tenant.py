@@ -10,6 +10,7 @@ from components.clouds.base import DataBackend
 from components.data.summary import TenantData
 from components.data.tenant import build_tenant_data
 from components.delivery.apps import DeliveryResources, build_delivery
+from components.edge.tenant import build_tenant_edge
 from components.guardrails.access import DEPLOYER_ACCOUNT
 from components.guardrails.namespace import (
     EnvironmentResources,
@@ -104,6 +105,7 @@ class Tenant(pulumi.ComponentResource):
             )
             for env, res in self.environments.items()
         }
+        build_tenant_edge(self, name, spec, self.environments, args.settings, pulumi.get_stack())  # components/edge/
         self.deployers = {
             env: f"system:serviceaccount:{res.namespace_name}:{DEPLOYER_ACCOUNT}"
             for env, res in self.environments.items()

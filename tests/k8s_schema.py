@@ -55,6 +55,12 @@ def validate_custom(obj: dict[str, Any]) -> None:
     jsonschema.validate(obj, schema, cls=jsonschema.Draft7Validator)
 
 
+# SIG projects whose APIs are CRDs, though their groups end in `.k8s.io` (validated against ../shared/crds).
+CRD_GROUPS = frozenset({"gateway.networking.k8s.io", "policy.networking.k8s.io"})
+
+
 def is_builtin(obj: dict[str, Any]) -> bool:
     group = obj["apiVersion"].rpartition("/")[0]
+    if group in CRD_GROUPS:
+        return False
     return group == "" or group.endswith(".k8s.io") or group in {"apps", "batch", "autoscaling", "policy"}

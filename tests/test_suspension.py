@@ -9,7 +9,6 @@ suspension could leak into the resumed state: the first and last renders must be
 from __future__ import annotations
 
 import copy
-import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 import yaml
 
 from components.delivery.objects import SKIP_AWAIT
+from components.model.stack import parse_settings
 from tests.admission.layers import ACME_ADMIN, ACME_DEV, ACME_PROD, Cluster, cluster, platform_identity
 from tests.k8s_schema import validate_builtin, validate_custom
 from tests.rbac import Authorizer, Subject
@@ -149,7 +149,9 @@ def test_a_suspended_namespace_is_marked_admits_no_pods_and_no_platform_traffic(
     for quota in _of(suspended, "acme", "ResourceQuota"):
         assert quota["spec"]["hard"]["pods"] == "0"
 
-    platform = {entry["name"] for entry in json.loads(stack_config(active.stack)[0]["tenancy:platformNamespaces"])}
+    # The stack's platform namespaces as the program resolves them (with the Gateway's proxies).
+    settings = parse_settings(stack_config(active.stack)[0], f"Pulumi.{active.stack}.yaml")
+    platform = {entry.name for entry in settings.platform_namespaces}
     assert platform
     assert platform <= selected_namespaces(active)
     # The ingress controller and other platform namespaces lose their way in; operators keep theirs.

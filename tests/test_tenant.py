@@ -138,7 +138,16 @@ def test_network_isolation(dev_plan: ProgramRun) -> None:
         for p in ingress_sources
         if "namespaceSelector" in p and "podSelector" not in p
     )
-    assert platform == ["ingress-nginx", "monitoring"]
+    assert platform == ["monitoring"]
+    # The Gateway's proxies reach the tenant on its route ports only (acme: routePorts [8080]).
+    (gateway,) = [
+        r
+        for r in spec["ingress"]
+        if any("podSelector" in p and "namespaceSelector" in p for p in r["from"])
+        and r["from"][0]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"] == "envoy-gateway-system"
+    ]
+    assert gateway["ports"] == [{"port": 8080, "protocol": "TCP"}]
+    assert gateway["from"][0]["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == "proxy"
     # Operators are admitted by namespace and pod labels together (docs/network.md).
     dns_rule = next(rule for rule in spec["egress"] if "ports" in rule)
     assert sorted((p["protocol"], p["port"]) for p in dns_rule["ports"]) == [("TCP", 53), ("UDP", 53)]

@@ -69,6 +69,8 @@ class PolicyBundleArgs:
     kubernetes_version: str
     # The StorageClasses tenant claims may name (components/platform/storage.py renders them).
     storage_classes: list[str]
+    # The platform Gateway (namespace, name) tenant routes and ListenerSets may attach to; None: no rule.
+    gateway: tuple[str, str] | None = None
 
 
 class PolicyBundle(pulumi.ComponentResource):
@@ -82,7 +84,7 @@ class PolicyBundle(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         self.policy_names = []
         if args.settings.enabled:
-            for definition in validating_policies(args.settings, bindable_roles(), args.storage_classes):
+            for definition in validating_policies(args.settings, bindable_roles(), args.storage_classes, args.gateway):
                 action = getattr(args.settings.actions, definition.rule)
                 self._validating(name, definition, VALIDATION_ACTIONS[action], labels, child)
             if args.settings.inject_node_pool and has_mutating_policies(args.kubernetes_version):

@@ -157,6 +157,13 @@ def isolation_spec(namespace: str, rules: NetworkRules | None = None) -> Spec:
         _rule(f"consent-from-{ns}", "Accept", "from", [{"namespaces": _named(ns)}], ports, protocol)
         for ns, ports, protocol in (rules.peers_in if rules else ())
     ]
+    edge = rules.edge if rules else None
+    if edge is not None and edge.namespace is not None and edge.ports:
+        # The Gateway's proxies on the tenant's route ports (the stack-wide rule skips their namespace).
+        proxies = {
+            "pods": {"namespaceSelector": _named(edge.namespace), "podSelector": {"matchLabels": dict(edge.pod_labels)}}
+        }
+        ingress.append(_rule("gateway", "Accept", "from", [proxies], edge.ports))
     egress = [
         _rule(f"consent-to-{ns}", "Accept", "to", [{"namespaces": _named(ns)}])
         for ns in (rules.peers_out if rules else ())

@@ -28,6 +28,7 @@ from components.guardrails.network import (
     network_labels,
     network_rules,
     platform_ingress_entries,
+    route_ports,
 )
 from components.guardrails.quota import LIMITS_NAME, QUOTA_NAME, environment_hard, register_limits, register_quota
 from components.lifecycle import namespace_options, people_read_only, state_of, suspension_labels
@@ -46,6 +47,7 @@ from components.model.labels import (
     kubernetes_labels,
     namespace_name,
 )
+from components.model.edge import data_plane
 from components.model.network import CLUSTER_MODE, CloudNetworkFacts
 from components.model.stack import PlatformNamespace, StackSettings
 from components.model.tenant_file import TenantSpec
@@ -125,11 +127,23 @@ def people_read_only_in(spec: TenantSpec, environment: str, settings: StackSetti
     return read_only or spec.isolation_in(environment) == "virtual-cluster"
 
 
-def _platform_namespaces(spec: TenantSpec, settings: StackSettings) -> Sequence[PlatformNamespace]:
-    """The platform namespaces whose pods reach the tenant's. Suspended: none, so ingress controllers
-    and gateways no longer reach its pods and its hostnames stop being served; operators still
-    reach its databases. The namespace annotation PLATFORM_INGRESS_KEY says the same."""
-    return settings.platform_namespaces if state_of(spec.lifecycle).serves_traffic else ()
+def _platform_namespaces(spec: TenantSpec, settings: StackSettings, environment: str) -> Sequence[PlatformNamespace]:
+    """The platform namespaces whose pods reach the tenant's, as `network_rules` opens them, for the
+    namespace annotation PLATFORM_INGRESS_KEY that tenant NetworkPolicies may repeat. Suspended:
+    none, so ingress controllers and gateways no longer reach its pods and its hostnames stop being
+    served; operators still reach its databases. The Gateway's proxy namespace is opened on the
+    environment's route ports only (never as a whole namespace on every port), so it is listed with
+    those ports, or not at all when the environment has no route ports."""
+    if not state_of(spec.lifecycle).serves_traffic:
+        return ()
+    platform = list(settings.platform_namespaces)
+    if settings.edge.gateway.enabled:
+        plane = data_plane(settings.edge.gateway, settings.edge_facts())
+        platform = [p for p in platform if p.name != plane.namespace]
+        ports = route_ports(spec, environment)
+        if plane.namespace is not None and ports:
+            platform.append(PlatformNamespace(name=plane.namespace, ports=sorted(ports)))
+    return platform
 
 
 def _group_roles(spec: TenantSpec, environment: str, settings: StackSettings) -> list[str]:
@@ -166,7 +180,7 @@ def register_namespace(
                 domain_suffix=settings.domain_suffix,
                 egress_cidrs=granted_cidrs(settings, spec.egress),
                 group_roles=_group_roles(spec, environment, settings),
-                platform_ingress=platform_ingress_entries(_platform_namespaces(spec, settings)),
+                platform_ingress=platform_ingress_entries(_platform_namespaces(spec, settings, environment)),
                 dns=dns_entries(settings.dns),
             ),
         },
@@ -243,8 +257,12 @@ def build_environment(
         facts=network,
         tenant_egress=spec.egress,
         peers=(environment, spec.accepts_from, spec.connects_to),
+        ports_for_routes=route_ports(spec, environment),
     )
-    rules = replace(rules, platform_namespaces=_platform_namespaces(spec, settings))
+    if not state_of(spec.lifecycle).serves_traffic:
+        # Suspended: ingress controllers and gateways (platform namespaces) no longer reach the
+        # tenant's pods, so its hostnames stop being served; operators still reach its databases.
+        rules = replace(rules, platform_namespaces=(), edge=None)
     _register_isolation(prefix, ns_name, owned_labels, rules, settings.network.mode, namespace, inside)
     deployer = register_access(
         prefix,

@@ -7,12 +7,13 @@ policy in the namespace can only open more. So the platform keeps to as few obje
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.model.edge import data_plane
 from components.model.labels import namespace_name
 from components.model.network import (
     CLUSTER_MODE,
@@ -24,11 +25,36 @@ from components.model.network import (
     egress_grant_label,
 )
 from components.model.stack import DnsSettings, PlatformNamespace, StackSettings
+from components.model.tenant_file import TenantSpec
 
 ISOLATION_POLICY = "tenancy-isolation"
 DATABASES_POLICY = "tenancy-databases"
 # Set by the API server on every namespace; the only namespace label a tenant cannot forge.
 _METADATA_NAME = "kubernetes.io/metadata.name"
+
+
+@dataclass(frozen=True)
+class EdgeAccess:
+    """The platform Gateway's data plane and the tenant's route ports it may reach (docs/edge.md).
+
+    In-cluster proxies are selected by namespace and pod labels (not their whole namespace: the
+    controller beside them never needs tenant pods); a cloud load balancer by its address ranges.
+    """
+
+    namespace: str | None
+    pod_labels: Mapping[str, str] = field(default_factory=dict)
+    cidrs: Sequence[str] = ()
+    ports: Sequence[int] = ()
+
+
+def route_ports(spec: TenantSpec, environment: str) -> list[int]:
+    """The ports the Gateway may reach in one environment: the tenant's `routePorts` and the ports
+    of its image apps served on hostnames there."""
+    ports = set(spec.route_ports)
+    for app in spec.in_environment(spec.apps, environment):
+        if app.hostnames and app.image is not None and app.image.port is not None:
+            ports.add(app.image.port)
+    return sorted(ports)
 
 
 @dataclass(frozen=True)
@@ -44,6 +70,8 @@ class NetworkRules:
     # protocol) that may connect in, and destination namespaces this one may connect to.
     peers_in: Sequence[tuple[str, Sequence[int], str]] = ()
     peers_out: Sequence[str] = ()
+    # The Gateway's data plane, on the tenant's route ports; None without a platform Gateway.
+    edge: EdgeAccess | None = None
 
 
 def network_rules(
@@ -52,6 +80,7 @@ def network_rules(
     facts: CloudNetworkFacts,
     tenant_egress: Sequence[str],
     peers: tuple[str, Sequence[TenantPeer], Sequence[str]] | None = None,
+    ports_for_routes: Sequence[int] = (),
 ) -> NetworkRules:
     """Resolve the holes of one tenant's namespaces: stack settings, cloud facts, the tenant's `egress`,
     and `peers`: (environment, acceptsFrom, connectsTo), both sides consented (catalog checks)."""
@@ -69,13 +98,22 @@ def network_rules(
         egress.append((entry.ip_targets(network.internet_excludes), entry.ports, entry.protocol))
     operators = {**facts.operators, **network.operators}
     environment, accepts, connects = peers if peers is not None else ("", (), ())
+    platform = list(settings.platform_namespaces)
+    edge = None
+    if settings.edge.gateway.enabled:
+        plane = data_plane(settings.edge.gateway, settings.edge_facts())
+        edge = EdgeAccess(plane.namespace, plane.pod_labels, plane.cidrs, sorted(ports_for_routes))
+        # The proxies' namespace is listed in platformNamespaces (edge_checks.py) but opened by the
+        # edge rule only: its proxies, on the route ports, not the whole namespace on every port.
+        platform = [p for p in platform if p.name != plane.namespace]
     return NetworkRules(
-        settings.platform_namespaces,
+        platform,
         settings.dns,
         [operators[k] for k in sorted(operators)],
         egress,
         peers_in=[(namespace_name(p.tenant, environment), p.ports, p.protocol) for p in accepts],
         peers_out=[namespace_name(name, environment) for name in connects],
+        edge=edge,
     )
 
 
@@ -120,6 +158,20 @@ def _ports(ports: Sequence[int], protocol: str = "TCP") -> list[k8s.networking.v
     return [{"protocol": protocol, "port": port} for port in ports]
 
 
+def edge_peers(edge: EdgeAccess) -> list[k8s.networking.v1.NetworkPolicyPeerArgsDict]:
+    """The Gateway's data plane as NetworkPolicy peers: its proxy pods, or its address ranges."""
+    peers: list[k8s.networking.v1.NetworkPolicyPeerArgsDict] = []
+    if edge.namespace is not None:
+        peers.append(
+            {
+                "namespace_selector": {"match_labels": {_METADATA_NAME: edge.namespace}},
+                "pod_selector": {"match_labels": dict(edge.pod_labels)},
+            }
+        )
+    peers += [{"ip_block": {"cidr": cidr}} for cidr in edge.cidrs]
+    return peers
+
+
 def _ingress(rules: NetworkRules) -> list[k8s.networking.v1.NetworkPolicyIngressRuleArgsDict]:
     ingress: list[k8s.networking.v1.NetworkPolicyIngressRuleArgsDict] = [{"from_": [{"pod_selector": {}}]}]
     for platform in rules.platform_namespaces:
@@ -135,6 +187,8 @@ def _ingress(rules: NetworkRules) -> list[k8s.networking.v1.NetworkPolicyIngress
             "pod_selector": {"match_labels": dict(operator.pod_labels)},
         }
         ingress.append({"from_": [peer], "ports": _ports(operator.ports)})
+    if rules.edge is not None and rules.edge.ports:
+        ingress.append({"from_": edge_peers(rules.edge), "ports": _ports(rules.edge.ports)})
     for namespace, ports, protocol in rules.peers_in:
         consented: k8s.networking.v1.NetworkPolicyIngressRuleArgsDict = {
             "from_": [{"namespace_selector": {"match_labels": {_METADATA_NAME: namespace}}}],

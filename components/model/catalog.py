@@ -21,12 +21,14 @@ from components.model.capabilities import CloudRules
 from components.model.consistency import consistency_problems
 from components.model.data_checks import data_problems, pool_problems, stack_data_problems
 from components.model.domain_claims import Claim, DomainClaims
+from components.model.edge_checks import tenant_edge_problems
 from components.model.errors import ConfigurationError, Problem
 from components.model.fields import format_location
 from components.model.isolation_checks import stack_isolation_problems, switch_back_problems
 from components.model.labels import default_domain
 from components.model.messages import problem_message, yaml_hint
 from components.model.network_checks import consent_problems, network_problems, network_stack_problems
+from components.model.people import people_problems
 from components.model.quota_checks import quota_placement_problems, quota_split_problems
 from components.model.released_names import reonboarding_problems
 from components.model.sharding import shard_of
@@ -215,6 +217,8 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: Cl
         spec, label = entry.spec, entry.source
         problems += [Problem(label, where, message) for where, message in data_problems(spec, settings, cloud)]
         problems += [Problem(label, where, message) for where, message in network_problems(spec, settings)]
+        problems += [Problem(label, where, message) for where, message in tenant_edge_problems(spec, suffix)]
+        problems += [Problem(label, where, message) for where, message in people_problems(spec, settings.people)]
         if spec.quota is None or spec.quota.tier is None or spec.quota.tier in settings.quota_tiers:
             problems += [Problem(label, where, message) for where, message in quota_split_problems(spec, settings)]
             placed = quota_placement_problems(spec, settings, cloud.capabilities)

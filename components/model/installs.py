@@ -15,8 +15,9 @@ from pydantic import Field, model_validator
 
 from components.model.fields import DnsLabel, StrictModel
 
-# Exact chart versions only (`0.29.1`, `26.6.0`): no ranges, no `latest`, no pre-releases.
-ChartVersion = Annotated[str, Field(pattern=r"^\d+\.\d+\.\d+$")]
+# Exact chart versions only (`0.29.1`, `26.6.0`, or `v1.21.1` where the chart's own versions carry
+# the `v`, as cert-manager's and Envoy Gateway's do): no ranges, no `latest`, no pre-releases.
+ChartVersion = Annotated[str, Field(pattern=r"^v?\d+\.\d+\.\d+$")]
 # A Helm repository over HTTPS, or an OCI registry path (`oci://ghcr.io/<org>/charts`).
 ChartRepository = Annotated[str, Field(pattern=r"^(https|oci)://[^\s]+[^\s/]$")]
 

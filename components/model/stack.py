@@ -17,6 +17,7 @@ from components.model.admission import PolicySettings
 from components.model.clouds import AwsSettings, GcpSettings
 from components.model.data import DataSettings
 from components.model.delivery import DeliverySettings
+from components.model.edge import EdgeCloud, EdgeSettings, edge_cloud
 from components.model.errors import ConfigurationError, Problem
 from components.model.fields import (
     ComputeAmounts,
@@ -31,6 +32,7 @@ from components.model.installs import InstallSettings
 from components.model.isolation import VirtualClusterSettings
 from components.model.messages import problem_message
 from components.model.network import NetworkSettings
+from components.model.people import PeopleSettings
 from components.model.pools import NodePools
 from components.model.quota_budget import SMALL_OBJECT_COUNTS
 from components.model.stack_checks import settings_problems
@@ -155,6 +157,10 @@ class StackSettings(StrictModel):
     storage: StorageSettings = StorageSettings()
     # What every virtual cluster of the stack gets (components/model/isolation.py).
     virtual_clusters: VirtualClusterSettings = VirtualClusterSettings()
+    # How tenants' hostnames are served: Gateway API, TLS, DNS (components/model/edge.py, docs/edge.md).
+    edge: EdgeSettings = EdgeSettings()
+    # How identity-provider groups become the Kubernetes groups tenant files name (components/model/people.py).
+    people: PeopleSettings = PeopleSettings()
     tenants_dir: str = "tenants"
     # all: everything in one stack (small installs). platform: only cluster-wide parts.
     # tenants: one shard of the tenants, reading the platform stack through a StackReference.
@@ -170,10 +176,32 @@ class StackSettings(StrictModel):
     # The file the settings came from, for problems found later against tenants (not a config key).
     _source: str = PrivateAttr(default="the stack config")
 
+    def edge_facts(self) -> EdgeCloud:
+        """What this stack's cloud brings to the edge (components/model/edge.py EDGE_CLOUDS)."""
+        return edge_cloud(self.cloud)
+
     @property
     def source(self) -> str:
         """The settings file (`Pulumi.<stack>.yaml`), for problems that name one of its keys."""
         return self._source
+
+    @model_validator(mode="after")
+    def _gateway_proxies_are_a_platform_namespace(self) -> StackSettings:
+        # Where the Gateway's data plane is in-cluster proxies (kind: Envoy Gateway), their namespace
+        # is a platform namespace whether or not the file lists it: `platformNamespaces` stays the
+        # one list of namespaces that reach tenant pods, which the network model and admission read.
+        # (The isolation policy opens it on the tenant's route ports only: guardrails/network.py.)
+        if self.edge_facts().cloud_dns and "edge" not in self.model_fields_set:
+            # A cloud stack's edge needs zones, an ACME account (and roles on EKS): without
+            # `tenancy:edge` it has none, as before the edge existed (docs/edge.md).
+            object.__setattr__(self, "edge", EdgeSettings.off())
+        if self.edge.gateway.enabled:
+            proxies = self.edge_facts().proxies
+            if proxies is not None and proxies[0] not in {ns.name for ns in self.platform_namespaces}:
+                # The model is frozen once built; this is part of building it.
+                listed = [*self.platform_namespaces, PlatformNamespace(name=proxies[0])]
+                object.__setattr__(self, "platform_namespaces", listed)
+        return self
 
     @model_validator(mode="after")
     def _consistent(self) -> StackSettings:

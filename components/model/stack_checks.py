@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from components.model.edge_checks import edge_settings_problems
 from components.model.errors import Problem
 from components.model.isolation import virtual_environments
 from components.model.labels import namespace_name
@@ -148,6 +149,7 @@ def secrets_operator_problems(settings: StackSettings) -> list[Problem]:
 def settings_problems(settings: StackSettings) -> list[Problem]:
     """Every check here that needs only the settings (called from stack.parse_settings)."""
     problems = [*platform_identity_problems(settings), *secrets_operator_problems(settings)]
+    problems += edge_settings_problems(settings)
     for environment in settings.quota_split:
         if environment not in settings.environments:
             problems.append(

@@ -14,6 +14,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 from components.model.fields import (
     ComputeAmounts,
     DnsLabel,
+    Domain,
     StrictModel,
     quantity_value,
     unique,
@@ -152,6 +153,9 @@ class AppSpec(StrictModel):
     resources: AppResources | None = None
     # The tenant's databases this app uses (image and chart apps; see AppDatabase).
     databases: Annotated[list[AppDatabaseRef], AfterValidator(unique_names)] = []
+    # Image apps with a port: hostnames (the tenant's own) the platform Gateway serves the app on,
+    # through an HTTPRoute in the tenant's namespace (docs/edge.md).
+    hostnames: Annotated[list[Domain], AfterValidator(unique)] = []
     environments: list[DnsLabel] | None = None
 
     @model_validator(mode="after")
@@ -162,6 +166,8 @@ class AppSpec(StrictModel):
             raise ValueError("env, secrets and resources apply to image apps; give a chart its settings in values")
         if self.image is not None and self.values:
             raise ValueError("values are Helm chart values; an image app takes env, secrets and resources")
+        if self.hostnames and (self.image is None or self.image.port is None):
+            raise ValueError("hostnames need an image app with a port (a chart exposes itself through its values)")
         return self
 
     def secret_references(self) -> list[tuple[str, str]]:

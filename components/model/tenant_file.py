@@ -78,6 +78,9 @@ class TenantSpec(StrictModel):
     node_pool: DnsLabel | None = None
     # Hostnames beyond the default `<name>.<suffix>`; `*.example.org` covers its subdomains.
     domains: Annotated[list[Domain], AfterValidator(unique)] = []
+    # Ports of this tenant's pods the platform Gateway may reach: the ports its own HTTPRoutes'
+    # backends listen on (apps with `hostnames` add theirs). None listed: the Gateway reaches nothing.
+    route_ports: Annotated[list[Annotated[int, Field(ge=1, le=65535)]], AfterValidator(unique)] = []
     allow_load_balancer: bool = False
     # Names of the stack's egress entries (`tenancy:network.egress`) this tenant's pods may reach.
     egress: Annotated[list[DnsLabel], AfterValidator(unique)] = []

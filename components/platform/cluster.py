@@ -18,6 +18,7 @@ from components.admission.bundle import PolicyBundle, PolicyBundleArgs
 from components.clouds.protocol import Cloud
 from components.data.platform import build_platform_data
 from components.delivery.flux import ClusterFlux, install_flux
+from components.edge.platform import PlatformEdge, build_edge
 from components.guardrails.cluster_network import ClusterIsolation, cluster_isolation_args
 from components.model.catalog import Catalog
 from components.model.isolation_checks import uses_virtual_clusters
@@ -40,6 +41,8 @@ class ClusterPlatform:
     # The platform output tenant shards read (roles, data), and the node pools' summaries.
     values: dict[str, Any]
     pools: dict[str, NodePool]
+    # The edge (Gateway API, TLS, DNS; components/edge/): tenants' routes and certificates wait for it.
+    edge: PlatformEdge | None = None
 
 
 def _storage(settings: StackSettings, cloud: Cloud, opts: pulumi.ResourceOptions) -> PlatformStorage:
@@ -86,13 +89,28 @@ def build_cluster_platform(
     if any(uses_virtual_clusters(e.spec) for e in catalog.tenants):
         VirtualClusterRoles("virtual-cluster-roles", opts=opts)
     # Admission policies for every tenant namespace (tenant data lives on the namespaces).
+    gateway = settings.edge.gateway
     PolicyBundle(
-        "policy-bundle", PolicyBundleArgs(settings.policy, settings.kubernetes_version, storage.class_names), opts
+        "policy-bundle",
+        PolicyBundleArgs(
+            settings.policy,
+            settings.kubernetes_version,
+            storage.class_names,
+            (gateway.namespace, gateway.name) if gateway.enabled else None,
+        ),
+        opts,
     )
     if settings.network.mode == CLUSTER_MODE:
         # Tenant isolation's cluster-wide ClusterNetworkPolicies (docs/network.md).
         ClusterIsolation("cluster-isolation", cluster_isolation_args(settings, cloud.network), opts)
     pools = _node_pools(settings, catalog, opts)
+    # Gateway controller, cert-manager and the stack's issuer, external-dns, the platform Gateway.
+    edge = build_edge(
+        settings,
+        settings.base_stack or pulumi.get_stack(),
+        [e.spec for e in catalog.tenants],
+        after_installs(opts, installs),
+    )
     # Key ring, shared database instances, the ClusterSecretStore for shared secrets (admitting
     # the entitled namespaces of every tenant of the stack, not one shard's).
     data = build_platform_data(
@@ -101,4 +119,4 @@ def build_cluster_platform(
         opts=after_installs(opts, installs),
         tenants=[e.spec for e in catalog.tenants],
     )
-    return ClusterPlatform(flux, installs, {"roles": roles.role_names, "data": data}, pools)
+    return ClusterPlatform(flux, installs, {"roles": roles.role_names, "data": data}, pools, edge)

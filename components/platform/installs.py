@@ -11,15 +11,41 @@ depends on them, so a broken operator fails `up` at the operator, not at a hundr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.model.installs import InstallSettings, install_order
+from components.model.installs import ChartInstall, InstallSettings, install_order
 
 # How long Helm waits for one release to become ready (seconds); an operator image pull on a cold
 # kind node takes a few minutes.
 RELEASE_TIMEOUT = 600
+
+
+def helm_release(
+    resource_name: str, release_name: str, chart: ChartInstall, values: dict[str, Any], opts: pulumi.ResourceOptions
+) -> k8s.helm.v3.Release:
+    """One pinned chart as an awaited Helm release that Pulumi never uninstalls (the platform's style
+    for every chart it installs: these installs, and the edge's controllers, components/edge/)."""
+    return k8s.helm.v3.Release(
+        resource_name,
+        name=release_name,
+        # An OCI chart is addressed by its full reference; a classic repository by name.
+        chart=f"{chart.repository}/{chart.chart}" if chart.repository.startswith("oci://") else chart.chart,
+        repository_opts=None if chart.repository.startswith("oci://") else {"repo": chart.repository},
+        version=chart.version,
+        namespace=chart.namespace,
+        create_namespace=True,
+        values=values,
+        # A failed install is rolled back rather than left half-applied for the next run.
+        atomic=True,
+        cleanup_on_fail=True,
+        timeout=RELEASE_TIMEOUT,
+        # Never uninstalled by Pulumi: removing a chart that serves CRDs would delete every object of
+        # them with it (tenants' databases, routes, certificates). Uninstall deliberately, with helm.
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=True)),
+    )
 
 
 @dataclass
@@ -40,25 +66,12 @@ class PlatformInstalls(pulumi.ComponentResource):
         self.releases = {}
         for chart_name in install_order(charts):
             chart = charts[chart_name]
-            self.releases[chart_name] = k8s.helm.v3.Release(
+            self.releases[chart_name] = helm_release(
                 f"{name}-{chart_name}",
-                name=chart_name,
-                # An OCI chart is addressed by its full reference; a classic repository by name.
-                chart=f"{chart.repository}/{chart.chart}" if chart.repository.startswith("oci://") else chart.chart,
-                repository_opts=None if chart.repository.startswith("oci://") else {"repo": chart.repository},
-                version=chart.version,
-                namespace=chart.namespace,
-                create_namespace=True,
-                values=chart.values,
-                # A failed install is rolled back rather than left half-applied for the next run.
-                atomic=True,
-                cleanup_on_fail=True,
-                timeout=RELEASE_TIMEOUT,
-                # Never uninstalled by Pulumi: removing the CRDs' chart would delete every database
-                # object of every tenant with them. Uninstall deliberately, with helm, if ever.
-                opts=pulumi.ResourceOptions(
-                    parent=self, depends_on=[self.releases[before] for before in chart.after], retain_on_delete=True
-                ),
+                chart_name,
+                chart,
+                chart.values,
+                pulumi.ResourceOptions(parent=self, depends_on=[self.releases[before] for before in chart.after]),
             )
         self.register_outputs({"charts": {n: f"{charts[n].chart}@{charts[n].version}" for n in self.releases}})
 

@@ -162,7 +162,7 @@ def listener_set(*hostnames: str | None) -> dict[str, Any]:
         "apiVersion": "gateway.networking.k8s.io/v1",
         "kind": "ListenerSet",
         "metadata": {"name": "web"},
-        "spec": {"parentRef": {"name": "shared", "namespace": "ingress"}, "listeners": listeners},
+        "spec": {"parentRef": {"name": "platform", "namespace": "tenancy-gateway"}, "listeners": listeners},
     }
 
 

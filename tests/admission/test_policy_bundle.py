@@ -30,6 +30,8 @@ VALIDATING = {
     "tenancy-hostnames-routes",
     "tenancy-hostnames-certificates",
     "tenancy-hostnames-listenersets",
+    "tenancy-gateway-parents-routes",
+    "tenancy-gateway-parents-listenersets",
     "tenancy-ingress-annotations",
     "tenancy-services",
     "tenancy-node-pool",

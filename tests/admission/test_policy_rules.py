@@ -145,7 +145,7 @@ def test_ingress_update_is_checked(dev: AdmissionChain, acme_dev: dict[str, Any]
 )
 def test_gateway_routes(dev: AdmissionChain, acme_dev: dict[str, Any], resource: str, kind: str) -> None:
     def route(hostnames: list[str] | None) -> dict[str, Any]:
-        spec: dict[str, Any] = {"parentRefs": [{"name": "shared", "namespace": "ingress"}]}
+        spec: dict[str, Any] = {"parentRefs": [{"name": "platform", "namespace": "tenancy-gateway"}]}
         if hostnames is not None:
             spec["hostnames"] = hostnames
         return {"apiVersion": "gateway.networking.k8s.io/v1", "metadata": {"name": "web"}, "spec": spec}

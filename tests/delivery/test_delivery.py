@@ -148,7 +148,12 @@ def test_charts_are_patched_onto_the_pool_and_keep_autoscaled_replicas(dev_plan:
     patches = release["spec"]["postRenderers"][0]["kustomize"]["patches"]
     assert [p["target"]["kind"] for p in patches] == ["Deployment", "StatefulSet", "Job", "CronJob"]
     assert all("tenancy.io/pool: customers" in p["patch"] for p in patches)
-    assert release["spec"]["values"] == {"ingress": {"host": "shop.acme-corp.example"}}
+    assert release["spec"]["values"] == {
+        "httpRoute": {
+            "hostname": "shop.acme-corp.example",
+            "parentRef": {"name": "platform", "namespace": "tenancy-gateway"},
+        }
+    }
 
 
 def _inputs_by_urn(run: ProgramRun) -> dict[str, dict[str, Any]]:

@@ -2,9 +2,10 @@
 
 The plan's Namespaces and NetworkPolicies are written out as they would be applied, with the
 `kubernetes.io/metadata.name` label the API server adds to every namespace, plus sample pods: one
-app and one worker pod per tenant namespace, one instance pod per in-namespace database, and the platform's pods
-(ingress controller, monitoring, cluster DNS, data operators, and an unlabelled pod beside each
-operator). `nca --connectivity ... -o txt_no_fw_rules` prints one line per allowed connection,
+app and one worker pod per tenant namespace, one instance pod per in-namespace database, and the
+platform's pods (an ingress controller, the Gateway's proxy and controller, monitoring, cluster DNS,
+data operators, and an unlabelled pod beside each operator). `nca --connectivity ... -o
+txt_no_fw_rules` prints one line per allowed connection,
 `src => dst : connections`, which `Connectivity` parses; nothing here decides what a policy means.
 """
 
@@ -32,6 +33,13 @@ PodSample = tuple[str, str, dict[str, str]]
 # Platform pods: (namespace, pod name, labels). Their namespaces are created if the plan has none.
 PLATFORM_PODS = [
     ("ingress-nginx", "ingress-controller", {"app.kubernetes.io/name": "ingress-nginx"}),
+    # Envoy Gateway (dev's Gateway): a proxy pod as the controller labels it, and the controller itself.
+    (
+        "envoy-gateway-system",
+        "envoy-proxy",
+        {"app.kubernetes.io/component": "proxy", "app.kubernetes.io/managed-by": "envoy-gateway"},
+    ),
+    ("envoy-gateway-system", "envoy-gateway", {"app.kubernetes.io/name": "gateway-helm"}),
     ("monitoring", "prometheus", {"app.kubernetes.io/name": "prometheus"}),
     ("kube-system", "coredns", {"k8s-app": "kube-dns"}),
     ("kube-system", "kube-proxy", {"k8s-app": "kube-proxy"}),

@@ -120,8 +120,9 @@ def test_platform_paths_and_nothing_else(connectivity: Connectivity) -> None:
         assert connectivity.allows(pod, "kube-system/coredns", 53, "TCP")
         assert not connectivity.allows(pod, "kube-system/coredns", 80)
         assert not connectivity.reaches(pod, "kube-system/kube-proxy")
-        assert not connectivity.reaches(pod, "ingress-nginx/ingress-controller")
-        assert connectivity.allows("ingress-nginx/ingress-controller", pod, 8080)
+        assert not connectivity.reaches(pod, "envoy-gateway-system/envoy-proxy")
+        assert not connectivity.reaches("ingress-nginx/ingress-controller", pod)  # ingress is off by default
+        assert not connectivity.reaches("envoy-gateway-system/envoy-gateway", pod)  # the controller, not a proxy
         assert connectivity.allows("monitoring/prometheus", pod, 9090)
         assert not connectivity.reaches("kube-system/kube-proxy", pod)
         assert not connectivity.reaches("cnpg-system/cnpg-intruder", pod)
@@ -191,7 +192,8 @@ def test_tenants_can_narrow_their_own_namespace(run: ProgramRun) -> None:
     assert connectivity.reaches("tenant-acme-dev/app", "tenant-acme-dev/worker")
     assert not connectivity.reaches("tenant-acme-dev/db-pg-orders", "tenant-acme-dev/worker")
     assert connectivity.reaches("tenant-acme-dev/worker", "tenant-acme-dev/app")
-    assert connectivity.allows("ingress-nginx/ingress-controller", "tenant-acme-dev/worker", 8080)
+    # The Gateway's proxies still reach acme's route port (routePorts: [8080]).
+    assert connectivity.allows("envoy-gateway-system/envoy-proxy", "tenant-acme-dev/worker", 8080)
 
 
 def test_the_default_mode_renders_no_cluster_network_policy() -> None:

@@ -23,8 +23,14 @@ from tests.support import kubernetes_objects, objects_of_kind, tenant_document, 
 from tools.harness import ProgramRun, run_stack
 
 BASE = {"tenancy:domainSuffix": "tenants.example.com"}
-AWS = {"tenancy:cloud": "aws", "tenancy:aws": '{"region": "eu-west-1"}'}
-GCP = {"tenancy:cloud": "gcp", "tenancy:gcp": '{"project": "tenancy-test", "region": "europe-west1"}'}
+# The edge needs zones, an ACME account and roles on a cloud (tests/edge/); these checks are about others.
+EDGE_OFF = '{"gateway": {"enabled": false}, "tls": {"enabled": false}, "externalDns": {"enabled": false}}'
+AWS = {"tenancy:cloud": "aws", "tenancy:aws": '{"region": "eu-west-1"}', "tenancy:edge": EDGE_OFF}
+GCP = {
+    "tenancy:cloud": "gcp",
+    "tenancy:gcp": '{"project": "tenancy-test", "region": "europe-west1"}',
+    "tenancy:edge": EDGE_OFF,
+}
 CHART_APP = {"name": "web", "chart": {"repository": "https://charts.example.org", "name": "web", "version": "1.0.0"}}
 
 

@@ -430,7 +430,12 @@ def test_offline_check_catches_a_broken_real_plan(tmp_path: Path, capsys: pytest
         if record["type"] in DATA_TYPES:
             record["protect"] = False
     violations = offline.check_records(records)
-    namespaces = [r for r in records if r["type"] == "kubernetes:core/v1:Namespace"]
+    namespaces = [
+        r
+        for r in records
+        if r["type"] == "kubernetes:core/v1:Namespace"
+        and "tenancy.io/tenant" in r["inputs"]["metadata"].get("labels", {})
+    ]
     guardrail = [v for v in violations if v.policy == "tenant-namespace-guardrails"]
     assert len(guardrail) == len(namespaces)
     data = [r for r in records if r["type"] in DATA_TYPES and not r.get("read")]

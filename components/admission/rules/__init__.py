@@ -6,6 +6,7 @@ from components.admission.base import PolicyDefinition
 from components.admission.rules import (
     certificates,
     flux,
+    gateway_parents,
     hostnames,
     ingress_annotations,
     network_policies,
@@ -24,12 +25,17 @@ from components.model.admission import PolicySettings
 
 
 def validating_policies(
-    settings: PolicySettings, tenant_roles: list[str], storage_classes: list[str]
+    settings: PolicySettings,
+    tenant_roles: list[str],
+    storage_classes: list[str],
+    gateway: tuple[str, str] | None = None,
 ) -> list[PolicyDefinition]:
-    """Every validating rule for a stack's policy settings and tenant storage classes, in a stable order."""
+    """Every validating rule for a stack's policy settings, tenant storage classes and platform Gateway
+    (namespace, name; None without one), in a stable order."""
     identities = settings.platform_identities
     return [
         *hostnames.policies(),
+        *gateway_parents.policies(gateway),
         *certificates.policies(),
         *ingress_annotations.policies(settings.ingress_annotations),
         *services.policies(),

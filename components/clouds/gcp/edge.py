@@ -1,0 +1,84 @@
+"""GKE part of the edge: Google service accounts for cert-manager and external-dns, DNS admin on
+the stack's Cloud DNS zones only, bound to their Kubernetes service accounts by Workload Identity.
+
+cert-manager's Cloud DNS solver (https://cert-manager.io/docs/configuration/acme/dns01/google/) and
+external-dns's google provider (https://kubernetes-sigs.github.io/external-dns/latest/docs/tutorials/gke/)
+both document Workload Identity: a GSA with `roles/dns.admin`, `roles/iam.workloadIdentityUser` for
+`<project>.svc.id.goog[<namespace>/<account>]`, and the `iam.gke.io/gcp-service-account` annotation.
+The role is granted per managed zone (Cloud DNS resource-level IAM), not on the project.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components.edge.identity import (
+    CERT_MANAGER_ACCOUNT,
+    EXTERNAL_DNS_ACCOUNT,
+    EdgeIdentity,
+    service_account_values,
+)
+from components.model.stack import StackSettings
+
+DNS_ADMIN = "roles/dns.admin"
+
+
+def _identity(
+    prefix: str,
+    role: str,
+    namespace: str,
+    account: str,
+    settings: StackSettings,
+    parent: pulumi.Resource,
+    opts: pulumi.ResourceOptions,
+) -> pulumi.Output[str]:
+    """A GSA `tenancy-<role>` with DNS admin on the stack's zones, usable by `namespace/account`; its email."""
+    assert settings.gcp is not None  # the settings model requires tenancy:gcp on gcp
+    project = settings.gcp.project
+    child = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(parent=parent))
+    gsa = gcp.serviceaccount.Account(
+        f"{prefix}-{role}-identity", account_id=f"tenancy-{role}", display_name=f"tenancy {role}", opts=child
+    )
+    gcp.serviceaccount.IAMBinding(
+        f"{prefix}-{role}-workload-identity",
+        service_account_id=gsa.name,
+        role="roles/iam.workloadIdentityUser",
+        members=[f"serviceAccount:{project}.svc.id.goog[{namespace}/{account}]"],
+        opts=child,
+    )
+    member = gsa.email.apply(lambda email: f"serviceAccount:{email}")
+    for zone in settings.edge.zones:
+        gcp.dns.DnsManagedZoneIamMember(
+            f"{prefix}-{role}-dns-{zone}", project=project, managed_zone=zone, role=DNS_ADMIN, member=member, opts=child
+        )
+    return gsa.email
+
+
+def gcp_edge_identity(
+    prefix: str, settings: StackSettings, parent: pulumi.Resource, opts: pulumi.ResourceOptions
+) -> EdgeIdentity:
+    """Identities for cert-manager and external-dns, and the Cloud DNS solver in the first zone."""
+    assert settings.gcp is not None
+    edge = settings.edge
+    identity = EdgeIdentity()
+    if edge.tls.enabled:
+        email = _identity(
+            prefix, "cert-manager", edge.tls.chart.namespace, CERT_MANAGER_ACCOUNT, settings, parent, opts
+        )
+        identity.values["cert-manager"] = service_account_values(
+            CERT_MANAGER_ACCOUNT, {"iam.gke.io/gcp-service-account": email}
+        )
+        identity.dns01 = {"cloudDNS": {"project": settings.gcp.project, "hostedZoneName": edge.zones[0]}}
+    if edge.external_dns.enabled:
+        email = _identity(
+            prefix, "external-dns", edge.external_dns.chart.namespace, EXTERNAL_DNS_ACCOUNT, settings, parent, opts
+        )
+        identity.values["external-dns"] = service_account_values(
+            EXTERNAL_DNS_ACCOUNT, {"iam.gke.io/gcp-service-account": email}
+        )
+        identity.external_dns = {
+            "provider": {"name": "google"},
+            "extraArgs": [f"--google-project={settings.gcp.project}", *[f"--zone-name-filter={z}" for z in edge.zones]],
+        }
+    return identity

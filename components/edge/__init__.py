@@ -1,0 +1,1 @@
+"""The platform edge: Gateway API, TLS and DNS for tenants' hostnames (docs/edge.md)."""

@@ -1,0 +1,266 @@
+"""The platform edge, once per cluster: controllers, the stack's ClusterIssuer, the platform Gateway.
+
+- The Gateway controller where the platform installs one (kind: Envoy Gateway; EKS: the AWS Load
+  Balancer Controller) as a pinned, awaited Helm release, and its GatewayClass. GKE ships its
+  `gke-l7-*` classes once the cluster's Gateway API is enabled, so nothing is installed there.
+- cert-manager (pinned) and the stack's ClusterIssuer: ACME DNS-01 in the stack's first zone with the
+  cloud's workload identity on GKE/EKS; on kind a local CA (a selfSigned issuer signs a CA
+  certificate, a CA issuer signs with it), https://cert-manager.io/docs/configuration/ca/.
+- external-dns (pinned) on GKE/EKS: HTTPRoute hostnames (`gateway-httproute` source) into the stack's
+  zones only (`--domain-filter` per suffix and tenant domain), owning only the records of its
+  `txtOwnerId` (one per stack).
+- The platform Gateway: one HTTPS listener for `*.<domainSuffix>` with the stack's wildcard
+  certificate; routes and ListenerSets attach only from namespaces with the tenant label, which
+  tenants cannot set (the namespace is the platform's, admission rule `platform-owned`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.clouds.edge import edge_identity
+from components.edge.identity import EdgeIdentity
+from components.model.edge import controller_chart, gateway_class, txt_owner_id, wildcard_domain
+from components.model.installs import ChartInstall
+from components.model.labels import TENANT_KEY, platform_labels
+from components.model.stack import StackSettings
+from components.model.tenant_file import TenantSpec
+from components.platform.installs import helm_release
+
+GATEWAY_API = "gateway.networking.k8s.io/v1"
+CERT_MANAGER_API = "cert-manager.io/v1"
+WILDCARD_SECRET = "platform-wildcard-tls"
+CA_SECRET = "tenancy-local-ca"
+SELF_SIGNED_ISSUER = "tenancy-self-signed"
+
+
+def issuer_name(stack: str) -> str:
+    """The stack's ClusterIssuer: one per stack, so stacks sharing a cluster keep their own accounts."""
+    return f"tenancy-{stack}"
+
+
+def tenant_namespaces() -> dict[str, Any]:
+    """Namespaces the Gateway admits routes and ListenerSets from: tenant namespaces only."""
+    return {"matchExpressions": [{"key": TENANT_KEY, "operator": "Exists"}]}
+
+
+def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def domain_filters(suffix: str, tenants: Sequence[TenantSpec]) -> list[str]:
+    """external-dns `--domain-filter`s: the stack's suffix and every tenant's own domain (wildcards as their base)."""
+    domains = {suffix}
+    for spec in tenants:
+        domains.update(domain.removeprefix("*.") for domain in spec.domains)
+    return sorted(domains)
+
+
+@dataclass
+class PlatformEdgeArgs:
+    """The stack's settings (`tenancy:edge` with cloud and suffix), its name, and all its tenants."""
+
+    settings: StackSettings
+    stack: str
+    tenants: Sequence[TenantSpec]
+
+
+class PlatformEdge(pulumi.ComponentResource):
+    """The cluster's edge (`tenancy:index:PlatformEdge`)."""
+
+    releases: dict[str, k8s.helm.v3.Release]
+
+    def __init__(self, name: str, args: PlatformEdgeArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("tenancy:index:PlatformEdge", name, None, opts)
+        settings, edge, facts = args.settings, args.settings.edge, args.settings.edge_facts()
+        self.releases = {}
+        identity = edge_identity(name, settings, self, pulumi.ResourceOptions())
+        controller = controller_chart(edge.gateway, facts) if edge.gateway.enabled else None
+        if controller is not None:
+            self._release(name, "controller", controller, identity)
+        if edge.tls.enabled:
+            self._release(name, "cert-manager", edge.tls.chart, identity)
+        if edge.external_dns.enabled and facts.cloud_dns:
+            values = {
+                **identity.external_dns,
+                "sources": ["gateway-httproute"],
+                "domainFilters": domain_filters(settings.domain_suffix, args.tenants),
+                "txtOwnerId": txt_owner_id(edge.external_dns, args.stack),
+                # upsert-only: a record it did not create is never deleted, even in its zones.
+                "policy": "upsert-only",
+                "registry": "txt",
+            }
+            self._release(name, "external-dns", edge.external_dns.chart, identity, values)
+        issuer = self._issuer(name, settings, args.stack, identity) if edge.tls.enabled else None
+        self.gateway: k8s.apiextensions.CustomResource | None = None
+        if edge.gateway.enabled and issuer is not None:
+            self.gateway = self._gateway(name, settings, args.stack, issuer)
+        self.register_outputs({"charts": {k: v.version for k, v in self.releases.items()}})
+
+    def _release(
+        self,
+        name: str,
+        role: str,
+        chart: ChartInstall,
+        identity: EdgeIdentity,
+        values: dict[str, Any] | None = None,
+    ) -> None:
+        merged = _deep_merge(_deep_merge(chart.values, values or {}), identity.values.get(role, {}))
+        self.releases[role] = helm_release(
+            f"{name}-{role}", chart.chart, chart, merged, pulumi.ResourceOptions(parent=self)
+        )
+
+    def ready(self) -> list[pulumi.Resource]:
+        """What tenants' edge objects wait for: the releases serving their CRDs, and the Gateway."""
+        return [*self.releases.values(), *([self.gateway] if self.gateway is not None else [])]
+
+    def _after(self, *roles: str) -> pulumi.ResourceOptions:
+        """Child options that wait for the releases serving the CRDs and webhooks used."""
+        return pulumi.ResourceOptions(parent=self, depends_on=[self.releases[r] for r in roles if r in self.releases])
+
+    def _issuer(
+        self, name: str, settings: StackSettings, stack: str, identity: EdgeIdentity
+    ) -> k8s.apiextensions.CustomResource:
+        edge = settings.edge
+        labels = platform_labels()
+        opts = self._after("cert-manager")
+        if identity.dns01 is None or edge.tls.acme is None:
+            # kind: a CA of the cluster's own (browsers warn; tests trust it explicitly).
+            self_signed = k8s.apiextensions.CustomResource(
+                f"{name}-self-signed-issuer",
+                api_version=CERT_MANAGER_API,
+                kind="ClusterIssuer",
+                metadata={"name": SELF_SIGNED_ISSUER, "labels": labels},
+                spec={"selfSigned": {}},
+                opts=opts,
+            )
+            ca = k8s.apiextensions.CustomResource(
+                f"{name}-local-ca",
+                api_version=CERT_MANAGER_API,
+                kind="Certificate",
+                # A ClusterIssuer reads its CA Secret from cert-manager's own namespace.
+                metadata={"name": CA_SECRET, "namespace": edge.tls.chart.namespace, "labels": labels},
+                spec={
+                    "isCA": True,
+                    "commonName": f"tenancy {stack} local CA",
+                    "secretName": CA_SECRET,
+                    "privateKey": {"algorithm": "ECDSA", "size": 256},
+                    "issuerRef": {"name": SELF_SIGNED_ISSUER, "kind": "ClusterIssuer", "group": "cert-manager.io"},
+                },
+                opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[self_signed])),
+            )
+            spec: dict[str, Any] = {"ca": {"secretName": CA_SECRET}}
+            depends: list[pulumi.Resource] = [ca]
+        else:
+            # Tenant domains prove themselves by a CNAME of `_acme-challenge.<domain>` into the stack's
+            # zone (docs/edge.md); `cnameStrategy: Follow` makes cert-manager answer at the CNAME's target.
+            solver = {"dns01": {**identity.dns01, "cnameStrategy": "Follow"}}
+            spec = {
+                "acme": {
+                    "server": edge.tls.acme.server,
+                    "email": edge.tls.acme.email,
+                    "privateKeySecretRef": {"name": f"{issuer_name(stack)}-acme-account"},
+                    "solvers": [solver],
+                }
+            }
+            depends = []
+        return k8s.apiextensions.CustomResource(
+            f"{name}-issuer",
+            api_version=CERT_MANAGER_API,
+            kind="ClusterIssuer",
+            metadata={"name": issuer_name(stack), "labels": labels},
+            spec=spec,
+            opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=depends)),
+        )
+
+    def _gateway_class(self, name: str, class_name: str, controller_name: str | None) -> list[pulumi.Resource]:
+        """The GatewayClass where the platform brings the controller (none where the cloud ships it)."""
+        if controller_name is None:
+            return []
+        return [
+            k8s.apiextensions.CustomResource(
+                f"{name}-class",
+                api_version=GATEWAY_API,
+                kind="GatewayClass",
+                metadata={"name": class_name, "labels": platform_labels()},
+                spec={"controllerName": controller_name},
+                opts=self._after("controller"),
+            )
+        ]
+
+    def _gateway(
+        self, name: str, settings: StackSettings, stack: str, issuer: pulumi.Resource
+    ) -> k8s.apiextensions.CustomResource:
+        gateway = settings.edge.gateway
+        labels = platform_labels()
+        facts = settings.edge_facts()
+        class_name = gateway_class(gateway, facts)
+        depends = self._gateway_class(name, class_name, facts.controller_name if gateway.class_name is None else None)
+        namespace = k8s.core.v1.Namespace(
+            f"{name}-namespace",
+            metadata={"name": gateway.namespace, "labels": labels},
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        inside = pulumi.ResourceOptions(parent=self, depends_on=[namespace], deleted_with=namespace)
+        hostname = wildcard_domain(settings.domain_suffix)
+        certificate = k8s.apiextensions.CustomResource(
+            f"{name}-wildcard-certificate",
+            api_version=CERT_MANAGER_API,
+            kind="Certificate",
+            metadata={"name": WILDCARD_SECRET, "namespace": gateway.namespace, "labels": labels},
+            spec={
+                "secretName": WILDCARD_SECRET,
+                "dnsNames": [hostname],
+                "issuerRef": {"name": issuer_name(stack), "kind": "ClusterIssuer", "group": "cert-manager.io"},
+            },
+            opts=pulumi.ResourceOptions.merge(inside, pulumi.ResourceOptions(depends_on=[issuer])),
+        )
+        tenants = {"from": "Selector", "selector": tenant_namespaces()}
+        return k8s.apiextensions.CustomResource(
+            f"{name}-gateway",
+            api_version=GATEWAY_API,
+            kind="Gateway",
+            metadata={"name": gateway.name, "namespace": gateway.namespace, "labels": labels},
+            spec={
+                "gatewayClassName": class_name,
+                "listeners": [
+                    {
+                        "name": "https",
+                        "hostname": hostname,
+                        "port": 443,
+                        "protocol": "HTTPS",
+                        "tls": {"mode": "Terminate", "certificateRefs": [{"kind": "Secret", "name": WILDCARD_SECRET}]},
+                        "allowedRoutes": {"namespaces": tenants, "kinds": [{"kind": "HTTPRoute"}]},
+                    }
+                ],
+                # Tenant-owned domains attach as ListenerSets, from tenant namespaces only.
+                "allowedListeners": {"namespaces": tenants},
+            },
+            opts=pulumi.ResourceOptions.merge(
+                inside, pulumi.ResourceOptions(depends_on=[*depends, certificate, *self.releases.values()])
+            ),
+        )
+
+
+def build_edge(
+    settings: StackSettings,
+    stack: str,
+    tenants: Sequence[TenantSpec],
+    opts: pulumi.ResourceOptions,
+) -> PlatformEdge | None:
+    """The stack's edge, unless it serves nothing (no Gateway, no TLS)."""
+    edge = settings.edge
+    if not (edge.gateway.enabled or edge.tls.enabled):
+        return None
+    return PlatformEdge("platform-edge", PlatformEdgeArgs(settings, stack, tenants), opts=opts)

@@ -1,0 +1,228 @@
+"""The edge each example stack renders for its cloud, valid against the upstream CRDs.
+
+dev (kind): Envoy Gateway and cert-manager as pinned charts, Envoy's GatewayClass, a local CA
+(selfSigned -> CA certificate -> CA ClusterIssuer), no external-dns. prod (GKE): no controller (GKE's
+gke-l7 class), ACME DNS-01 in Cloud DNS as a Google service account with DNS admin on the stack's
+zone only, external-dns from HTTPRoutes. prod-aws (EKS): the Load Balancer Controller with its
+Gateway API feature gate, ACME DNS-01 in Route 53, every controller's role bound by Pod Identity.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.model.errors import ConfigurationError
+from components.model.stack import parse_settings
+from tests.k8s_schema import require_crds, validate_builtin, validate_custom
+from tests.support import kubernetes_objects, objects_of_kind, plan, tenant_document, write_tenants
+from tools.harness import ProgramRun, RecordedResource, stack_config
+
+RELEASE = "kubernetes:helm.sh/v3:Release"
+EDGE_KINDS = {"Gateway", "GatewayClass", "ListenerSet", "HTTPRoute", "Certificate", "ClusterIssuer"}
+
+
+def edge_releases(run: ProgramRun) -> dict[str, RecordedResource]:
+    return {
+        r.name.removeprefix("platform-edge-"): r for r in run.of_type(RELEASE) if r.name.startswith("platform-edge-")
+    }
+
+
+def issuer(run: ProgramRun, name: str) -> dict[str, Any]:
+    (found,) = [o for o in kubernetes_objects(run) if o["kind"] == "ClusterIssuer" and o["metadata"]["name"] == name]
+    return found
+
+
+def test_every_edge_object_is_valid_against_its_crd_or_schema(any_stack_plan: ProgramRun) -> None:
+    require_crds()
+    objects = [o for o in kubernetes_objects(any_stack_plan) if o["kind"] in EDGE_KINDS]
+    assert EDGE_KINDS - {"GatewayClass"} <= {o["kind"] for o in objects}
+    for obj in objects:
+        validate_custom(obj)
+    (namespace,) = [
+        n for n in objects_of_kind(any_stack_plan, "Namespace") if n["metadata"]["name"] == "tenancy-gateway"
+    ]
+    validate_builtin(namespace, "1.34")
+
+
+def test_dev_installs_envoy_gateway_and_cert_manager_with_a_local_ca(dev_plan: ProgramRun) -> None:
+    releases = edge_releases(dev_plan)
+    assert set(releases) == {"controller", "cert-manager"}
+    envoy = releases["controller"].inputs
+    assert envoy["chart"] == "oci://docker.io/envoyproxy/gateway-helm" and envoy["version"] == "v1.9.1"
+    assert envoy["namespace"] == "envoy-gateway-system" and envoy["atomic"] is True
+    cert_manager = releases["cert-manager"].inputs
+    assert cert_manager["chart"] == "cert-manager" and cert_manager["version"] == "v1.21.1"
+    assert cert_manager["repositoryOpts"] == {"repo": "https://charts.jetstack.io"}
+    assert all(r.retain_on_delete for r in releases.values())
+    (gateway_class,) = objects_of_kind(dev_plan, "GatewayClass")
+    assert gateway_class["spec"]["controllerName"] == "gateway.envoyproxy.io/gatewayclass-controller"
+    # selfSigned signs the CA certificate, the stack's issuer signs with that CA.
+    assert issuer(dev_plan, "tenancy-self-signed")["spec"] == {"selfSigned": {}}
+    assert issuer(dev_plan, "tenancy-dev")["spec"] == {"ca": {"secretName": "tenancy-local-ca"}}
+    (ca,) = objects_of_kind(dev_plan, "Certificate", "cert-manager")
+    assert ca["spec"]["isCA"] is True and ca["spec"]["issuerRef"]["name"] == "tenancy-self-signed"
+
+
+@pytest.mark.parametrize(
+    ("stack", "class_name", "suffix"),
+    [
+        ("dev", "tenancy-envoy", "tenants.dev.example.com"),
+        ("prod", "gke-l7-global-external-managed", "tenants.example.com"),
+        ("prod-aws", "tenancy-alb", "tenants.aws.example.com"),
+    ],
+)
+def test_one_platform_gateway_https_for_the_suffix(stack: str, class_name: str, suffix: str, request: Any) -> None:
+    run = request.getfixturevalue({"dev": "dev_plan", "prod": "prod_plan", "prod-aws": "prod_aws_plan"}[stack])
+    (gateway,) = objects_of_kind(run, "Gateway")
+    assert gateway["metadata"] == {**gateway["metadata"], "name": "platform", "namespace": "tenancy-gateway"}
+    assert gateway["spec"]["gatewayClassName"] == class_name
+    (listener,) = gateway["spec"]["listeners"]
+    assert listener["hostname"] == f"*.{suffix}" and listener["protocol"] == "HTTPS" and listener["port"] == 443
+    (certificate,) = objects_of_kind(run, "Certificate", "tenancy-gateway")
+    assert certificate["spec"]["dnsNames"] == [f"*.{suffix}"]
+    assert certificate["spec"]["issuerRef"]["name"] == f"tenancy-{stack}"
+    assert listener["tls"]["certificateRefs"] == [{"kind": "Secret", "name": certificate["spec"]["secretName"]}]
+
+
+def test_gke_uses_its_built_in_class_and_cloud_dns_through_workload_identity(prod_plan: ProgramRun) -> None:
+    assert not objects_of_kind(prod_plan, "GatewayClass")
+    releases = edge_releases(prod_plan)
+    assert set(releases) == {"cert-manager", "external-dns"}
+    acme = issuer(prod_plan, "tenancy-prod")["spec"]["acme"]
+    assert acme["email"] == "platform-team@example.com"
+    (solver,) = acme["solvers"]
+    assert solver["dns01"] == {
+        "cloudDNS": {"project": "tenancy-prod", "hostedZoneName": "tenants-example-com"},
+        "cnameStrategy": "Follow",
+    }
+    bindings = {r.name: r.inputs for r in prod_plan.of_type("gcp:serviceaccount/iAMBinding:IAMBinding")}
+    assert bindings["platform-edge-cert-manager-workload-identity"]["members"] == [
+        "serviceAccount:tenancy-prod.svc.id.goog[cert-manager/cert-manager]"
+    ]
+    assert bindings["platform-edge-external-dns-workload-identity"]["members"] == [
+        "serviceAccount:tenancy-prod.svc.id.goog[external-dns/external-dns]"
+    ]
+    # DNS admin on the stack's zone only, never on the project.
+    zones = prod_plan.of_type("gcp:dns/dnsManagedZoneIamMember:DnsManagedZoneIamMember")
+    assert sorted(r.inputs["managedZone"] for r in zones) == ["tenants-example-com", "tenants-example-com"]
+    assert all(r.inputs["role"] == "roles/dns.admin" for r in zones)
+    assert all("dns" not in r.inputs["role"] for r in prod_plan.of_type("gcp:projects/iAMMember:IAMMember"))
+
+
+def test_external_dns_is_limited_to_the_stacks_zones_and_tenants_domains(prod_plan: ProgramRun) -> None:
+    values = edge_releases(prod_plan)["external-dns"].inputs["values"]
+    assert values["sources"] == ["gateway-httproute"]
+    assert values["txtOwnerId"] == "tenancy-prod" and values["policy"] == "upsert-only"
+    assert "tenants.example.com" in values["domainFilters"]
+    assert {"shop.acme-corp.example", "api.acme-corp.example", "status.example.org"} <= set(values["domainFilters"])
+    assert values["extraArgs"] == ["--google-project=tenancy-prod", "--zone-name-filter=tenants-example-com"]
+    assert set(values["serviceAccount"]["annotations"]) == {"iam.gke.io/gcp-service-account"}
+
+
+def test_eks_installs_the_load_balancer_controller_and_binds_every_role(prod_aws_plan: ProgramRun) -> None:
+    releases = edge_releases(prod_aws_plan)
+    assert set(releases) == {"controller", "cert-manager", "external-dns"}
+    lbc = releases["controller"].inputs
+    assert lbc["chart"] == "aws-load-balancer-controller" and lbc["repositoryOpts"] == {
+        "repo": "https://aws.github.io/eks-charts"
+    }
+    assert lbc["values"]["controllerConfig"] == {"featureGates": {"ALBGatewayAPI": True}}
+    assert (
+        lbc["values"]["clusterName"] == "tenancy-prod"
+        and lbc["values"]["serviceAccount"]["name"] == "aws-load-balancer-controller"
+    )
+    (gateway_class,) = objects_of_kind(prod_aws_plan, "GatewayClass")
+    assert gateway_class["spec"]["controllerName"] == "gateway.k8s.aws/alb"
+    associations = {
+        r.inputs["serviceAccount"]: r.inputs
+        for r in prod_aws_plan.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+        if r.name.startswith("platform-edge-")
+    }
+    assert associations["aws-load-balancer-controller"]["roleArn"].endswith(
+        ":role/tenancy-prod-load-balancer-controller"
+    )
+    assert associations["cert-manager"]["namespace"] == "cert-manager"
+    assert associations["external-dns"]["roleArn"].endswith(":role/tenancy-prod-external-dns")
+    (solver,) = issuer(prod_aws_plan, "tenancy-prod-aws")["spec"]["acme"]["solvers"]
+    assert solver["dns01"]["route53"] == {"region": "eu-west-1", "hostedZoneID": "Z0123456789ABCDEFGHIJ"}
+    values = releases["external-dns"].inputs["values"]
+    assert (
+        values["extraArgs"] == ["--zone-id-filter=Z0123456789ABCDEFGHIJ"] and values["txtOwnerId"] == "tenancy-prod-aws"
+    )
+
+
+def test_tenants_wait_for_the_edge(dev_plan: ProgramRun) -> None:
+    waited = {urn for t in dev_plan.of_type("tenancy:index:Tenant") for urn in t.dependencies}
+    gateway = [r for r in dev_plan.resources if r.name == "platform-edge-gateway"]
+    assert gateway and gateway[0].urn in waited
+    assert {r.urn for r in edge_releases(dev_plan).values()} <= waited
+
+
+def test_status_page_is_served_through_its_listener_set_and_route(dev_plan: ProgramRun) -> None:
+    (listener_set,) = objects_of_kind(dev_plan, "ListenerSet", "tenant-status-page-prod")
+    assert listener_set["spec"]["parentRef"]["name"] == "platform"
+    assert [entry["hostname"] for entry in listener_set["spec"]["listeners"]] == ["status.example.org"]
+    (route,) = objects_of_kind(dev_plan, "HTTPRoute", "tenant-status-page-prod")
+    assert route["spec"]["hostnames"] == ["status.example.org"]
+    assert route["spec"]["rules"] == [{"backendRefs": [{"name": "status", "port": 8080}]}]
+    assert {p["kind"] for p in route["spec"]["parentRefs"]} == {"Gateway", "ListenerSet"}
+    (certificate,) = objects_of_kind(dev_plan, "Certificate", "tenant-status-page-prod")
+    assert certificate["spec"]["dnsNames"] == ["status.example.org"]
+
+
+def _settings_problems(stack: str, edge: dict[str, Any]) -> list[str]:
+    config, _ = stack_config(stack)
+    with pytest.raises(ConfigurationError) as raised:
+        parse_settings({**config, "tenancy:edge": json.dumps(edge)}, f"Pulumi.{stack}.yaml")
+    return [str(p) for p in raised.value.problems]
+
+
+def test_a_cloud_edge_needs_its_zones_account_and_roles() -> None:
+    found = _settings_problems("prod-aws", {})
+    assert "Pulumi.prod-aws.yaml: tenancy:edge.gateway.sourceCidrs: the load balancer reaches pods" in " ".join(found)
+    keys = {p.split(": ")[1] for p in found}
+    assert keys == {
+        "tenancy:edge.zones",
+        "tenancy:edge.gateway.sourceCidrs",
+        "tenancy:edge.gateway.controllerRoleArn",
+        "tenancy:edge.tls.acme",
+        "tenancy:edge.tls.roleArn",
+        "tenancy:edge.externalDns.roleArn",
+    }
+    assert {p.split(": ")[1] for p in _settings_problems("prod", {})} == {"tenancy:edge.zones", "tenancy:edge.tls.acme"}
+
+
+def test_a_gateway_without_tls_and_ingress_outside_platform_namespaces_are_refused() -> None:
+    found = _settings_problems("dev", {"tls": {"enabled": False}})
+    assert any("gateway.enabled needs tls.enabled" in p for p in found)
+    found = _settings_problems("dev", {"ingress": {"enabled": True}})
+    assert found == [
+        "Pulumi.dev.yaml: tenancy:platformNamespaces: ingress is enabled: list its controller's namespace "
+        "'ingress-nginx' here"
+    ]
+
+
+def test_app_hostnames_must_be_the_tenants_own(tmp_path: Path) -> None:
+    app = {"name": "web", "image": {"repository": "docker.io/library/nginx", "tag": "1.29.4", "port": 8080}}
+    ok = tenant_document("acme", domains=["shop.acme.example"], apps=[{**app, "hostnames": ["shop.acme.example"]}])
+    plan("dev", write_tenants(tmp_path / "ok", ok))
+    bad = tenant_document(
+        "acme", apps=[{**app, "hostnames": ["shop.northwind.example", "genomics.tenants.dev.example.com"]}]
+    )
+    with pytest.raises(ConfigurationError) as raised:
+        plan("dev", write_tenants(tmp_path / "bad", bad))
+    fields = [p.field for p in raised.value.problems]
+    assert fields == ["apps.0.hostnames.0", "apps.0.hostnames.1"]
+    chart = {"name": "web", "chart": {"repository": "https://c.example", "name": "web", "version": "1.0.0"}}
+    with pytest.raises(ConfigurationError, match="hostnames need an image app with a port"):
+        plan(
+            "dev",
+            write_tenants(
+                tmp_path / "chart",
+                tenant_document("acme", apps=[{**chart, "hostnames": ["acme.tenants.dev.example.com"]}]),
+            ),
+        )
