@@ -32,6 +32,7 @@ from components.guardrails.network import (
 )
 from components.guardrails.quota import LIMITS_NAME, QUOTA_NAME, environment_hard, register_limits, register_quota
 from components.lifecycle import namespace_options, people_read_only, state_of, suspension_labels
+from components.model.edge import data_plane
 from components.model.labels import (
     ALLOW_LOAD_BALANCER_KEY,
     AUTHORIZED_DOMAINS_KEY,
@@ -47,7 +48,6 @@ from components.model.labels import (
     kubernetes_labels,
     namespace_name,
 )
-from components.model.edge import data_plane
 from components.model.network import CLUSTER_MODE, CloudNetworkFacts
 from components.model.stack import PlatformNamespace, StackSettings
 from components.model.tenant_file import TenantSpec
