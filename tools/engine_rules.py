@@ -451,6 +451,11 @@ PULUMI_KUBERNETES_GROUPS = frozenset({"helm.sh"})
 CHART_CRD_GROUPS: dict[str, frozenset[str]] = {
     # cloudnative-pg/charts charts/cloudnative-pg/templates/crds/crds.yaml (chart 0.29.1)
     "cloudnative-pg": frozenset({"postgresql.cnpg.io"}),
+    # cert-manager/cert-manager deploy/charts/cert-manager templates/crds.yaml (v1.21.1), rendered
+    # because the edge sets `crds.enabled: true` (components/model/edge.py)
+    "cert-manager": frozenset({"cert-manager.io", "acme.cert-manager.io"}),
+    # envoyproxy/gateway charts/gateway-helm crds/ (v1.9.1): the Gateway API CRDs and Envoy Gateway's own
+    "gateway-helm": frozenset({"gateway.networking.k8s.io", "gateway.envoyproxy.io"}),
     # mariadb-operator/mariadb-operator deploy/charts/mariadb-operator-crds (26.6.0)
     "mariadb-operator-crds": frozenset({"k8s.mariadb.com"}),
     # external-secrets/external-secrets deploy/charts/external-secrets (installCRDs: true by default)
@@ -486,6 +491,10 @@ CRD_PREREQUISITES: dict[str, Prerequisite] = {
         Prerequisite("external-secrets.io", "External Secrets Operator, where `tenancy:installs` does not install it"),
         Prerequisite("karpenter.sh", "Karpenter, on EKS stacks with `kind: karpenter` pools"),
         Prerequisite("karpenter.k8s.aws", "Karpenter, on EKS stacks with `kind: karpenter` pools"),
+        Prerequisite(
+            "gateway.networking.k8s.io",
+            "GKE's Gateway API (`--gateway-api=standard`); on EKS the Gateway API CRDs, before the first `up`",
+        ),
         Prerequisite("vpcresources.k8s.aws", "the EKS VPC resource controller (Security Groups for Pods, EKS runbook)"),
     )
 }

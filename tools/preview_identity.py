@@ -29,9 +29,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
+
+if TYPE_CHECKING:
+    from tools.harness import RecordedResource
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 OUT_DIR = PROJECT_ROOT / "deploy" / "identities"
@@ -60,6 +63,7 @@ READS: dict[str, tuple[str, ...]] = {
     "gcp:projects/serviceIdentity:ServiceIdentity": (),
     "gcp:secretmanager/secret:Secret": ("secretmanager.secrets.get",),
     "gcp:secretmanager/secretIamMember:SecretIamMember": ("secretmanager.secrets.getIamPolicy",),
+    "gcp:dns/dnsManagedZoneIamMember:DnsManagedZoneIamMember": ("dns.managedZones.getIamPolicy",),
     # Read fetches the payload (`versions/<n>:access`) to compare `secretData`.
     "gcp:secretmanager/secretVersion:SecretVersion": ("secretmanager.versions.get", "secretmanager.versions.access"),
     "gcp:serviceaccount/account:Account": ("iam.serviceAccounts.get",),
@@ -78,6 +82,11 @@ READS: dict[str, tuple[str, ...]] = {
     "aws:kms/alias:Alias": ("kms:ListAliases",),
     "aws:kms/key:Key": ("kms:DescribeKey", "kms:GetKeyPolicy", "kms:GetKeyRotationStatus", "kms:ListResourceTags"),
     "aws:rds/instance:Instance": ("rds:DescribeDBInstances", "rds:ListTagsForResource"),
+    "aws:rds/parameterGroup:ParameterGroup": (
+        "rds:DescribeDBParameterGroups",
+        "rds:DescribeDBParameters",
+        "rds:ListTagsForResource",
+    ),
     "aws:secretsmanager/secret:Secret": ("secretsmanager:DescribeSecret", "secretsmanager:GetResourcePolicy"),
     # Read fetches the value (GetSecretValue) to compare `secretString`.
     "aws:secretsmanager/secretVersion:SecretVersion": (
@@ -91,7 +100,9 @@ SECRET_READS = frozenset({"secretmanager.versions.access", "secretsmanager:GetSe
 # What every preview needs besides the resources' reads: GKE credentials, EKS cluster lookup.
 CLUSTER_ACCESS = {"gcp": ("container.clusters.get",), "aws": ("eks:DescribeCluster",)}
 # Kinds whose plural is not the lowercase kind plus "s".
-_PLURALS = {"NetworkPolicy": "networkpolicies", "StorageClass": "storageclasses", "EC2NodeClass": "ec2nodeclasses"}
+_PLURALS = {"NetworkPolicy": "networkpolicies"}
+# Kinds ending in these take "es" (StorageClass -> storageclasses, GatewayClass -> gatewayclasses).
+_ES_ENDINGS = ("s", "x", "ch", "sh")
 
 
 def cloud_of(type_token: str) -> str:
@@ -110,7 +121,15 @@ def kubernetes_resource(type_token: str) -> tuple[str, str]:
     _, api, kind = type_token.split(":")
     group = api.rsplit("/", 1)[0] if "/" in api else ""
     group = "" if group == "core" else group
-    plural = _PLURALS.get(kind) or (kind[:-1] + "ies" if kind.endswith("y") else kind.lower() + "s").lower()
+    lower = kind.lower()
+    if kind in _PLURALS:
+        plural = _PLURALS[kind]
+    elif lower.endswith("y") and lower[-2:-1] not in ("a", "e", "i", "o", "u"):
+        plural = lower[:-1] + "ies"
+    elif lower.endswith(_ES_ENDINGS):
+        plural = lower + "es"
+    else:
+        plural = lower + "s"
     return group, plural
 
 
@@ -183,19 +202,63 @@ def cluster_role_binding() -> dict[str, Any]:
     }
 
 
-def planned_types(stacks: list[str]) -> set[str]:
-    """Every custom resource type (managed or read) the plans of `stacks` register."""
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+def planned_resources(stacks: list[str]) -> list[RecordedResource]:
+    """Every resource the plans of `stacks` register."""
     from tools.harness import run_stack
 
-    return {r.type for stack in stacks for r in run_stack(stack).resources if r.custom}
+    return [r for stack in stacks for r in run_stack(stack).resources]
+
+
+def planned_types(stacks: list[str]) -> set[str]:
+    """Every custom resource type (managed or read) the plans of `stacks` register."""
+    return {r.type for r in planned_resources(stacks) if r.custom}
+
+
+def release_namespaces(resources: list[RecordedResource]) -> list[str]:
+    """The namespaces of the Helm releases in a plan: Helm keeps each release's state in Secrets of
+    its namespace (helm.sh/helm/v3 pkg/storage/driver/secrets.go), which a preview reads to diff it."""
+    return sorted(
+        {str(r.inputs.get("namespace")) for r in resources if r.type == HELM_RELEASE and r.inputs.get("namespace")}
+    )
+
+
+def release_state_reads(namespaces: list[str]) -> list[dict[str, Any]]:
+    """Per release namespace, a Role reading Secrets there and its binding to the preview group: the
+    release state without a cluster-wide read of every Secret (tenants' included)."""
+    documents: list[dict[str, Any]] = []
+    labels = {"app.kubernetes.io/managed-by": "tenancy"}
+    for namespace in namespaces:
+        metadata = {"name": f"{CLUSTER_ROLE}-helm-state", "namespace": namespace, "labels": labels}
+        documents.append(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "Role",
+                "metadata": metadata,
+                "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list", "watch"]}],
+            }
+        )
+        documents.append(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "RoleBinding",
+                "metadata": metadata,
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": metadata["name"]},
+                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": PREVIEW_GROUP}],
+            }
+        )
+    return documents
 
 
 def committed_stacks() -> list[str]:
     return sorted(path.name[len("Pulumi.") : -len(".yaml")] for path in PROJECT_ROOT.glob("Pulumi.*.yaml"))
 
 
-def rendered(types: set[str]) -> dict[Path, str]:
-    """Every file of deploy/identities/ by path, from READS and the Kubernetes kinds in `types`."""
+def rendered(types: set[str], helm_namespaces: list[str] | None = None) -> dict[Path, str]:
+    """Every file of deploy/identities/ by path, from READS, the Kubernetes kinds in `types` and the
+    namespaces of the plans' Helm releases."""
     header = "# Generated by `python -m tools.preview_identity --write` from tools/preview_identity.py.\n"
     kinds = sorted(t for t in types if cloud_of(t) == "kubernetes" and not t.startswith("kubernetes:helm.sh/"))
     roles = gcp_roles()
@@ -204,7 +267,10 @@ def rendered(types: set[str]) -> dict[Path, str]:
         OUT_DIR / "gcp-preview-secrets-role.yaml": header + yaml.safe_dump(roles[GCP_SECRETS_ROLE_ID], sort_keys=False),
         OUT_DIR / "aws-preview-policy.json": json.dumps(aws_policy(), indent=2) + "\n",
         OUT_DIR / "kubernetes-preview-clusterrole.yaml": header
-        + yaml.safe_dump_all([cluster_role(kinds), cluster_role_binding()], sort_keys=False),
+        + yaml.safe_dump_all(
+            [cluster_role(kinds), cluster_role_binding(), *release_state_reads(helm_namespaces or [])],
+            sort_keys=False,
+        ),
     }
 
 
@@ -214,7 +280,8 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--write", action="store_true")
     mode.add_argument("--check", action="store_true")
     args = parser.parse_args(argv)
-    files = rendered(planned_types([s for s in committed_stacks() if s != "dev"]))
+    resources = planned_resources([s for s in committed_stacks() if s != "dev"])
+    files = rendered({r.type for r in resources if r.custom}, release_namespaces(resources))
     stale = [path for path, text in files.items() if not path.is_file() or path.read_text(encoding="utf-8") != text]
     if args.check:
         for path in stale:

@@ -85,7 +85,9 @@ class PlatformEdge(pulumi.ComponentResource):
         super().__init__("tenancy:index:PlatformEdge", name, None, opts)
         settings, edge, facts = args.settings, args.settings.edge, args.settings.edge_facts()
         self.releases = {}
-        identity = edge_identity(name, settings, self, pulumi.ResourceOptions())
+        # The charts are never uninstalled by Pulumi (components/platform/installs.py), so the cloud
+        # identities they run as stay with them: a removed edge keeps working until it is uninstalled.
+        identity = edge_identity(name, settings, self, pulumi.ResourceOptions(retain_on_delete=True))
         controller = controller_chart(edge.gateway, facts) if edge.gateway.enabled else None
         if controller is not None:
             self._release(name, "controller", controller, identity)

@@ -92,7 +92,7 @@ def test_aws_preview_policy_grants_every_read_and_secret_values_only_of_the_prog
 def test_kubernetes_preview_role_may_get_and_dry_run_patch_every_kind(
     plans: dict[str, list[RecordedResource]],
 ) -> None:
-    _, _, _, (cluster_role, binding) = _committed()
+    _, _, _, (cluster_role, binding, *_) = _committed()
     granted = {
         (group, resource, verb)
         for rule in cluster_role["rules"]
@@ -102,6 +102,8 @@ def test_kubernetes_preview_role_may_get_and_dry_run_patch_every_kind(
     }
     kinds = {r.type for resources in plans.values() for r in resources if cloud_of(r.type) == "kubernetes" and r.custom}
     kinds.discard("pulumi:providers:kubernetes")
+    # A Helm release is no API object: its state is Secrets in its namespace (test below).
+    kinds.discard(preview_identity.HELM_RELEASE)
     for token in kinds:
         group, plural = kubernetes_resource(token)
         for verb in ("get", "list", "watch", "patch"):
@@ -128,3 +130,30 @@ def test_plural_names_match_the_upstream_crds(plans: dict[str, list[RecordedReso
             assert plurals[(group, kind)] == plural, token
             checked += 1
     assert checked >= 5
+
+
+def test_helm_release_state_is_readable_in_each_release_namespace_only(
+    plans: dict[str, list[RecordedResource]],
+) -> None:
+    # Helm keeps a release's state in Secrets of its namespace (helm.sh/helm/v3 pkg/storage/driver/
+    # secrets.go); a preview diffs a release against it. The preview group reads Secrets there only.
+    *_, cluster = _committed()
+    cluster_role = cluster[0]
+    assert not any("secrets" in rule["resources"] and "" in rule["apiGroups"] for rule in cluster_role["rules"])
+    roles = {d["metadata"]["namespace"]: d for d in cluster if d["kind"] == "Role"}
+    bound = {
+        d["metadata"]["namespace"]
+        for d in cluster
+        if d["kind"] == "RoleBinding"
+        and d["subjects"]
+        == [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": preview_identity.PREVIEW_GROUP}]
+        and d["roleRef"]["name"] == roles.get(d["metadata"]["namespace"], {}).get("metadata", {}).get("name")
+    }
+    releases = [r for resources in plans.values() for r in resources if r.type == preview_identity.HELM_RELEASE]
+    assert releases, "the cloud plans install charts (the edge)"
+    for release in releases:
+        namespace = release.inputs["namespace"]
+        assert namespace in bound, (release.name, namespace)
+        assert roles[namespace]["rules"] == [
+            {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list", "watch"]}
+        ]
