@@ -175,6 +175,42 @@ def cnpg_instance_pod(cluster: dict[str, Any]) -> dict[str, Any]:
     return _pod(cluster["metadata"]["namespace"], name, labels, pod_spec)
 
 
+JOB_CONTROLLER = "system:serviceaccount:kube-system:job-controller"
+
+
+def cnpg_initdb_job(cluster: dict[str, Any]) -> dict[str, Any]:
+    """The bootstrap Job of a Cluster with `bootstrap.initdb` (pkg/specs/jobs.go createPrimaryJob,
+    CreatePrimaryJobViaInitdb): the instance pod's init container, security contexts, pull policy
+    and volumes, one `initdb` container, RestartPolicy Never, no backoff limit or deadline set."""
+    instance = cnpg_instance_pod(cluster)
+    name = f"{cluster['metadata']['name']}-1-initdb"
+    spec = copy.deepcopy(instance["spec"])
+    [postgres] = spec.pop("containers")
+    spec["containers"] = [
+        {**postgres, "name": "initdb", "command": ["/controller/manager", "instance", "init"], "ports": []}
+    ]
+    spec["hostname"] = name
+    spec["restartPolicy"] = "Never"
+    labels = {"cnpg.io/cluster": cluster["metadata"]["name"], "cnpg.io/jobRole": "initdb"}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": cluster["metadata"]["namespace"], "labels": labels},
+        "spec": {"template": {"metadata": {"labels": labels}, "spec": spec}},
+    }
+
+
+def cnpg_initdb_job_pod(job: dict[str, Any]) -> dict[str, Any]:
+    """The pod the Job controller creates from the Job's template."""
+    template = job["spec"]["template"]
+    return _pod(
+        job["metadata"]["namespace"],
+        f"{job['metadata']['name']}-x7k2p",
+        template["metadata"]["labels"],
+        copy.deepcopy(template["spec"]),
+    )
+
+
 def _container(containers: list[dict[str, Any]], name: str) -> dict[str, Any]:
     """podspec.Builder's WithContainer/WithInitContainer: the template's entry of that name, or a new one."""
     for container in containers:
@@ -367,6 +403,21 @@ def cnpg_writes(run: ProgramRun) -> list[Write]:
             )
         )
         writes += cnpg_cluster_objects(cluster)
+        job = cnpg_initdb_job(cluster)
+        writes += [
+            Write(
+                "cloudnative-pg",
+                f"initdb Job of {cluster['metadata']['namespace']}/{cluster['metadata']['name']}",
+                f"{_CNPG} pkg/specs/jobs.go",
+                _request("CREATE", "batch/v1/jobs", "Job", CNPG_IDENTITY, job),
+            ),
+            Write(
+                "cloudnative-pg",
+                f"initdb pod of {cluster['metadata']['namespace']}/{cluster['metadata']['name']}",
+                f"{_CNPG} pkg/specs/jobs.go",
+                _request("CREATE", "/v1/pods", "Pod", JOB_CONTROLLER, cnpg_initdb_job_pod(job)),
+            ),
+        ]
     for pooler in _of_kind(run, "Pooler"):
         writes.append(
             Write(
