@@ -5,6 +5,9 @@ Follows k8s.io/pod-security-admission (kubernetes/kubernetes v1.36,
 staging/src/k8s.io/pod-security-admission/policy/check_*.go): every baseline check plus the
 restricted ones. A pod is judged by its spec after the API server's defaulting (nothing PodSecurity
 reads is defaulted). Windows pods (spec.os.name windows) are out of scope here: no fixture has one.
+Not modelled: the relaxed runAsNonRoot / runAsUser checks for `hostUsers: false` pods, which apply
+only with the UserNamespacesPodSecurityStandards feature gate (off by default); this checker is
+stricter there, never more lenient.
 
 Baseline: hostNetwork/hostPID/hostIPC (check_hostNamespaces.go), privileged (check_privileged.go),
 added capabilities beyond the baseline set (check_capabilities_baseline.go), hostPath volumes
