@@ -525,6 +525,11 @@ def eso_writes(run: ProgramRun, identity: str = ESO_IDENTITY) -> list[Write]:
         released["metadata"]["finalizers"] = [f for f in released["metadata"]["finalizers"] if f != ESO_FINALIZER]
         status = _status(finalized, {"conditions": [{"type": "Ready", "status": "True", "reason": "SecretSynced"}]})
         target = external["spec"].get("target", {}).get("name", external["metadata"]["name"])
+        # externalsecret_controller_template.go applyTemplate: with no `target.template`, the
+        # ExternalSecret's own labels and annotations are copied onto the Secret (the platform's
+        # ownership and tenant labels included); with one, the template's metadata is.
+        template = external["spec"].get("target", {}).get("template")
+        carried = (template or {}).get("metadata", {}) if template is not None else external["metadata"]
         secret = {
             "apiVersion": "v1",
             "kind": "Secret",
@@ -532,7 +537,8 @@ def eso_writes(run: ProgramRun, identity: str = ESO_IDENTITY) -> list[Write]:
             "metadata": {
                 "name": target,
                 "namespace": external["metadata"]["namespace"],
-                "labels": {"reconcile.external-secrets.io/managed": "true"},
+                "labels": {**carried.get("labels", {}), "reconcile.external-secrets.io/managed": "true"},
+                **({"annotations": dict(carried["annotations"])} if carried.get("annotations") else {}),
                 "ownerReferences": [
                     {
                         "apiVersion": "external-secrets.io/v1",
@@ -569,7 +575,7 @@ def eso_writes(run: ProgramRun, identity: str = ESO_IDENTITY) -> list[Write]:
             Write(
                 "external-secrets",
                 f"target Secret of {where}",
-                f"{_ESO} pkg/controllers/externalsecret/externalsecret_controller_secret.go",
+                f"{_ESO} pkg/controllers/externalsecret/externalsecret_controller_template.go",
                 _request("CREATE", "/v1/secrets", "Secret", identity, secret),
             ),
         ]
