@@ -472,6 +472,133 @@ def mariadb_pod(mariadb: dict[str, Any]) -> dict[str, Any]:
     return _pod(mariadb["metadata"]["namespace"], f"{name}-0", labels, pod_spec)
 
 
+def mariadb_objects(mariadb: dict[str, Any]) -> list[Write]:
+    """What mariadb-operator writes beside the pod for a one-replica MariaDB, as itself
+    (internal/controller/mariadb_controller.go phases): the spec defaults patch (setSpecDefaults,
+    MariaDB.SetDefaults), the ServiceAccount (pkg/controller/rbac/controller.go ReconcileMariadbRBAC:
+    no Role or RoleBinding without HA), the Service, the config ConfigMap, and, for `database` and
+    `username`, the Database, the `mariadb.sys` and initial Users and their Grants
+    (reconcileDatabase, reconcileUsers), each of which its SQL controllers then finalize
+    (internal/controller/*_controller_finalizer.go)."""
+    name, namespace = mariadb["metadata"]["name"], mariadb["metadata"]["namespace"]
+    meta: dict[str, Any] = {"namespace": namespace, "labels": {"app.kubernetes.io/instance": name}}
+    owner = [
+        {"apiVersion": "k8s.mariadb.com/v1alpha1", "kind": "MariaDB", "name": name, "uid": "0", "controller": True}
+    ]
+    defaulted = copy.deepcopy(mariadb)
+    defaulted["spec"] = {**defaulted["spec"], "port": 3306, "service": {"type": "ClusterIP"}}
+    ref = {"mariaDbRef": {"name": name}}
+    spec = mariadb["spec"]
+    sql_objects: list[tuple[str, str, dict[str, Any], str]] = [
+        ("databases", "Database", {**ref, "name": spec["database"]}, "database.k8s.mariadb.com/finalizer"),
+        ("users", "User", {**ref, "name": "mariadb.sys", "host": "localhost"}, "user.k8s.mariadb.com/finalizer"),
+        (
+            "grants",
+            "Grant",
+            {**ref, "privileges": ["SELECT"], "username": "mariadb.sys"},
+            "grant.k8s.mariadb.com/finalizer",
+        ),
+        (
+            "users",
+            "User",
+            {**ref, "name": spec["username"], "passwordSecretKeyRef": spec["passwordSecretKeyRef"]},
+            "user.k8s.mariadb.com/finalizer",
+        ),
+        (
+            "grants",
+            "Grant",
+            {**ref, "privileges": ["ALL PRIVILEGES"], "database": spec["database"], "username": spec["username"]},
+            "grant.k8s.mariadb.com/finalizer",
+        ),
+    ]
+    where = f"{namespace}/{name}"
+    writes = [
+        Write(
+            "mariadb-operator",
+            f"spec defaults of MariaDB {where}",
+            f"{_MARIADB} internal/controller/mariadb_controller.go",
+            _request("UPDATE", "k8s.mariadb.com/v1alpha1/mariadbs", "MariaDB", MARIADB_IDENTITY, defaulted, mariadb),
+        ),
+        Write(
+            "mariadb-operator",
+            f"ServiceAccount of MariaDB {where}",
+            f"{_MARIADB} pkg/controller/rbac/controller.go",
+            _request(
+                "CREATE",
+                "/v1/serviceaccounts",
+                "ServiceAccount",
+                MARIADB_IDENTITY,
+                {
+                    "apiVersion": "v1",
+                    "kind": "ServiceAccount",
+                    "metadata": {**meta, "name": name, "ownerReferences": owner},
+                },
+            ),
+        ),
+        Write(
+            "mariadb-operator",
+            f"Service of MariaDB {where}",
+            f"{_MARIADB} pkg/builder/service_builder.go",
+            _request(
+                "CREATE",
+                "/v1/services",
+                "Service",
+                MARIADB_IDENTITY,
+                {
+                    "apiVersion": "v1",
+                    "kind": "Service",
+                    "metadata": {**meta, "name": name, "ownerReferences": owner},
+                    "spec": {
+                        "type": "ClusterIP",
+                        "ports": [{"name": "mariadb", "port": 3306}],
+                        "selector": meta["labels"],
+                    },
+                },
+            ),
+        ),
+        Write(
+            "mariadb-operator",
+            f"config of MariaDB {where}",
+            f"{_MARIADB} pkg/builder/configmap_builder.go",
+            _request(
+                "CREATE",
+                "/v1/configmaps",
+                "ConfigMap",
+                MARIADB_IDENTITY,
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {**meta, "name": f"{name}-config-default", "ownerReferences": owner},
+                    "data": {"0-default.cnf": "[mariadb]\nskip-name-resolve\n"},
+                },
+            ),
+        ),
+    ]
+    for index, (plural, kind, object_spec, finalizer) in enumerate(sql_objects):
+        created = {
+            "apiVersion": "k8s.mariadb.com/v1alpha1",
+            "kind": kind,
+            "metadata": {**meta, "name": f"{name}-{kind.lower()}-{index}", "ownerReferences": owner},
+            "spec": object_spec,
+        }
+        resource = f"k8s.mariadb.com/v1alpha1/{plural}"
+        writes += [
+            Write(
+                "mariadb-operator",
+                f"{kind} {index} of MariaDB {where}",
+                f"{_MARIADB} internal/controller/mariadb_controller.go",
+                _request("CREATE", resource, kind, MARIADB_IDENTITY, created),
+            ),
+            Write(
+                "mariadb-operator",
+                f"finalizer on {kind} {index} of MariaDB {where}",
+                f"{_MARIADB} internal/controller/{kind.lower()}_controller_finalizer.go",
+                _request("UPDATE", resource, kind, MARIADB_IDENTITY, _with_finalizer(created, finalizer), created),
+            ),
+        ]
+    return writes
+
+
 def mariadb_writes(run: ProgramRun) -> list[Write]:
     writes: list[Write] = []
     for mariadb in _of_kind(run, "MariaDB"):
@@ -501,6 +628,7 @@ def mariadb_writes(run: ProgramRun) -> list[Write]:
                 ),
             )
         )
+        writes += mariadb_objects(mariadb)
     return writes
 
 
