@@ -36,6 +36,7 @@ CERT_MANAGER_IDENTITY = "system:serviceaccount:cert-manager:cert-manager"
 # kube-controller-manager's controllers that create the pods of Deployments and StatefulSets.
 REPLICASET_CONTROLLER = "system:serviceaccount:kube-system:replicaset-controller"
 STATEFULSET_CONTROLLER = "system:serviceaccount:kube-system:statefulset-controller"
+DEPLOYMENT_CONTROLLER = "system:serviceaccount:kube-system:deployment-controller"
 FLUX_FINALIZER = "finalizers.fluxcd.io"
 SA_GROUPS = ["system:serviceaccounts", "system:authenticated"]
 
@@ -419,15 +420,48 @@ def cnpg_writes(run: ProgramRun) -> list[Write]:
             ),
         ]
     for pooler in _of_kind(run, "Pooler"):
-        writes.append(
+        pod = cnpg_pooler_pod(pooler)
+        where = f"{pooler['metadata']['namespace']}/{pooler['metadata']['name']}"
+        workload = {"metadata": {"labels": pod["metadata"]["labels"]}, "spec": pod["spec"]}
+        deployment = _workload("apps/v1", "Deployment", pooler, workload)
+        writes += [
             Write(
                 "cloudnative-pg",
-                f"pod of Pooler {pooler['metadata']['namespace']}/{pooler['metadata']['name']}",
+                f"Deployment of Pooler {where}",
                 f"{_CNPG} pkg/specs/pgbouncer/deployments.go",
-                _request("CREATE", "/v1/pods", "Pod", REPLICASET_CONTROLLER, cnpg_pooler_pod(pooler)),
-            )
-        )
+                _request("CREATE", "apps/v1/deployments", "Deployment", CNPG_IDENTITY, deployment),
+            ),
+            Write(
+                "cloudnative-pg",
+                f"ReplicaSet of Pooler {where}",
+                "kubernetes/kubernetes v1.34.0 pkg/controller/deployment/sync.go",
+                _request(
+                    "CREATE",
+                    "apps/v1/replicasets",
+                    "ReplicaSet",
+                    DEPLOYMENT_CONTROLLER,
+                    _workload("apps/v1", "ReplicaSet", pooler, workload),
+                ),
+            ),
+            Write(
+                "cloudnative-pg",
+                f"pod of Pooler {where}",
+                f"{_CNPG} pkg/specs/pgbouncer/deployments.go",
+                _request("CREATE", "/v1/pods", "Pod", REPLICASET_CONTROLLER, pod),
+            ),
+        ]
     return writes
+
+
+def _workload(api_version: str, kind: str, owner: dict[str, Any], template: dict[str, Any]) -> dict[str, Any]:
+    """A Deployment, ReplicaSet or StatefulSet of `owner`'s name whose pods are `template`."""
+    labels = template["metadata"]["labels"]
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": {"name": owner["metadata"]["name"], "namespace": owner["metadata"]["namespace"], "labels": labels},
+        "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": copy.deepcopy(template)},
+    }
 
 
 # --- mariadb-operator ----------------------------------------------------------------------------
@@ -609,6 +643,18 @@ def mariadb_writes(run: ProgramRun) -> list[Write]:
                 f"pod of MariaDB {where}",
                 f"{_MARIADB} pkg/builder/pod_builder.go",
                 _request("CREATE", "/v1/pods", "Pod", STATEFULSET_CONTROLLER, mariadb_pod(mariadb)),
+            )
+        )
+        pod = mariadb_pod(mariadb)
+        statefulset = _workload(
+            "apps/v1", "StatefulSet", mariadb, {"metadata": {"labels": pod["metadata"]["labels"]}, "spec": pod["spec"]}
+        )
+        writes.append(
+            Write(
+                "mariadb-operator",
+                f"StatefulSet of MariaDB {where}",
+                f"{_MARIADB} pkg/builder/statefulset_builder.go",
+                _request("CREATE", "apps/v1/statefulsets", "StatefulSet", MARIADB_IDENTITY, statefulset),
             )
         )
         status = _status(mariadb, {"conditions": [{"type": "Ready", "status": "True"}]})
