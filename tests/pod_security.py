@@ -5,13 +5,20 @@ Follows k8s.io/pod-security-admission (kubernetes/kubernetes v1.36,
 staging/src/k8s.io/pod-security-admission/policy/check_*.go): every baseline check plus the
 restricted ones. A pod is judged by its spec after the API server's defaulting (nothing PodSecurity
 reads is defaulted). Windows pods (spec.os.name windows) are out of scope here: no fixture has one.
+Not modelled: the relaxed runAsNonRoot / runAsUser checks for `hostUsers: false` pods, which apply
+only with the UserNamespacesPodSecurityStandards feature gate (off by default); this checker is
+stricter there, never more lenient.
 
 Baseline: hostNetwork/hostPID/hostIPC (check_hostNamespaces.go), privileged (check_privileged.go),
 added capabilities beyond the baseline set (check_capabilities_baseline.go), hostPath volumes
 (check_hostPathVolumes.go), hostPorts (check_hostPorts.go), AppArmor Unconfined
 (check_appArmorProfile.go), SELinux type/user/role (check_seLinuxOptions.go), procMount
 (check_procMount.go), seccomp Unconfined (check_seccompProfile_baseline.go), unsafe sysctls
-(check_sysctls.go).
+(check_sysctls.go), Windows HostProcess on the pod or any container, whatever `spec.os`
+(check_windowsHostProcess.go), the AppArmor annotations `container.apparmor.security.beta.kubernetes.io/*`
+other than `runtime/default` / `localhost/*` (check_appArmorProfile.go, beside the fields), and a
+`host` in an httpGet / tcpSocket probe or lifecycle handler (check_hostProbesAndhostLifecycle.go,
+1.34+).
 Restricted: volume types (check_restrictedVolumes.go), allowPrivilegeEscalation false
 (check_allowPrivilegeEscalation.go), runAsNonRoot (check_runAsNonRoot.go), runAsUser not 0
 (check_runAsUser.go), seccomp RuntimeDefault or Localhost (check_seccompProfile_restricted.go),
@@ -63,6 +70,15 @@ _RESTRICTED_VOLUMES = {
     "secret",
 }
 _VOLUME_NAME_KEYS = {"name"}
+_APPARMOR_ANNOTATION = "container.apparmor.security.beta.kubernetes.io/"
+_PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
+_HANDLERS = ("postStart", "preStop")
+
+
+def _handler_hosts(handler: dict[str, Any] | None) -> list[str]:
+    """The `host` of a probe's or lifecycle handler's httpGet / tcpSocket, when set."""
+    handler = handler or {}
+    return [h for action in ("httpGet", "tcpSocket") if (h := (handler.get(action) or {}).get("host"))]
 
 
 def _containers(spec: dict[str, Any]) -> list[dict[str, Any]]:
@@ -97,6 +113,10 @@ def restricted_violations(pod: dict[str, Any]) -> list[str]:
             found.append(f"hostPort: container {c['name']}")
         if sc.get("procMount") not in (None, "Default"):
             found.append(f"procMount: container {c['name']}")
+        hosts = [h for probe in _PROBES for h in _handler_hosts(c.get(probe))]
+        hosts += [h for handler in _HANDLERS for h in _handler_hosts((c.get("lifecycle") or {}).get(handler))]
+        if hosts:
+            found.append(f"probe or lifecycle host: container {c['name']} uses {hosts}")
     for volume in spec.get("volumes") or []:
         if "hostPath" in volume:
             found.append(f"hostPath volumes: {volume['name']}")
@@ -111,6 +131,16 @@ def restricted_violations(pod: dict[str, Any]) -> list[str]:
             found.append(f"seLinuxOptions: {who}")
         if (sc.get("seccompProfile") or {}).get("type") == "Unconfined":
             found.append(f"seccompProfile: {who} is Unconfined")
+        if (sc.get("windowsOptions") or {}).get("hostProcess"):
+            found.append(f"hostProcess: {who} sets windowsOptions.hostProcess")
+    for key, value in ((pod.get("metadata") or {}).get("annotations") or {}).items():
+        if (
+            key.startswith(_APPARMOR_ANNOTATION)
+            and value
+            and value != "runtime/default"
+            and not value.startswith("localhost/")
+        ):
+            found.append(f"forbidden AppArmor profile: {key}={value!r}")
     for sysctl in pod_context.get("sysctls") or []:
         if sysctl.get("name") not in _SAFE_SYSCTLS:
             found.append(f"forbidden sysctls: {sysctl.get('name')}")

@@ -75,6 +75,24 @@ def _set(pod: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
         ("spec.securityContext.seccompProfile", {"type": "Unconfined"}, "seccompProfile"),
         ("spec.securityContext.sysctls", [{"name": "kernel.msgmax", "value": "1"}], "forbidden sysctls"),
         ("spec.containers.0.securityContext.procMount", "Unmasked", "procMount"),
+        # Checks the first version of this file missed (review against pod-security-admission's policy/).
+        ("spec.securityContext.windowsOptions", {"hostProcess": True}, "hostProcess"),
+        ("spec.initContainers.0.securityContext.windowsOptions", {"hostProcess": True}, "hostProcess"),
+        (
+            "metadata.annotations",
+            {"container.apparmor.security.beta.kubernetes.io/app": "unconfined"},
+            "forbidden AppArmor profile",
+        ),
+        ("spec.containers.0.securityContext.appArmorProfile", {"type": "Unconfined"}, "appArmorProfile"),
+        ("spec.containers.0.livenessProbe", {"httpGet": {"host": "10.0.0.1", "port": 80}}, "probe or lifecycle"),
+        ("spec.containers.0.readinessProbe", {"tcpSocket": {"host": "db", "port": 5432}}, "probe or lifecycle"),
+        (
+            "spec.initContainers.0.lifecycle",
+            {"preStop": {"httpGet": {"host": "169.254.169.254", "port": 80}}},
+            "probe or lifecycle",
+        ),
+        ("spec.containers.0.securityContext.seLinuxOptions", {"type": "spc_t"}, "seLinuxOptions"),
+        ("spec.securityContext.seLinuxOptions", {"user": "system_u"}, "seLinuxOptions"),
     ],
 )
 def test_each_check_refuses_its_violation(path: str, value: Any, reason: str) -> None:
@@ -88,3 +106,18 @@ def test_container_level_settings_satisfy_the_pod_level_ones() -> None:
         container["securityContext"]["runAsNonRoot"] = True
         container["securityContext"]["seccompProfile"] = {"type": "RuntimeDefault"}
     assert restricted_violations(pod) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ("metadata.annotations", {"container.apparmor.security.beta.kubernetes.io/app": "runtime/default"}),
+        ("metadata.annotations", {"container.apparmor.security.beta.kubernetes.io/app": "localhost/profile"}),
+        ("spec.containers.0.livenessProbe", {"httpGet": {"path": "/healthz", "port": 80}}),
+        ("spec.containers.0.securityContext.windowsOptions", {"hostProcess": False}),
+        ("spec.containers.0.securityContext.seLinuxOptions", {"type": "container_init_t", "level": "s0:c1"}),
+    ],
+)
+def test_allowed_values_of_the_same_fields_pass(path: str, value: Any) -> None:
+    """pod-security-admission's allowed values for the same checks (policy/check_*.go)."""
+    assert restricted_violations(_set(compliant(), path, value)) == []

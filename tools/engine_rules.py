@@ -14,6 +14,8 @@ written plan and on mutated copies of one (tests/engine/test_mutations.py):
 - `crds_after_installs`: a custom resource waits for the release that installs its CRD, or its
   API group is a documented prerequisite of the cluster.
 - `namespaces_before_objects`: a namespaced object waits for its namespace, where the plan has it.
+- `deleted_with_namespaces`: what is deleted with a Namespace (its own `deletedWith`, or one
+  inherited from a parent) is an object inside that namespace.
 - `kept_dependencies`: a retained resource uses nothing that is deleted when its tenant leaves
   the state.
 - `kept_unchanged` (two plans): a lifecycle transition leaves the inputs of what it keeps alone.
@@ -122,8 +124,11 @@ class PlanGraph:
 
         `retainOnDelete` left unset is inherited from the parent by the engine
         (https://www.pulumi.com/docs/iac/concepts/resources/options/retainondelete/: "The default
-        is to inherit this value from the parent resource"); the plan records unset as false, so a
-        retained ancestor counts.
+        is to inherit this value from the parent resource"; pulumi/pulumi
+        pkg/resource/deploy/source_eval.go `inheritFromParent`); the plan records unset as false, so a
+        retained ancestor counts. The engine does not inherit over an explicit `false`, which the
+        plan cannot tell from unset: a child that sets `retain_on_delete=False` under a retained
+        parent counts as retained here (no plan of the example stacks or mixes has such a child).
         """
         if urn not in self._retained:
             record = self.by_urn.get(urn)
@@ -134,6 +139,25 @@ class PlanGraph:
                 inherited = isinstance(parent, str) and bool(parent) and self.retained(parent)
                 self._retained[urn] = bool(record.get("retainOnDelete")) or inherited
         return self._retained[urn]
+
+    def deleted_with(self, urn: str) -> str | None:
+        """The resource whose deletion the engine takes as this one's: its own `deletedWith`, else
+        its nearest ancestor's. The engine copies an unset `deletedWith` from the parent goal at
+        registration (pulumi/pulumi pkg/resource/deploy/source_eval.go `inheritFromParent`: "only
+        inherits DeletedWith, Protect, RetainOnDelete, and Provider from parent"), so a component
+        registered with `deleted_with` passes it to every child that names none."""
+        seen: set[str] = set()
+        current: str | None = urn
+        while current and current not in seen:
+            seen.add(current)
+            record = self.by_urn.get(current)
+            if record is None:
+                return None
+            if record.get("deletedWith"):
+                return str(record["deletedWith"])
+            parent = record.get("parent")
+            current = parent if isinstance(parent, str) else None
+        return None
 
     def managed(self) -> Iterable[Record]:
         """Custom resources the program manages (not reads, not providers)."""
@@ -598,6 +622,40 @@ def namespaces_before_objects(graph: PlanGraph) -> list[Violation]:
     return violations
 
 
+def deleted_with_namespaces(graph: PlanGraph) -> list[Violation]:
+    """`deletedWith` skips the provider's delete call when the target is deleted in the same update
+    (https://www.pulumi.com/docs/iac/concepts/resources/options/deletedwith/). Deleting a Namespace
+    takes along only the objects inside it; anything else deleted "with" it (a cluster-scoped
+    object, a cloud resource, an object of another namespace) is dropped from the state and left
+    running. The option is inherited from the parent (`PlanGraph.deleted_with`), so a component
+    created with it passes it to cluster-scoped children that set none: checked on the effective
+    value, not only on what each resource sets."""
+    namespaces = {
+        record["urn"]: (record["inputs"].get("metadata") or {}).get("name")
+        for record in graph.managed()
+        if record["type"] == "kubernetes:core/v1:Namespace"
+    }
+    violations = []
+    for record in graph.managed():
+        target = graph.deleted_with(record["urn"])
+        if target not in namespaces:
+            continue
+        name = namespaces[target]
+        inside = (record.get("inputs") or {}).get("metadata") or {}
+        if api_group(record["type"]) is not None and inside.get("namespace") == name:
+            continue
+        inherited = "" if record.get("deletedWith") else " (inherited from its parent)"
+        violations.append(
+            Violation(
+                "deleted-with-namespace",
+                record["urn"],
+                f"deleted with namespace {name}{inherited} but not an object inside it: deleting the namespace "
+                "leaves it behind while Pulumi forgets it; set deleted_with only on objects of that namespace",
+            )
+        )
+    return violations
+
+
 # --- what kept resources use -----------------------------------------------------------------
 
 
@@ -707,6 +765,7 @@ def check_plan(
         grants_before_use,
         lambda g: crds_after_installs(g, installed_before=installed_before),
         namespaces_before_objects,
+        deleted_with_namespaces,
         kept_dependencies,
     ]
     return [violation for check in checks for violation in check(graph)]

@@ -17,6 +17,7 @@ from tools.engine_rules import (
     Violation,
     api_group,
     crds_after_installs,
+    deleted_with_namespaces,
     explicit_invoke_providers,
     explicit_providers,
     grants_before_use,
@@ -50,6 +51,7 @@ def test_example_stacks_keep_every_engine_rule(any_stack_plan: ProgramRun) -> No
         *grants_before_use(graph),
         *crds_after_installs(graph),
         *namespaces_before_objects(graph),
+        *deleted_with_namespaces(graph),
         *kept_dependencies(graph),
     ]
     assert violations == [], _shown(violations)
@@ -77,6 +79,14 @@ def test_custom_resources_come_after_their_crds(mix_plans: Mixes, stack: str, li
 @pytest.mark.parametrize(("stack", "lifecycle"), MIXES)
 def test_objects_come_after_their_namespaces(mix_plans: Mixes, stack: str, lifecycle: Lifecycle) -> None:
     violations = namespaces_before_objects(_graph(mix_plans[(stack, lifecycle)]))
+    assert violations == [], _shown(violations)
+
+
+@pytest.mark.parametrize(("stack", "lifecycle"), MIXES)
+def test_only_objects_inside_a_namespace_are_deleted_with_it(
+    mix_plans: Mixes, stack: str, lifecycle: Lifecycle
+) -> None:
+    violations = deleted_with_namespaces(_graph(mix_plans[(stack, lifecycle)]))
     assert violations == [], _shown(violations)
 
 

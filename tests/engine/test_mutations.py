@@ -13,6 +13,7 @@ from tools.engine_rules import (
     PlanGraph,
     check_plan,
     crds_after_installs,
+    deleted_with_namespaces,
     explicit_invoke_providers,
     explicit_providers,
     grants_before_use,
@@ -116,6 +117,25 @@ def test_a_custom_resource_nobody_installs_is_named(prod_plan: ProgramRun) -> No
 def test_dropping_the_wait_for_the_namespace_is_named(dev_plan: ProgramRun) -> None:
     plan = _without_dependencies(records(dev_plan), "acme-dev-quota", "acme-dev-namespace")
     assert _named(namespaces_before_objects(PlanGraph(plan))) == {"acme-dev-quota"}
+
+
+def test_a_component_deleted_with_a_namespace_passes_it_to_cluster_scoped_children(dev_plan: ProgramRun) -> None:
+    # The engine copies deletedWith from the parent (source_eval.go inheritFromParent): with it on
+    # the tenant's component, its prod Namespace would be "deleted with" the dev one and left behind.
+    plan = records(dev_plan)
+    assert deleted_with_namespaces(PlanGraph(plan)) == []
+    plan = _mutated(plan, "acme", deletedWith=_urn(plan, "acme-dev-namespace"))
+    violations = deleted_with_namespaces(PlanGraph(plan))
+    assert "acme-prod-namespace" in _named(violations)
+    assert all("inherited from its parent" in v.message for v in violations if v.urn.endswith("acme-prod-namespace"))
+    # Objects inside the dev namespace that inherit it are what the option is for.
+    assert "acme-dev-quota" not in _named(violations)
+
+
+def test_a_cluster_scoped_object_deleted_with_a_namespace_is_named(dev_plan: ProgramRun) -> None:
+    plan = records(dev_plan)
+    plan = _mutated(plan, "acme-prod-namespace", deletedWith=_urn(plan, "acme-dev-namespace"))
+    assert _named(deleted_with_namespaces(PlanGraph(plan))) == {"acme-prod-namespace"}
 
 
 def test_dropping_a_retain_from_what_a_retained_instance_uses_is_named(mix_plans: Mixes) -> None:

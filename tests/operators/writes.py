@@ -36,6 +36,7 @@ CERT_MANAGER_IDENTITY = "system:serviceaccount:cert-manager:cert-manager"
 # kube-controller-manager's controllers that create the pods of Deployments and StatefulSets.
 REPLICASET_CONTROLLER = "system:serviceaccount:kube-system:replicaset-controller"
 STATEFULSET_CONTROLLER = "system:serviceaccount:kube-system:statefulset-controller"
+DEPLOYMENT_CONTROLLER = "system:serviceaccount:kube-system:deployment-controller"
 FLUX_FINALIZER = "finalizers.fluxcd.io"
 SA_GROUPS = ["system:serviceaccounts", "system:authenticated"]
 
@@ -173,6 +174,42 @@ def cnpg_instance_pod(cluster: dict[str, Any]) -> dict[str, Any]:
     }
     labels = {"cnpg.io/cluster": cluster["metadata"]["name"], "cnpg.io/instanceRole": "primary"}
     return _pod(cluster["metadata"]["namespace"], name, labels, pod_spec)
+
+
+JOB_CONTROLLER = "system:serviceaccount:kube-system:job-controller"
+
+
+def cnpg_initdb_job(cluster: dict[str, Any]) -> dict[str, Any]:
+    """The bootstrap Job of a Cluster with `bootstrap.initdb` (pkg/specs/jobs.go createPrimaryJob,
+    CreatePrimaryJobViaInitdb): the instance pod's init container, security contexts, pull policy
+    and volumes, one `initdb` container, RestartPolicy Never, no backoff limit or deadline set."""
+    instance = cnpg_instance_pod(cluster)
+    name = f"{cluster['metadata']['name']}-1-initdb"
+    spec = copy.deepcopy(instance["spec"])
+    [postgres] = spec.pop("containers")
+    spec["containers"] = [
+        {**postgres, "name": "initdb", "command": ["/controller/manager", "instance", "init"], "ports": []}
+    ]
+    spec["hostname"] = name
+    spec["restartPolicy"] = "Never"
+    labels = {"cnpg.io/cluster": cluster["metadata"]["name"], "cnpg.io/jobRole": "initdb"}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": cluster["metadata"]["namespace"], "labels": labels},
+        "spec": {"template": {"metadata": {"labels": labels}, "spec": spec}},
+    }
+
+
+def cnpg_initdb_job_pod(job: dict[str, Any]) -> dict[str, Any]:
+    """The pod the Job controller creates from the Job's template."""
+    template = job["spec"]["template"]
+    return _pod(
+        job["metadata"]["namespace"],
+        f"{job['metadata']['name']}-x7k2p",
+        template["metadata"]["labels"],
+        copy.deepcopy(template["spec"]),
+    )
 
 
 def _container(containers: list[dict[str, Any]], name: str) -> dict[str, Any]:
@@ -367,16 +404,64 @@ def cnpg_writes(run: ProgramRun) -> list[Write]:
             )
         )
         writes += cnpg_cluster_objects(cluster)
-    for pooler in _of_kind(run, "Pooler"):
-        writes.append(
+        job = cnpg_initdb_job(cluster)
+        writes += [
             Write(
                 "cloudnative-pg",
-                f"pod of Pooler {pooler['metadata']['namespace']}/{pooler['metadata']['name']}",
+                f"initdb Job of {cluster['metadata']['namespace']}/{cluster['metadata']['name']}",
+                f"{_CNPG} pkg/specs/jobs.go",
+                _request("CREATE", "batch/v1/jobs", "Job", CNPG_IDENTITY, job),
+            ),
+            Write(
+                "cloudnative-pg",
+                f"initdb pod of {cluster['metadata']['namespace']}/{cluster['metadata']['name']}",
+                f"{_CNPG} pkg/specs/jobs.go",
+                _request("CREATE", "/v1/pods", "Pod", JOB_CONTROLLER, cnpg_initdb_job_pod(job)),
+            ),
+        ]
+    for pooler in _of_kind(run, "Pooler"):
+        pod = cnpg_pooler_pod(pooler)
+        where = f"{pooler['metadata']['namespace']}/{pooler['metadata']['name']}"
+        workload = {"metadata": {"labels": pod["metadata"]["labels"]}, "spec": pod["spec"]}
+        deployment = _workload("apps/v1", "Deployment", pooler, workload)
+        writes += [
+            Write(
+                "cloudnative-pg",
+                f"Deployment of Pooler {where}",
                 f"{_CNPG} pkg/specs/pgbouncer/deployments.go",
-                _request("CREATE", "/v1/pods", "Pod", REPLICASET_CONTROLLER, cnpg_pooler_pod(pooler)),
-            )
-        )
+                _request("CREATE", "apps/v1/deployments", "Deployment", CNPG_IDENTITY, deployment),
+            ),
+            Write(
+                "cloudnative-pg",
+                f"ReplicaSet of Pooler {where}",
+                "kubernetes/kubernetes v1.34.0 pkg/controller/deployment/sync.go",
+                _request(
+                    "CREATE",
+                    "apps/v1/replicasets",
+                    "ReplicaSet",
+                    DEPLOYMENT_CONTROLLER,
+                    _workload("apps/v1", "ReplicaSet", pooler, workload),
+                ),
+            ),
+            Write(
+                "cloudnative-pg",
+                f"pod of Pooler {where}",
+                f"{_CNPG} pkg/specs/pgbouncer/deployments.go",
+                _request("CREATE", "/v1/pods", "Pod", REPLICASET_CONTROLLER, pod),
+            ),
+        ]
     return writes
+
+
+def _workload(api_version: str, kind: str, owner: dict[str, Any], template: dict[str, Any]) -> dict[str, Any]:
+    """A Deployment, ReplicaSet or StatefulSet of `owner`'s name whose pods are `template`."""
+    labels = template["metadata"]["labels"]
+    return {
+        "apiVersion": api_version,
+        "kind": kind,
+        "metadata": {"name": owner["metadata"]["name"], "namespace": owner["metadata"]["namespace"], "labels": labels},
+        "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": copy.deepcopy(template)},
+    }
 
 
 # --- mariadb-operator ----------------------------------------------------------------------------
@@ -421,6 +506,133 @@ def mariadb_pod(mariadb: dict[str, Any]) -> dict[str, Any]:
     return _pod(mariadb["metadata"]["namespace"], f"{name}-0", labels, pod_spec)
 
 
+def mariadb_objects(mariadb: dict[str, Any]) -> list[Write]:
+    """What mariadb-operator writes beside the pod for a one-replica MariaDB, as itself
+    (internal/controller/mariadb_controller.go phases): the spec defaults patch (setSpecDefaults,
+    MariaDB.SetDefaults), the ServiceAccount (pkg/controller/rbac/controller.go ReconcileMariadbRBAC:
+    no Role or RoleBinding without HA), the Service, the config ConfigMap, and, for `database` and
+    `username`, the Database, the `mariadb.sys` and initial Users and their Grants
+    (reconcileDatabase, reconcileUsers), each of which its SQL controllers then finalize
+    (internal/controller/*_controller_finalizer.go)."""
+    name, namespace = mariadb["metadata"]["name"], mariadb["metadata"]["namespace"]
+    meta: dict[str, Any] = {"namespace": namespace, "labels": {"app.kubernetes.io/instance": name}}
+    owner = [
+        {"apiVersion": "k8s.mariadb.com/v1alpha1", "kind": "MariaDB", "name": name, "uid": "0", "controller": True}
+    ]
+    defaulted = copy.deepcopy(mariadb)
+    defaulted["spec"] = {**defaulted["spec"], "port": 3306, "service": {"type": "ClusterIP"}}
+    ref = {"mariaDbRef": {"name": name}}
+    spec = mariadb["spec"]
+    sql_objects: list[tuple[str, str, dict[str, Any], str]] = [
+        ("databases", "Database", {**ref, "name": spec["database"]}, "database.k8s.mariadb.com/finalizer"),
+        ("users", "User", {**ref, "name": "mariadb.sys", "host": "localhost"}, "user.k8s.mariadb.com/finalizer"),
+        (
+            "grants",
+            "Grant",
+            {**ref, "privileges": ["SELECT"], "username": "mariadb.sys"},
+            "grant.k8s.mariadb.com/finalizer",
+        ),
+        (
+            "users",
+            "User",
+            {**ref, "name": spec["username"], "passwordSecretKeyRef": spec["passwordSecretKeyRef"]},
+            "user.k8s.mariadb.com/finalizer",
+        ),
+        (
+            "grants",
+            "Grant",
+            {**ref, "privileges": ["ALL PRIVILEGES"], "database": spec["database"], "username": spec["username"]},
+            "grant.k8s.mariadb.com/finalizer",
+        ),
+    ]
+    where = f"{namespace}/{name}"
+    writes = [
+        Write(
+            "mariadb-operator",
+            f"spec defaults of MariaDB {where}",
+            f"{_MARIADB} internal/controller/mariadb_controller.go",
+            _request("UPDATE", "k8s.mariadb.com/v1alpha1/mariadbs", "MariaDB", MARIADB_IDENTITY, defaulted, mariadb),
+        ),
+        Write(
+            "mariadb-operator",
+            f"ServiceAccount of MariaDB {where}",
+            f"{_MARIADB} pkg/controller/rbac/controller.go",
+            _request(
+                "CREATE",
+                "/v1/serviceaccounts",
+                "ServiceAccount",
+                MARIADB_IDENTITY,
+                {
+                    "apiVersion": "v1",
+                    "kind": "ServiceAccount",
+                    "metadata": {**meta, "name": name, "ownerReferences": owner},
+                },
+            ),
+        ),
+        Write(
+            "mariadb-operator",
+            f"Service of MariaDB {where}",
+            f"{_MARIADB} pkg/builder/service_builder.go",
+            _request(
+                "CREATE",
+                "/v1/services",
+                "Service",
+                MARIADB_IDENTITY,
+                {
+                    "apiVersion": "v1",
+                    "kind": "Service",
+                    "metadata": {**meta, "name": name, "ownerReferences": owner},
+                    "spec": {
+                        "type": "ClusterIP",
+                        "ports": [{"name": "mariadb", "port": 3306}],
+                        "selector": meta["labels"],
+                    },
+                },
+            ),
+        ),
+        Write(
+            "mariadb-operator",
+            f"config of MariaDB {where}",
+            f"{_MARIADB} pkg/builder/configmap_builder.go",
+            _request(
+                "CREATE",
+                "/v1/configmaps",
+                "ConfigMap",
+                MARIADB_IDENTITY,
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {**meta, "name": f"{name}-config-default", "ownerReferences": owner},
+                    "data": {"0-default.cnf": "[mariadb]\nskip-name-resolve\n"},
+                },
+            ),
+        ),
+    ]
+    for index, (plural, kind, object_spec, finalizer) in enumerate(sql_objects):
+        created = {
+            "apiVersion": "k8s.mariadb.com/v1alpha1",
+            "kind": kind,
+            "metadata": {**meta, "name": f"{name}-{kind.lower()}-{index}", "ownerReferences": owner},
+            "spec": object_spec,
+        }
+        resource = f"k8s.mariadb.com/v1alpha1/{plural}"
+        writes += [
+            Write(
+                "mariadb-operator",
+                f"{kind} {index} of MariaDB {where}",
+                f"{_MARIADB} internal/controller/mariadb_controller.go",
+                _request("CREATE", resource, kind, MARIADB_IDENTITY, created),
+            ),
+            Write(
+                "mariadb-operator",
+                f"finalizer on {kind} {index} of MariaDB {where}",
+                f"{_MARIADB} internal/controller/{kind.lower()}_controller_finalizer.go",
+                _request("UPDATE", resource, kind, MARIADB_IDENTITY, _with_finalizer(created, finalizer), created),
+            ),
+        ]
+    return writes
+
+
 def mariadb_writes(run: ProgramRun) -> list[Write]:
     writes: list[Write] = []
     for mariadb in _of_kind(run, "MariaDB"):
@@ -431,6 +643,18 @@ def mariadb_writes(run: ProgramRun) -> list[Write]:
                 f"pod of MariaDB {where}",
                 f"{_MARIADB} pkg/builder/pod_builder.go",
                 _request("CREATE", "/v1/pods", "Pod", STATEFULSET_CONTROLLER, mariadb_pod(mariadb)),
+            )
+        )
+        pod = mariadb_pod(mariadb)
+        statefulset = _workload(
+            "apps/v1", "StatefulSet", mariadb, {"metadata": {"labels": pod["metadata"]["labels"]}, "spec": pod["spec"]}
+        )
+        writes.append(
+            Write(
+                "mariadb-operator",
+                f"StatefulSet of MariaDB {where}",
+                f"{_MARIADB} pkg/builder/statefulset_builder.go",
+                _request("CREATE", "apps/v1/statefulsets", "StatefulSet", MARIADB_IDENTITY, statefulset),
             )
         )
         status = _status(mariadb, {"conditions": [{"type": "Ready", "status": "True"}]})
@@ -450,6 +674,7 @@ def mariadb_writes(run: ProgramRun) -> list[Write]:
                 ),
             )
         )
+        writes += mariadb_objects(mariadb)
     return writes
 
 
@@ -474,6 +699,11 @@ def eso_writes(run: ProgramRun, identity: str = ESO_IDENTITY) -> list[Write]:
         released["metadata"]["finalizers"] = [f for f in released["metadata"]["finalizers"] if f != ESO_FINALIZER]
         status = _status(finalized, {"conditions": [{"type": "Ready", "status": "True", "reason": "SecretSynced"}]})
         target = external["spec"].get("target", {}).get("name", external["metadata"]["name"])
+        # externalsecret_controller_template.go applyTemplate: with no `target.template`, the
+        # ExternalSecret's own labels and annotations are copied onto the Secret (the platform's
+        # ownership and tenant labels included); with one, the template's metadata is.
+        template = external["spec"].get("target", {}).get("template")
+        carried = (template or {}).get("metadata", {}) if template is not None else external["metadata"]
         secret = {
             "apiVersion": "v1",
             "kind": "Secret",
@@ -481,7 +711,8 @@ def eso_writes(run: ProgramRun, identity: str = ESO_IDENTITY) -> list[Write]:
             "metadata": {
                 "name": target,
                 "namespace": external["metadata"]["namespace"],
-                "labels": {"reconcile.external-secrets.io/managed": "true"},
+                "labels": {**carried.get("labels", {}), "reconcile.external-secrets.io/managed": "true"},
+                **({"annotations": dict(carried["annotations"])} if carried.get("annotations") else {}),
                 "ownerReferences": [
                     {
                         "apiVersion": "external-secrets.io/v1",
@@ -518,7 +749,7 @@ def eso_writes(run: ProgramRun, identity: str = ESO_IDENTITY) -> list[Write]:
             Write(
                 "external-secrets",
                 f"target Secret of {where}",
-                f"{_ESO} pkg/controllers/externalsecret/externalsecret_controller_secret.go",
+                f"{_ESO} pkg/controllers/externalsecret/externalsecret_controller_template.go",
                 _request("CREATE", "/v1/secrets", "Secret", identity, secret),
             ),
         ]
