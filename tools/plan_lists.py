@@ -6,7 +6,10 @@ program renders say what each entry is: containers, env vars and volumes by `nam
 and protocol, tolerations and taints by key and effect. Entries are matched by that identity, so a
 removed entry reads as one removed entry and a changed one as its changed fields. Lists whose
 entries are nothing but their content (NetworkPolicy peers, RoleBinding subjects) are compared as
-sets of entries. A list whose entries lack the key, or repeat it, falls back to the index.
+sets of entries: equal entries match, and when as many entries are left on each side they are
+paired in order and compared field by field (one port changed in one rule stays one change);
+otherwise the rest are whole entries added or removed. A list whose entries lack the key, or
+repeat it, falls back to the index.
 Lists of scalars stay one value (`verbs: [get, list]` reads better as one change).
 """
 
@@ -38,7 +41,9 @@ IDENTITIES: Mapping[str, tuple[tuple[str, ...], ...]] = {
     "volumeClaimTemplates": (("metadata.name",),),
     # Container ports, then Service and NetworkPolicy ports.
     "ports": (("containerPort", "protocol"), ("port", "protocol", "endPort")),
-    # NetworkPolicy peers: a selector or a CIDR block, nothing else to name them by.
+    # NetworkPolicy rules and their peers: selectors, CIDR blocks and ports, nothing to name them by.
+    "ingress": (CONTENT,),
+    "egress": (CONTENT,),
     "from": (CONTENT,),
     "to": (CONTENT,),
     "subjects": (CONTENT,),
@@ -140,11 +145,8 @@ def diff_values(old: Any, new: Any, path: str, field: str = "") -> list[FieldCha
         for key in sorted(set(old_map) | set(new_map)):
             changes += diff_values(old_map.get(key), new_map.get(key), join(path, str(key)), str(key))
         return changes
-    if (
-        (_is_structured_list(old) or _is_structured_list(new))
-        and isinstance(old or [], list)
-        and isinstance(new or [], list)
-    ):
+    lists = isinstance(old or [], list) and isinstance(new or [], list)
+    if lists and (_is_structured_list(old) or _is_structured_list(new)):
         return _diff_list(old or [], new or [], path, field)
     return [FieldChange(path, old, new)]
 
@@ -159,25 +161,7 @@ def _diff_list(old: list[Any], new: list[Any], path: str, field: str) -> list[Fi
             changes += diff_values(before, after, f"{path}[{index}]")
         return changes
     if keys == CONTENT:
-        remaining = Counter(_canonical(entry) for entry in new)
-        removed = []
-        for entry in old:
-            text = _canonical(entry)
-            if remaining[text]:
-                remaining[text] -= 1
-            else:
-                removed.append(entry)
-        kept = Counter(_canonical(entry) for entry in old)
-        added = []
-        for entry in new:
-            text = _canonical(entry)
-            if kept[text]:
-                kept[text] -= 1
-            else:
-                added.append(entry)
-        return [FieldChange(path, entry, None, entry=True) for entry in removed] + [
-            FieldChange(path, None, entry, entry=True) for entry in added
-        ]
+        return _diff_content(old, new, path)
     old_by = {_label(entry, keys): entry for entry in old}
     new_by = {_label(entry, keys): entry for entry in new}
     changes = []
@@ -189,3 +173,28 @@ def _diff_list(old: list[Any], new: list[Any], path: str, field: str) -> list[Fi
         else:
             changes += diff_values(before, after, entry_path)
     return changes
+
+
+def _unmatched(entries: list[Any], others: list[Any]) -> list[tuple[int, Any]]:
+    """Entries (with their index) that have no equal entry among `others`, each used once."""
+    available = Counter(_canonical(other) for other in others)
+    left = []
+    for index, entry in enumerate(entries):
+        text = _canonical(entry)
+        if available[text]:
+            available[text] -= 1
+        else:
+            left.append((index, entry))
+    return left
+
+
+def _diff_content(old: list[Any], new: list[Any], path: str) -> list[FieldChange]:
+    removed, added = _unmatched(old, new), _unmatched(new, old)
+    if removed and len(removed) == len(added):
+        changes: list[FieldChange] = []
+        for (_, before), (index, after) in zip(removed, added, strict=True):
+            changes += diff_values(before, after, f"{path}[{index}]")
+        return changes
+    return [FieldChange(path, entry, None, entry=True) for _, entry in removed] + [
+        FieldChange(path, None, entry, entry=True) for _, entry in added
+    ]
