@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 import yaml
 
 from tests.support import EXAMPLE_TENANTS
+from tests.tools.test_workflows import load as load_workflow
 from tools.plan import main as plan_main
 from tools.plan_diff import CLUSTER_SCOPE, EXIT_REFUSED, PlanDiff, diff_records, render_markdown
 from tools.plan_diff import main as diff_main
@@ -133,3 +135,28 @@ def test_without_a_previous_plan_there_is_nothing_to_switch_back_from(tmp_path: 
     tenants = _tenants(tmp_path)
     _operator_lab_back_to_namespaces(tenants)
     assert _plan(tenants, tmp_path / "plan") == 0
+
+
+def _plan_step_lines() -> list[str]:
+    """The head plan and diff commands of the pull request workflow's plan step."""
+    workflow = load_workflow("pull-request.yml")
+    script = "\n".join(str(step.get("run", "")) for step in workflow["jobs"]["plan"]["steps"])
+    wanted = ('--out "$PLANS/head/', "-m tools.plan_diff")
+    return [line.strip() for line in script.splitlines() if any(part in line for part in wanted)]
+
+
+@pytest.mark.parametrize(("code", "fails", "marked"), [(0, False, False), (3, False, True), (2, True, False)])
+def test_the_pull_request_workflow_goes_on_after_a_refusal_and_fails_last(
+    tmp_path: Path, code: int, fails: bool, marked: bool
+) -> None:
+    lines = _plan_step_lines()
+    assert len(lines) == 2 and '--diff "$PLANS/base/$stack"' in lines[0]
+    stub = tmp_path / "python"
+    stub.write_text(f"#!/bin/sh\nexit {code}\n", encoding="utf-8")
+    stub.chmod(0o755)
+    script = "\n".join([f"python={stub}", "stack=dev", f"PLANS={tmp_path}", *lines, "echo planned"])
+    result = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert (result.returncode != 0) == fails, result.stderr
+    assert (tmp_path / "refused").exists() == marked
+    last = load_workflow("pull-request.yml")["jobs"]["plan"]["steps"][-1]
+    assert "[ -f refused ]" in last["run"] and "exit 3" in last["run"] and "if" not in last
