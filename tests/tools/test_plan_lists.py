@@ -87,6 +87,8 @@ def test_lists_without_a_usable_identity_fall_back_to_the_index() -> None:
     assert identity("env", [{"name": "A"}, {"name": "A"}], []) is None
     assert identity("from", [{"podSelector": {}}], []) == CONTENT
     assert identity("tolerations", [{"key": "pool", "effect": "NoSchedule"}], []) == ("key", "effect")
+    assert identity("subjects", [{"kind": "Group", "name": "idp:admins"}], []) == CONTENT
+    assert identity("rules", [{"host": "a.example.com", "http": {}}], [{"host": "b.example.com"}]) == ("host",)
     assert diff_values({"rules": [{"verbs": ["get"]}]}, {"rules": [{"verbs": ["list"]}]}, "inputs") == [
         FieldChange("inputs.rules[0].verbs", ["get"], ["list"])
     ]

@@ -14,6 +14,7 @@ import yaml
 
 from tests.support import EXAMPLE_TENANTS
 from tests.tools.test_workflows import load as load_workflow
+from tests.vcluster.helpers import previous_outputs
 from tools.plan import main as plan_main
 from tools.plan_diff import CLUSTER_SCOPE, EXIT_REFUSED, PlanDiff, diff_records, render_markdown
 from tools.plan_diff import main as diff_main
@@ -129,6 +130,22 @@ def test_switching_back_from_a_virtual_cluster_is_refused_against_the_previous_p
     # The same with the plan given as --diff base, into a new --out.
     assert _plan(tenants, tmp_path / "other", "--diff", str(out)) == 2
     assert "switching dev back to 'namespace'" in capsys.readouterr().err
+
+
+def test_real_stack_outputs_come_before_the_previous_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tenants = _tenants(tmp_path)
+    out = tmp_path / "plan"
+    assert _plan(tenants, out) == 0
+    _operator_lab_back_to_namespaces(tenants)
+    capsys.readouterr()
+    # The engine answers with the stack's real outputs, where no virtual cluster was deployed: the
+    # switch-back check passes, and only the protected HelmRelease (the backstop) is refused.
+    with previous_outputs("dev", {"tenants": {"operator-lab": {"lifecycle": "active"}}}):
+        assert _plan(tenants, out) == EXIT_REFUSED
+    err = capsys.readouterr().err
+    assert "switching dev back" not in err
+    assert err.startswith("refused: tenant operator-lab would delete 2 protected resource(s): ")
+    assert "(HelmRelease)" in err
 
 
 def test_without_a_previous_plan_there_is_nothing_to_switch_back_from(tmp_path: Path) -> None:
