@@ -89,6 +89,11 @@ def test_lists_without_a_usable_identity_fall_back_to_the_index() -> None:
     assert identity("tolerations", [{"key": "pool", "effect": "NoSchedule"}], []) == ("key", "effect")
     assert identity("subjects", [{"kind": "Group", "name": "idp:admins"}], []) == CONTENT
     assert identity("rules", [{"host": "a.example.com", "http": {}}], [{"host": "b.example.com"}]) == ("host",)
+    # Any other list whose entries carry distinct names is matched by name (Flux `dependsOn`, say).
+    old = {"dependsOn": [{"name": "a", "namespace": "x"}, {"name": "b", "namespace": "x"}]}
+    assert diff_values(old, {"dependsOn": [old["dependsOn"][1]]}, "spec") == [
+        FieldChange("spec.dependsOn[name=a]", {"name": "a", "namespace": "x"}, None, entry=True)
+    ]
     assert diff_values({"rules": [{"verbs": ["get"]}]}, {"rules": [{"verbs": ["list"]}]}, "inputs") == [
         FieldChange("inputs.rules[0].verbs", ["get"], ["list"])
     ]
