@@ -69,8 +69,8 @@ def test_containers_env_and_ports_are_matched_by_name_and_port() -> None:
 
 
 def test_one_changed_port_in_a_rule_stays_one_field_change() -> None:
-    rule = {"from": [{"podSelector": {}}], "ports": [{"port": 53, "protocol": "UDP"}]}
-    other = {"from": [{"namespaceSelector": {}}]}
+    rule: dict[str, Any] = {"from": [{"podSelector": {}}], "ports": [{"port": 53, "protocol": "UDP"}]}
+    other: dict[str, Any] = {"from": [{"namespaceSelector": {}}]}
     changed = {"from": [{"podSelector": {}}], "ports": [{"port": 5353, "protocol": "UDP"}]}
     changes = field_changes(
         {"inputs": {"spec": {"ingress": [other, rule]}}}, {"inputs": {"spec": {"ingress": [other, changed]}}}

@@ -79,7 +79,7 @@ def test_removing_a_decommissioned_tenants_file_is_allowed(tmp_path: Path, capsy
 
 
 def test_a_protected_resource_replaced_is_refused_unless_unprotected_in_the_same_change() -> None:
-    key = {
+    key: dict[str, Any] = {
         "urn": "urn:key",
         "type": "gcp:kms/cryptoKey:CryptoKey",
         "name": "acme-prod-key",
