@@ -221,7 +221,7 @@ def _removal_note(record: dict[str, Any]) -> str:
 
 def refusal_lines(diff: PlanDiff) -> list[str]:
     """One line per tenant (or cluster-wide) whose protected resources the change deletes or replaces."""
-    return [refusal.line(CLUSTER_SCOPE) for refusal in refusals(diff)]
+    return [refusal.line(CLUSTER_SCOPE) for refusal in refusals(diff.scopes)]
 
 
 def render_markdown(diff: PlanDiff, title: str = "Plan diff") -> str:

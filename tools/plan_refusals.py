@@ -17,18 +17,24 @@ the cloud, which is the documented second step of offboarding, not a refusal.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from tools.plan_lists import FieldChange
 from tools.upgrade_preview import REPLACED_BY
-
-if TYPE_CHECKING:
-    from tools.plan_diff import PlanDiff
 
 # Exit code of `tools.plan` and `tools.plan_diff` when the engine would refuse the change
 # (2 is invalid input; docs/ci.md "Plan diff").
 EXIT_REFUSED = 3
 OFFBOARDING = "docs/operations.md#offboarding-a-tenant"
+
+
+class ScopeChanges(Protocol):
+    """What one scope of a plan diff removes and changes (tools/plan_diff.py `TenantChanges`)."""
+
+    removed: list[dict[str, Any]]
+    changed: list[tuple[dict[str, Any], list[FieldChange]]]
 
 
 @dataclass
@@ -70,10 +76,10 @@ def _replacing(record: dict[str, Any], paths: list[str]) -> tuple[str, ...]:
     return tuple(name for name in replaced_by if name in changed)
 
 
-def refusals(diff: PlanDiff) -> list[Refusal]:
+def refusals(scopes: Mapping[str, ScopeChanges]) -> list[Refusal]:
     """Per scope, the protected resources the engine would have to delete or replace; empty when none."""
     found: list[Refusal] = []
-    for scope, changes in diff.scopes.items():
+    for scope, changes in scopes.items():
         refusal = Refusal(scope)
         refusal.deleted = [record for record in changes.removed if record.get("protect")]
         for record, fields in changes.changed:

@@ -90,7 +90,7 @@ def test_a_protected_resource_replaced_is_refused_unless_unprotected_in_the_same
     moved = {**key, "inputs": {**key["inputs"], "keyRing": "ring-b"}}
     rotated = {**key, "inputs": {**key["inputs"], "rotationPeriod": "2592000s"}}
 
-    found = refusals(PlanDiff(diff_records([key], [moved]), [], 1, 1))
+    found = refusals(diff_records([key], [moved]))
     assert [refusal.scope for refusal in found] == ["acme"]
     assert found[0].line(CLUSTER_SCOPE) == (
         "refused: tenant acme would replace 1 protected resource(s): acme-prod-key (CryptoKey) (changes keyRing); "
@@ -98,8 +98,8 @@ def test_a_protected_resource_replaced_is_refused_unless_unprotected_in_the_same
     )
     # An in-place change is no refusal; nor is unprotecting and replacing in one update
     # (pulumi/pulumi step_generator.go checks `new.Protect && old.Protect`).
-    assert refusals(PlanDiff(diff_records([key], [rotated]), [], 1, 1)) == []
-    assert refusals(PlanDiff(diff_records([key], [{**moved, "protect": False}]), [], 1, 1)) == []
+    assert refusals(diff_records([key], [rotated])) == []
+    assert refusals(diff_records([key], [{**moved, "protect": False}])) == []
 
 
 def test_a_cluster_wide_protected_deletion_is_its_own_line() -> None:
