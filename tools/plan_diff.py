@@ -271,6 +271,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("base", type=Path, help="plan directory of the base branch (tools.plan --out)")
     parser.add_argument("head", type=Path, help="plan directory of the change")
     parser.add_argument("--title", default="Plan diff", help="Markdown heading")
+    parser.epilog = (
+        f"exit codes: 0 diffed; 2 a plan is missing; {EXIT_REFUSED} the change would delete or replace "
+        "protected resources"
+    )
     args = parser.parse_args(argv)
     try:
         diff = diff_dirs(args.base, args.head)
