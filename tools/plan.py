@@ -5,6 +5,11 @@
 It prints a per-tenant summary. With --out it writes every Kubernetes object as YAML under
 DIR/manifests/ and every registered resource (secrets redacted) to DIR/resources.json. On invalid
 input it prints every problem to stderr, exits with code 2 and writes nothing.
+
+The previous plan (the --diff base, else the earlier plan in --out) stands in for the stack's last
+deployment: its outputs are what the program reads as the stack's last outputs (the virtual-cluster
+switch-back check), and the diff against it exits with code 3, one line per tenant on stderr, when
+the change would delete or replace protected resources (tools/plan_refusals.py).
 """
 
 from __future__ import annotations
@@ -23,8 +28,15 @@ import yaml
 from components.model.errors import ConfigurationError
 from tools.harness import PROJECT_ROOT, ProgramRun, RecordedResource, run_stack
 from tools.mock_marks import manifest_header, matcher, mock_paths
-from tools.plan_diff import diff_dirs, render_markdown
-from tools.plan_dirs import attribute_overrides, diff_problem, keep_previous, out_problem
+from tools.plan_diff import diff_dirs, render_markdown, report_refusals
+from tools.plan_dirs import (
+    as_last_deployment,
+    attribute_overrides,
+    diff_problem,
+    keep_previous,
+    out_problem,
+    previous_plan,
+)
 
 CLUSTER_SCOPE = "_cluster"
 WRITERS = 8
@@ -147,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="NS:KEY=VALUE", help="override a config key")
     parser.add_argument("--out", type=Path, help="write manifests/ and resources.json here")
     parser.add_argument("--diff", type=Path, metavar="BASE_DIR", help="with --out: Markdown diff against that plan")
+    parser.epilog = "exit codes: 0 planned; 2 invalid input; 3 the change would delete or replace protected resources"
     args = parser.parse_args(argv)
     if args.diff is not None and args.out is None:
         parser.error("--diff compares against the plan written by --out; give --out too")
@@ -159,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.tenants_dir is not None:
         overrides["tenancy:tenantsDir"] = str(args.tenants_dir.resolve())
     try:
-        run = run_stack(args.stack, overrides)
+        with as_last_deployment(args.stack, previous_plan(args.out, args.diff)):
+            run = run_stack(args.stack, overrides)
     except ConfigurationError as error:
         print(str(attribute_overrides(error, args.stack, overrides)), file=sys.stderr)
         return 2
@@ -174,9 +188,11 @@ def main(argv: list[str] | None = None) -> int:
         count = write_plan(run, args.out)
         print(f"\nwrote {count} files to {args.out}")
     base, title = (args.diff, "Plan diff") if args.diff is not None else (previous, "Changes since the last plan")
-    if base is not None and args.out is not None:
-        print("\n" + render_markdown(diff_dirs(base, args.out), f"{title}: {args.stack}"), end="")
-    return 0
+    if base is None or args.out is None:
+        return 0
+    diff = diff_dirs(base, args.out)
+    print("\n" + render_markdown(diff, f"{title}: {args.stack}"), end="")
+    return report_refusals(diff)
 
 
 if __name__ == "__main__":

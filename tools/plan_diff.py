@@ -18,12 +18,32 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tools.plan_cost import cost_line
+from tools.plan_lists import FieldChange, diff_values, join
+from tools.plan_refusals import EXIT_REFUSED, refusals
+
+# FieldChange and EXIT_REFUSED are part of this module's interface (the plan command and tests use them).
+__all__ = [
+    "CLUSTER_SCOPE",
+    "EXIT_REFUSED",
+    "FieldChange",
+    "PlanDiff",
+    "TenantChanges",
+    "diff_dirs",
+    "diff_records",
+    "field_changes",
+    "main",
+    "refusal_lines",
+    "render_markdown",
+    "report_refusals",
+    "urn_label",
+]
 
 CLUSTER_SCOPE = "_cluster"
 SECRET_PLACEHOLDER = "[secret]"
@@ -35,16 +55,7 @@ _OPTION_FIELDS = ("protect", "retainOnDelete", "deletedWith", "ignoreChanges", "
 _ENGINE_FIELDS = ("provider", "dependencies")
 # Keep table cells readable: long values (certificates, policy expressions) are cut.
 _MAX_VALUE_CHARS = 80
-_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
-
-
-@dataclass(frozen=True)
-class FieldChange:
-    """One leaf field that differs: its dotted path and both values (`None` where absent)."""
-
-    path: str
-    old: Any
-    new: Any
+_MAX_ENTRY_CHARS = 200
 
 
 @dataclass
@@ -54,6 +65,8 @@ class TenantChanges:
     added: list[dict[str, Any]] = field(default_factory=list)
     removed: list[dict[str, Any]] = field(default_factory=list)
     changed: list[tuple[dict[str, Any], list[FieldChange]]] = field(default_factory=list)
+    # The base plan's record of each changed resource, by URN (its cost inputs before the change).
+    before: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def empty(self) -> bool:
         return not (self.added or self.removed or self.changed)
@@ -72,19 +85,11 @@ class PlanDiff:
         return not self.outputs and all(changes.empty() for changes in self.scopes.values())
 
 
-def _join(prefix: str, key: str) -> str:
-    """`a.b` for plain keys; `a["tenancy.io/tenant"]` for keys that hold dots or slashes (labels)."""
-    if _PLAIN_KEY.match(key):
-        return f"{prefix}.{key}" if prefix else key
-    return f"{prefix}[{json.dumps(key)}]"
-
-
 def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
-    """Leaf paths of a JSON value. Lists of scalars stay one leaf (`verbs: [get, list]` reads
-    better as one change than as shifted indexes); lists of objects are walked by index."""
+    """Leaf paths of a JSON value (stack outputs). Lists of scalars stay one leaf."""
     if isinstance(value, dict) and value:
         for key in sorted(value):
-            _flatten(value[key], _join(prefix, str(key)), out)
+            _flatten(value[key], join(prefix, str(key)), out)
     elif isinstance(value, list) and any(isinstance(item, dict | list) for item in value):
         for index, item in enumerate(value):
             _flatten(item, f"{prefix}[{index}]", out)
@@ -93,11 +98,11 @@ def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
 
 
 def field_changes(old: dict[str, Any], new: dict[str, Any]) -> list[FieldChange]:
-    """Changed leaf fields of two records: inputs under `inputs.`, then the resource options."""
+    """Changed fields of two records: inputs under `inputs.` (list entries matched by identity,
+    tools/plan_lists.py), then the resource options and engine fields."""
+    changes = diff_values(old.get("inputs", {}), new.get("inputs", {}), "inputs")
     old_leaves: dict[str, Any] = {}
     new_leaves: dict[str, Any] = {}
-    _flatten(old.get("inputs", {}), "inputs", old_leaves)
-    _flatten(new.get("inputs", {}), "inputs", new_leaves)
     for option in _OPTION_FIELDS:
         old_leaves[option] = old.get(option)
         new_leaves[option] = new.get(option)
@@ -105,7 +110,6 @@ def field_changes(old: dict[str, Any], new: dict[str, Any]) -> list[FieldChange]
         if engine_field in old and engine_field in new:
             old_leaves[engine_field] = old[engine_field]
             new_leaves[engine_field] = new[engine_field]
-    changes = []
     for path in sorted(set(old_leaves) | set(new_leaves)):
         before, after = old_leaves.get(path), new_leaves.get(path)
         if before != after:
@@ -136,7 +140,9 @@ def diff_records(base: list[dict[str, Any]], head: list[dict[str, Any]]) -> dict
         elif before is not None and after is not None:
             changes = field_changes(before, after)
             if changes:
-                scopes[after.get("tenant") or CLUSTER_SCOPE].changed.append((after, changes))
+                scope = scopes[after.get("tenant") or CLUSTER_SCOPE]
+                scope.changed.append((after, changes))
+                scope.before[urn] = before
     return {scope: scopes[scope] for scope in sorted(scopes)}
 
 
@@ -156,13 +162,13 @@ def diff_dirs(base_dir: Path, head_dir: Path) -> PlanDiff:
     return PlanDiff(diff_records(base, head), outputs, len(base), len(head))
 
 
-def _value(value: Any) -> str:
+def _value(value: Any, limit: int = _MAX_VALUE_CHARS) -> str:
     """A value as an inline code span, cut to fit a table cell; `[secret]` shows as is."""
     if value is None:
         return "_(none)_"
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
-    if len(text) > _MAX_VALUE_CHARS:
-        text = text[: _MAX_VALUE_CHARS - 1] + "…"
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
     text = text.replace("|", "\\|").replace("`", "'").replace("\n", " ")
     return f"`{text}`"
 
@@ -188,6 +194,10 @@ def _change_text(change: FieldChange) -> str:
         old_text = urn_label(change.old) if change.old else "_(default provider)_"
         new_text = urn_label(change.new) if change.new else "_(default provider)_"
         return f"`provider`: {old_text} → {new_text}"
+    if change.entry:
+        # A whole list entry: its content is what names it (a peer's selector), so it gets more room.
+        verb, value = ("added entry", change.new) if change.old is None else ("removed entry", change.old)
+        return f"`{change.path}`: {verb} {_value(value, _MAX_ENTRY_CHARS)}"
     return f"`{change.path}`: {_value(change.old)} → {_value(change.new)}"
 
 
@@ -199,6 +209,19 @@ def _resource_label(record: dict[str, Any]) -> str:
         namespace = f"{metadata['namespace']}/" if metadata.get("namespace") else ""
         kind_name = f" ({inputs['kind']} {namespace}{metadata['name']})"
     return f"`{record['name']}` `{record['type']}`{kind_name}"
+
+
+def _removal_note(record: dict[str, Any]) -> str:
+    if record.get("protect"):
+        return " — **protected: the engine will refuse to delete it**"
+    if record.get("retainOnDelete"):
+        return " — retained: leaves Pulumi's state, stays in the cloud"
+    return ""
+
+
+def refusal_lines(diff: PlanDiff) -> list[str]:
+    """One line per tenant (or cluster-wide) whose protected resources the change deletes or replaces."""
+    return [refusal.line(CLUSTER_SCOPE) for refusal in refusals(diff.scopes)]
 
 
 def render_markdown(diff: PlanDiff, title: str = "Plan diff") -> str:
@@ -214,6 +237,9 @@ def render_markdown(diff: PlanDiff, title: str = "Plan diff") -> str:
     if diff.empty():
         lines += ["", "No changes."]
         return "\n".join(lines) + "\n"
+    if refused := refusal_lines(diff):
+        lines += ["", f"**The engine will refuse this change** (exit code {EXIT_REFUSED}):", ""]
+        lines += [f"- {line}" for line in refused]
     for scope, changes in diff.scopes.items():
         if changes.empty():
             continue
@@ -222,11 +248,14 @@ def render_markdown(diff: PlanDiff, title: str = "Plan diff") -> str:
         lines += ["", f"### {heading} ({counts})", ""]
         for record in changes.added:
             lines.append(f"- **added** {_resource_label(record)}")
+            if cost := cost_line(record):
+                lines.append(f"  - cost: {cost}")
         for record in changes.removed:
-            protected = " — **protected: the engine will refuse to delete it**" if record.get("protect") else ""
-            lines.append(f"- **removed** {_resource_label(record)}{protected}")
+            lines.append(f"- **removed** {_resource_label(record)}{_removal_note(record)}")
         for record, fields in changes.changed:
             lines.append(f"- **changed** {_resource_label(record)}")
+            if cost := cost_line(record, changes.before.get(record["urn"])):
+                lines.append(f"  - cost: {cost}")
             for change in fields:
                 lines.append(f"  - {_change_text(change)}")
     if diff.outputs:
@@ -242,6 +271,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("base", type=Path, help="plan directory of the base branch (tools.plan --out)")
     parser.add_argument("head", type=Path, help="plan directory of the change")
     parser.add_argument("--title", default="Plan diff", help="Markdown heading")
+    parser.epilog = (
+        f"exit codes: 0 diffed; 2 a plan is missing; {EXIT_REFUSED} the change would delete or replace "
+        "protected resources"
+    )
     args = parser.parse_args(argv)
     try:
         diff = diff_dirs(args.base, args.head)
@@ -249,7 +282,15 @@ def main(argv: list[str] | None = None) -> int:
         print(str(error), file=sys.stderr)
         return 2
     sys.stdout.write(render_markdown(diff, args.title))
-    return 0
+    return report_refusals(diff)
+
+
+def report_refusals(diff: PlanDiff) -> int:
+    """Print each refusal line to stderr; the exit code: EXIT_REFUSED when there is one, else 0."""
+    lines = refusal_lines(diff)
+    for line in lines:
+        print(line, file=sys.stderr)
+    return EXIT_REFUSED if lines else 0
 
 
 if __name__ == "__main__":

@@ -4,14 +4,23 @@
 or `--out ~` must not delete a checkout. The earlier plan is kept beside it as `DIR.previous`, so
 `make plan` can show what changed since the last plan of that stack. `--diff BASE` must be a plan.
 Problems from `--set` overrides are attributed to `--set`, not to the stack file they override.
+
+Offline there is no deployed stack to ask for its last outputs; the previous plan stands in for it
+(`as_last_deployment`), so checks that compare with the last deployment (a virtual cluster switched
+back to a namespace: components/vcluster/previous.py) work on `make plan` too.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from components.model.errors import ConfigurationError, Problem
+from components.vcluster.previous import DEFAULT_ORGANIZATION
+from tools.harness import PREVIOUS_STACK_OUTPUTS, PROJECT_NAME
 
 PLAN_ENTRIES = {"manifests", "resources.json", "outputs.json"}
 
@@ -66,3 +75,30 @@ def attribute_overrides(error: ConfigurationError, stack: str, overrides: dict[s
         return problem
 
     return ConfigurationError([source(problem) for problem in error.problems])
+
+
+def previous_plan(out: Path | None, base: Path | None) -> Path | None:
+    """The plan that stands for the last deployment: the `--diff` base, else the earlier plan in `--out`."""
+    if base is not None:
+        return base
+    if out is not None and out.is_dir() and is_plan(out):
+        return out
+    return None
+
+
+@contextmanager
+def as_last_deployment(stack: str, plan: Path | None) -> Iterator[None]:
+    """While planning `stack`, answer the engine's `readStackOutputs` for it with `plan`'s outputs.json.
+
+    Outputs already served for the stack (a test's real stack outputs) are left as they are: real
+    outputs, where someone has them at hand, say more than a plan."""
+    name = f"{DEFAULT_ORGANIZATION}/{PROJECT_NAME}/{stack}"
+    outputs_file = plan / "outputs.json" if plan is not None else None
+    if name in PREVIOUS_STACK_OUTPUTS or outputs_file is None or not outputs_file.is_file():
+        yield
+        return
+    PREVIOUS_STACK_OUTPUTS[name] = json.loads(outputs_file.read_text(encoding="utf-8"))
+    try:
+        yield
+    finally:
+        del PREVIOUS_STACK_OUTPUTS[name]

@@ -5,6 +5,10 @@ Read synchronously before anything is registered, through the engine's builtin
 uses) on this very stack, so the catalog can refuse a switch back to `namespace` with the file and
 field named instead of failing halfway through an update. The stack output read is the one
 `__main__.py` exports: `tenants.<name>.virtualClusters.<environment>`.
+
+The offline plan has no deployed stack to ask: there the mocks answer the same invoke with the
+previous plan's outputs.json (tools/plan_dirs.py `as_last_deployment`), so this module reads the
+same thing on `make plan` and on `pulumi up`.
 """
 
 from __future__ import annotations
