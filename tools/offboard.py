@@ -1,6 +1,6 @@
 """Offboarding: what decommissioned tenants still hold, for how long, and how to remove it.
 
-    python -m tools.offboard --stack prod [--tenant acme] [--outputs outputs.json] [--json]
+    tenancy offboard --stack prod [--tenant acme] [--outputs outputs.json] [--json]
 
 Lists, per decommissioned tenant of the stack, every retained resource (databases with their
 credentials, secrets, keys, namespaces kept for data) with its cost labels and how long it has been
@@ -114,7 +114,7 @@ def build_report(
 
 
 def parser() -> argparse.ArgumentParser:
-    result = argparse.ArgumentParser(prog="python -m tools.offboard", description=__doc__.split("\n\n")[0])
+    result = argparse.ArgumentParser(prog="tenancy offboard", description=__doc__.split("\n\n")[0])
     result.add_argument("--stack", required=True, help="stack name; reads Pulumi.<stack>.yaml")
     result.add_argument("--tenant", help="only this tenant")
     result.add_argument("--outputs", type=Path, help="`pulumi stack output --json` of the stack, for cloud names")

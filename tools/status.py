@@ -1,6 +1,6 @@
 """Observed status: what the cluster actually runs for each tenant, against what the program renders.
 
-    python -m tools.status --stack dev [--tenant acme] [--json] [--context NAME]
+    tenancy status --stack dev [--tenant acme] [--json] [--context NAME]
 
 Reads the live cluster through the kubeconfig (the stack's `tenancy:cluster.context`, or
 `--context`, or the current context) with the official Kubernetes client, and prints per tenant and
@@ -124,7 +124,7 @@ def render_text(statuses: list[dict[str, Any]]) -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    result = argparse.ArgumentParser(prog="python -m tools.status", description=__doc__.split("\n\n")[0])
+    result = argparse.ArgumentParser(prog="tenancy status", description=__doc__.split("\n\n")[0])
     result.add_argument("--stack", required=True, help="stack name; reads Pulumi.<stack>.yaml")
     result.add_argument("--tenant", help="only this tenant")
     result.add_argument("--json", action="store_true", help="print JSON instead of text")

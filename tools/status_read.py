@@ -1,6 +1,6 @@
 """Read a tenant namespace's live objects through the official Kubernetes Python client.
 
-The one seam between `python -m tools.status` and a cluster: `ClusterReader` turns the client's
+The one seam between `tenancy status` and a cluster: `ClusterReader` turns the client's
 calls into plain dicts (the API's own JSON shape, camelCase), and treats "not there" (a missing
 namespace, a CRD that is not installed) as absence rather than failure, so a half-installed cluster
 is reported, not crashed on. Tests inject fake `CoreV1Api` / `CustomObjectsApi` objects here.
@@ -28,7 +28,7 @@ CUSTOM_KINDS: tuple[tuple[str, str, str], ...] = (
 )
 _NOT_FOUND = 404
 CLIENT_MISSING = (
-    "python -m tools.status needs the Kubernetes Python client, which the runtime set leaves out: "
+    "tenancy status needs the Kubernetes Python client, which the runtime set leaves out: "
     "pip install -r requirements-ops.txt"
 )
 
