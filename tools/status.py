@@ -12,7 +12,8 @@ What the program renders (its offline plan, tools/harness.py) is the expectation
 registers that the cluster lacks are problems. Cloud databases are listed by their instance names
 from the plan's outputs; their state lives in the cloud's API, which this command does not call
 (it needs no cloud credentials). Exit code 1 when any tenant is NotReady, 2 on invalid configuration,
-an unreachable cluster or a missing Kubernetes client (requirements-ops.txt installs it).
+an unreachable cluster, no usable kubeconfig (the message says how to point the command at a cluster)
+or a missing Kubernetes client (requirements-ops.txt installs it).
 """
 
 from __future__ import annotations
@@ -28,7 +29,15 @@ from components.model.stack import parse_settings
 from tools.harness import PROJECT_ROOT, ProgramRun, run_stack, stack_config
 from tools.plan import is_kubernetes_object, manifest
 from tools.status_model import EnvironmentStatus, environment_status, verdict
-from tools.status_read import CUSTOM_KINDS, ClientMissingError, ClusterReader, kubernetes_reader, unreachable_errors
+from tools.status_read import (
+    CUSTOM_KINDS,
+    NO_CLUSTER,
+    ClientMissingError,
+    ClusterReader,
+    config_error,
+    kubernetes_reader,
+    unreachable_errors,
+)
 
 _WATCHED = {(api, kind) for api, kind, _ in CUSTOM_KINDS}
 
@@ -160,6 +169,8 @@ def main(argv: list[str] | None = None, reader: ClusterReader | None = None) -> 
         ]
     except unreachable as error:
         print(f"cannot read the cluster ({type(error).__name__}): {error}", file=sys.stderr)
+        if isinstance(error, config_error()):
+            print(NO_CLUSTER, file=sys.stderr)
         return 2
     print(json.dumps(statuses, indent=2) if args.json else render_text(statuses))
     return 0 if all(s["healthy"] for s in statuses) else 1

@@ -33,6 +33,24 @@ CLIENT_MISSING = (
 )
 
 
+# What to do when the client finds no usable kubeconfig (its own message is only "Invalid kube-config
+# file. No configuration found." or a context name it does not know).
+NO_CLUSTER = (
+    "point tenancy status at a cluster: set KUBECONFIG to a kubeconfig file (default ~/.kube/config) "
+    "and choose its context with --context NAME or the stack's tenancy:cluster.context "
+    "(`kubectl config get-contexts` lists them; `make cluster` creates a local kind cluster)"
+)
+
+
+def config_error() -> type[Exception]:
+    """The client's error for a missing or unusable kubeconfig (no file, no such context)."""
+    try:
+        from kubernetes.config.config_exception import ConfigException
+    except ImportError as error:
+        raise ClientMissingError(f"{CLIENT_MISSING} ({error})") from None
+    return ConfigException
+
+
 class ClientMissingError(RuntimeError):
     """The `kubernetes` package is not installed (it is in the `ops` group, not the runtime set)."""
 
