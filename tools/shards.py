@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     leftover = stale_operator_manifest(args.stack, args.root)
     if args.check:
         for path in stale:
-            print(f"{path.relative_to(args.root)} is stale: re-run tools.shards write", file=sys.stderr)
+            print(f"{path.relative_to(args.root)} is stale: re-run tenancy shards write", file=sys.stderr)
         if leftover is not None:
             print(f"{leftover.relative_to(args.root)}: CI runs {args.stack}; delete it", file=sys.stderr)
         return 1 if stale or leftover else 0
