@@ -1,4 +1,4 @@
-"""python -m tools.offboard: every retained resource of a decommissioned tenant, from the plan itself.
+"""tenancy offboard: every retained resource of a decommissioned tenant, from the plan itself.
 
 Each example stack is planned with acme decommissioned (dedicated databases, secrets, key, local
 namespaces) and a second tenant, shop, whose databases live on shared instances.

@@ -1,4 +1,4 @@
-"""python -m tools.status: live objects parsed from fixtures that validate against the upstream CRDs
+"""tenancy status: live objects parsed from fixtures that validate against the upstream CRDs
 and the official schemas, read through fake client APIs injected at ClusterReader (no cluster).
 
 tenant-acme-dev is healthy; tenant-acme-prod has a failed HelmRelease, a CloudNativePG Cluster
