@@ -203,10 +203,15 @@ def _resolve(
 
 
 def _other_stack_problems(
-    document: dict[str, Any], stack: str, label: str, other_settings: Mapping[str, StackSettings]
+    document: dict[str, Any],
+    stack: str,
+    label: str,
+    other_settings: Mapping[str, StackSettings],
+    reported_here: set[str],
 ) -> list[Problem]:
     """The names the file gives each other stack it targets (stack_references.py), merged with that
-    stack's override; a field set by the override is reported under `overrides.<stack>`."""
+    stack's override; a field set by the override is reported under `overrides.<stack>`. A field of
+    the file itself that the planned stack already refuses (`reported_here`) is not repeated."""
     stacks, overrides = document.get("stacks"), document.get("overrides") or {}
     base = {k: v for k, v in document.items() if k != "overrides"}
     problems: list[Problem] = []
@@ -219,8 +224,10 @@ def _other_stack_problems(
         except ValidationError:
             continue  # reported by _resolve
         for where, message in reference_problems(spec, settings, f"stack {other}"):
-            field = f"overrides.{other}.{where}" if where.split(".")[0] in override else where
-            problems.append(Problem(label, field, message))
+            if where.split(".")[0] in override:
+                problems.append(Problem(label, f"overrides.{other}.{where}", message))
+            elif where not in reported_here:
+                problems.append(Problem(label, where, message))
     return problems
 
 
@@ -330,7 +337,8 @@ def load_catalog(
             continue
         problems += [Problem(label, where, message) for where, message in consistency_problems(spec)]
         if other_settings:
-            problems += _other_stack_problems(document, stack, label, other_settings)
+            here = {where for where, _ in reference_problems(spec, settings, "this stack")} if present else set()
+            problems += _other_stack_problems(document, stack, label, other_settings, here)
         if present:
             entries.append(CatalogEntry(spec=spec, source=label))
     entries.sort(key=lambda entry: entry.spec.name)
