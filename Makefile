@@ -1,7 +1,10 @@
 # Two commands do everything on a fresh machine: `make plan` (the main job) and `make test`.
 # Both create the virtualenv from requirements-dev.txt (the runtime set plus the `ops` group's
-# Kubernetes client for `tools.status` and the test tools, exported with hashes from uv.lock) when it
-# is missing. requirements.txt alone is what `pulumi up` and the policy pack need.
+# Kubernetes client for `tenancy status` and the test tools, exported with hashes from uv.lock) when it
+# is missing, then install this checkout in editable mode for the `tenancy` command (docs/cli.md):
+# no dependencies and no build isolation, so nothing beyond the hashed files is fetched (the build
+# backend, setuptools, is in the runtime set). requirements.txt alone is what `pulumi up` and the
+# policy pack need.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -10,16 +13,17 @@ OUT ?= build/plan
 
 .PHONY: plan plan-all test lint schema docs up preview destroy cluster cluster-delete e2e e2e-manifests bench bootstrap clean
 
-$(BIN)/activate: requirements.txt requirements-ops.txt requirements-dev.txt requirements-analyzer.txt
+$(BIN)/activate: requirements.txt requirements-ops.txt requirements-dev.txt requirements-analyzer.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements-dev.txt
 	$(BIN)/pip install --quiet --no-deps -r requirements-analyzer.txt
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(BIN)/activate
 
 ## plan: the offline plan of STACK (default dev) under mocks; writes manifests to OUT
 plan: $(BIN)/activate
-	$(BIN)/python -m tools.plan --stack $(STACK) --out $(OUT)/$(STACK)
+	$(BIN)/tenancy plan --stack $(STACK) --out $(OUT)/$(STACK)
 
 ## plan-all: the offline plan of every stack (Pulumi.*.yaml), all of them even after a failure;
 ## exits non-zero if any fails, so a tenant valid for dev but not for prod-aws fails here, not in CI
@@ -35,11 +39,11 @@ test: $(BIN)/activate
 
 ## schema: regenerate schemas/tenant.schema.json from the tenant model
 schema: $(BIN)/activate
-	$(BIN)/python -m tools.schema --write
+	$(BIN)/tenancy schema --write
 
 ## docs: regenerate the generated parts of docs/ (reference tables, layout) from the code
 docs: $(BIN)/activate
-	$(BIN)/python -m tools.docs --write
+	$(BIN)/tenancy docs --write
 
 ## cluster: a kind cluster with the dev stack's node pools and Kubernetes version (kind/cluster.yaml);
 ## needs docker, kind and kubectl, and says how to install what is missing
@@ -79,11 +83,11 @@ e2e: $(BIN)/activate
 
 ## e2e-manifests: regenerate scripts/e2e/cases/ from tools/admission_cases.py
 e2e-manifests: $(BIN)/activate
-	$(BIN)/python -m tools.e2e_manifests --write
+	$(BIN)/tenancy e2e-manifests --write
 
-## bench: tools.plan end to end beside the typed, inputs and SDK floors (docs/scale.md)
+## bench: `tenancy plan` end to end beside the typed, inputs and SDK floors (docs/scale.md)
 bench: $(BIN)/activate
-	$(BIN)/python -m tools.bench --sizes 10,100,1000,3000 --markdown --figures tools/scale_figures.json
+	$(BIN)/tenancy bench --sizes 10,100,1000,3000 --markdown --figures tools/scale_figures.json
 
 clean:
 	rm -rf build .pytest_cache .mypy_cache .ruff_cache

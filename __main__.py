@@ -12,6 +12,7 @@ import pulumi
 from components.clouds.registry import cloud_for
 from components.model.catalog import load_catalog, project_stacks
 from components.model.stack import read_stack_settings
+from components.model.stack_references import committed_settings
 from components.platform.cluster import build_cluster_platform
 from components.platform.installs import after_installs
 from components.platform.link import PLATFORM_OUTPUT, local_platform, referenced_platform
@@ -30,6 +31,8 @@ cloud = cloud_for(settings)
 previous = previous_outputs()
 # Split stacks (`prod-shard-3`) read tenant files as their base stack (`prod`) would. What this stack
 # deployed last guards virtual clusters against a silent switch back (components/vcluster/previous.py).
+# Every tenant file is also checked against the other stacks it targets (stack_references.py).
+project = project_stacks(PROJECT_ROOT)
 catalog = load_catalog(
     PROJECT_ROOT / settings.tenants_dir,
     settings,
@@ -37,8 +40,9 @@ catalog = load_catalog(
     cloud=cloud,
     root=PROJECT_ROOT,
     previous_virtual_clusters=previous_virtual_clusters(),
-    known_stacks=project_stacks(PROJECT_ROOT),
+    known_stacks=project,
     previous_outputs=previous,
+    other_settings=committed_settings(PROJECT_ROOT, project - {settings.base_stack or stack}),
 )
 cluster = providers(cluster=settings.cluster, cloud=cloud, source=settings.source)
 

@@ -10,7 +10,7 @@ action="${1:-create}"
 need docker kind kubectl
 case "$action" in
   create)
-    # kind/cluster.yaml follows the dev stack's pools and version (python -m tools.kind_config).
+    # kind/cluster.yaml follows the dev stack's pools and version (tenancy kind-config).
     "$PYTHON" -m tools.kind_config --write >/dev/null
     # kind's Docker network carries the API server address the dev stack opens to CloudNativePG
     # (tenancy:network.apiServer.cidrs): create it with that subnet, or check the one there.

@@ -152,7 +152,7 @@ def test_the_link_check_finds_what_is_wrong(tmp_path: Path) -> None:
 
 
 def test_generated_docs_are_up_to_date() -> None:
-    assert docs.stale_regions() == [], "run `make docs` (python -m tools.docs --write)"
+    assert docs.stale_regions() == [], "run `make docs` (tenancy docs --write)"
 
 
 def test_stale_regions_are_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,7 +5,7 @@ get: stopped by RBAC, denied by a named admission policy, or admitted. The same 
 offline by the layered evaluator of the attack tests (tests/admission/test_admission_cases.py:
 the RBAC authorizer, then mutating and validating admission with a real CEL engine) and on a real
 kind cluster by scripts/e2e/admission.sh, which sends each exported manifest as a server-side
-dry-run create impersonating the same identity (`python -m tools.e2e_manifests --write`). A case
+dry-run create impersonating the same identity (`tenancy e2e-manifests --write`). A case
 cannot drift between the two: both read it from here.
 
 Only CREATE requests: a dry-run create needs no object to exist first. The objects are the attack

@@ -1,7 +1,7 @@
 """Which stacks and shards a change affects: plan every one offline at the base and at the head.
 
-    python -m tools.affected --stacks '["dev", "prod"]' --base REV [--head REV] [--deployed FILE]  >> "$GITHUB_OUTPUT"
-    python -m tools.affected --record '["dev"]' '["prod"]'   # stacks=<every stack and shard>, the record
+    tenancy affected --stacks '["dev", "prod"]' --base REV [--head REV] [--deployed FILE]  >> "$GITHUB_OUTPUT"
+    tenancy affected --record '["dev"]' '["prod"]'   # stacks=<every stack and shard>, the record
 
 A merge that changes no plan must deploy nothing: a global event (a merge touching only docs, a
 refactor, one tenant's file) must not run `pulumi up` on thousands of tenants. This plans every
@@ -177,7 +177,7 @@ def _stack_list(text: str) -> list[str] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.affected", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="tenancy affected", description=__doc__.split("\n\n")[0])
     parser.add_argument("--stacks", help='a JSON list of stack names, e.g. \'["dev", "prod"]\'')
     parser.add_argument("--base", default="", help="base commit (empty or all zeros: everything is affected)")
     parser.add_argument("--deployed", type=Path, help="the base run's deployment record (missing: everything)")

@@ -1,6 +1,6 @@
 """Benchmark: `tools.plan` end to end, as users run it, beside three floors measured in the same run.
 
-    python -m tools.bench --sizes 10,100,1000,3000 --markdown --figures tools/scale_figures.json
+    tenancy bench --sizes 10,100,1000,3000 --markdown --figures tools/scale_figures.json
 
 For each size it generates typical tenants (copies of one template: two environments, a Postgres
 database, two secrets, one app) and, each in a fresh process (tools/bench_runs.py):
@@ -211,7 +211,7 @@ def _machine() -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.bench", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="tenancy bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", "--tenants", default="10,100,1000,3000", help="comma-separated tenant counts")
     parser.add_argument("--stack", default="dev", help="stack whose settings the generated tenants use")
     parser.add_argument("--out", type=Path, default=Path("build/bench.json"))

@@ -1,6 +1,6 @@
 """What the SDK's per-resource stack capture costs at this program's call depth.
 
-    python -m tools.bench_capture [--tenants 20]
+    tenancy bench-capture [--tenants 20]
 
 On every registration the Pulumi SDK walks the whole Python stack (`traceback.extract_stack`,
 which also reads each frame's source line) and turns every frame below the resource's constructor
@@ -75,7 +75,7 @@ def measure_capture(tenants: int, stack_name: str = "dev") -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.bench_capture", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="tenancy bench-capture", description=__doc__.split("\n\n")[0])
     parser.add_argument("--tenants", type=int, default=20)
     parser.add_argument("--stack", default="dev")
     args = parser.parse_args(argv)

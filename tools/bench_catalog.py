@@ -1,6 +1,6 @@
 """How long reading and cross-checking the tenant files takes, without the Pulumi program.
 
-    python -m tools.bench_catalog --sizes 1000,3000 [--stack dev]
+    tenancy bench-catalog --sizes 1000,3000 [--stack dev]
 
 Each size writes that many of the benchmark's typical tenants (tools/bench.py), each with two
 domains of its own (an exact name and a wildcard) so the domain-overlap check has work to do, and
@@ -45,7 +45,9 @@ def catalog_seconds(count: int, stack: str) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="tenancy bench-catalog", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sizes", default="100,1000,3000", help="comma-separated tenant counts")
     parser.add_argument("--stack", default="dev", help="stack whose settings the tenants are checked against")
     args = parser.parse_args(argv)

@@ -138,7 +138,7 @@ def stacks_of(stack: str, root: Path = PROJECT_ROOT) -> list[Stack]:
         if provider != base:
             raise BootstrapError(
                 f"Pulumi.{name}.yaml: secretsprovider: {provider!r} differs from Pulumi.{stack}.yaml's {base!r} "
-                "(re-run python -m tools.shards write)"
+                "(re-run tenancy shards write)"
             )
         stacks.append(Stack(name, base))
     return stacks
@@ -549,7 +549,7 @@ def bootstrap(
 def main(argv: list[str] | None = None) -> int:
     import os
 
-    parser = argparse.ArgumentParser(prog="scripts/bootstrap.sh", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="tenancy bootstrap", description=__doc__.split("\n\n")[0])
     parser.add_argument("--stack", required=True)
     parser.add_argument("--github-repo", help="OWNER/REPO whose environments' jobs may act as the CI identities")
     parser.add_argument("--skip-identities", action="store_true")

@@ -1,6 +1,6 @@
 """The cloud trust each GitHub environment gets: one identity per environment, bound to its subject.
 
-    python -m tools.ci_identity --repository acme/tenancy --stack prod [--aws-account 123456789012]
+    tenancy ci-identity --repository acme/tenancy --stack prod [--aws-account 123456789012]
 
 Every job that signs in to a cloud runs in a GitHub environment (`<stack>` for deploys,
 `<stack>-preview` for previews and drift checks, pulumi-stack.yml). GitHub then issues an OIDC
@@ -87,7 +87,7 @@ def trust(repository: str, stack: str, aws_account: str, gcp_project_number: str
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.ci_identity", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="tenancy ci-identity", description=__doc__.split("\n\n")[0])
     parser.add_argument("--repository", required=True, help="owner/name of this repository on GitHub")
     parser.add_argument("--stack", required=True, help="a base stack (its shards use its environments)")
     parser.add_argument("--aws-account", default="AWS_ACCOUNT_ID")

@@ -1,6 +1,6 @@
 """Run one Pulumi command on one stack for CI, and say what happened from the captured output.
 
-    python -m tools.ci_pulumi --command preview|up|drift --stack STACK --out DIR
+    tenancy ci-pulumi --command preview|up|drift --stack STACK --out DIR
 
 Why not `pulumi/actions` with `command:`: at the pinned commit (pulumi/actions@8e5e406f,
 src/main.ts `runAction`) a failed `pulumi login` is only a warning, the stack is then selected
@@ -202,7 +202,7 @@ EXIT_CODES = {"succeeded": 0, "failed": 1, "drift": 2}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.ci_pulumi", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="tenancy ci-pulumi", description=__doc__.split("\n\n")[0])
     parser.add_argument("--command", required=True, choices=COMMANDS)
     parser.add_argument("--stack", required=True)
     parser.add_argument("--out", required=True, type=Path, help="directory for summary.md, comment.md, result.json")

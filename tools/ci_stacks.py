@@ -1,8 +1,8 @@
 """Turn CI's stack lists into the jobs a workflow runs: split stacks become their parts.
 
-    python -m tools.ci_stacks --stacks '["dev", "prod"]'  >> "$GITHUB_OUTPUT"
+    tenancy ci-stacks --stacks '["dev", "prod"]'  >> "$GITHUB_OUTPUT"
 
-A stack split by `python -m tools.shards write` has a layout file `deploy/shards/<stack>.json`
+A stack split by `tenancy shards write` has a layout file `deploy/shards/<stack>.json`
 (`{"platform": "prod-platform", "shards": ["prod-shard-0", ...]}`). Its platform stack must be up
 before its shards (they read its outputs), and the shards are independent of each other, so a
 deployment runs in two waves: `first` (unsplit stacks and platform stacks, one after another) and
@@ -64,7 +64,7 @@ def waves(stacks: list[str], root: Path = PROJECT_ROOT) -> dict[str, list[dict[s
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.ci_stacks", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="tenancy ci-stacks", description=__doc__.split("\n\n")[0])
     parser.add_argument("--stacks", required=True, help='a JSON list of stack names, e.g. \'["dev", "prod"]\'')
     parser.add_argument("--root", type=Path, default=PROJECT_ROOT, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -1,7 +1,7 @@
 """Generate the parts of docs/ that follow from the code: reference tables and the layout.
 
-    python -m tools.docs --write     # regenerate the marked regions of the docs (also `make docs`)
-    python -m tools.docs --check     # exit 1 if a marked region is stale (tests do this too)
+    tenancy docs --write     # regenerate the marked regions of the docs (also `make docs`)
+    tenancy docs --check     # exit 1 if a marked region is stale (tests do this too)
 
 A generated region sits between `<!-- BEGIN GENERATED: <name> -->` and `<!-- END GENERATED: <name> -->`
 in a Markdown file; everything outside the markers is hand-written and left alone. The regions:
@@ -42,7 +42,7 @@ from components.model.stack import StackSettings
 from tools.harness import PROJECT_ROOT
 
 DOCS_DIR = PROJECT_ROOT / "docs"
-BEGIN = "<!-- BEGIN GENERATED: {name} (python -m tools.docs --write) -->"
+BEGIN = "<!-- BEGIN GENERATED: {name} (tenancy docs --write) -->"
 END = "<!-- END GENERATED: {name} -->"
 # The packages whose layout docs/architecture.md shows.
 LAYOUT_ROOTS = ("components", "tools", "policy_pack")
@@ -399,7 +399,7 @@ def write() -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """`--write` regenerates the regions; `--check` exits 1 naming every stale one."""
-    parser = argparse.ArgumentParser(prog="python -m tools.docs", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="tenancy docs", description=__doc__.split("\n\n")[0])
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--write", action="store_true")
     group.add_argument("--check", action="store_true")

@@ -1,6 +1,6 @@
 """Sort the daily drift check's results into drift and failures, for two different issues.
 
-    python -m tools.drift_report --stacks "$STACKS" --results DIR --run-url URL --out DIR >> "$GITHUB_OUTPUT"
+    tenancy drift-report --stacks "$STACKS" --results DIR --run-url URL --out DIR >> "$GITHUB_OUTPUT"
 
 Each drift job leaves `result.json` (tools.ci_pulumi) in an artifact; DIR holds them all, one
 folder per artifact. A stack is drifted only when its check ran to the end and found changes
@@ -63,7 +63,7 @@ def bodies(drifted: list[str], failed: list[str], outcomes: dict[str, str], run_
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.drift_report", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="tenancy drift-report", description=__doc__.split("\n\n")[0])
     parser.add_argument("--stacks", required=True, help="the drift matrix: a JSON list of {stack, environment}")
     parser.add_argument("--results", required=True, type=Path)
     parser.add_argument("--run-url", required=True)

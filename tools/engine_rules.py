@@ -1,6 +1,6 @@
 """What the Pulumi engine would refuse or get wrong on a real `up`, checked on an offline plan.
 
-    python -m tools.engine_rules PLAN_DIR --stack STACK [--platform-plan PLATFORM_PLAN_DIR]
+    tenancy engine-rules PLAN_DIR --stack STACK [--platform-plan PLATFORM_PLAN_DIR]
 
 The plan records every resource's explicit provider and the URNs it waits for
 (`resources.json`, tools/harness.py). These checks read only those records, so they run on any
@@ -772,8 +772,8 @@ def check_plan(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.engine_rules", description=__doc__.split("\n\n")[0])
-    parser.add_argument("plan", type=Path, help="a plan directory (python -m tools.plan --out)")
+    parser = argparse.ArgumentParser(prog="tenancy engine-rules", description=__doc__.split("\n\n")[0])
+    parser.add_argument("plan", type=Path, help="a plan directory (tenancy plan --out)")
     parser.add_argument("--stack", required=True, help="the stack the plan is of (its default-provider settings)")
     parser.add_argument("--platform-plan", type=Path, help="a tenants shard's platform stack plan (what it installs)")
     args = parser.parse_args(argv)

@@ -1,6 +1,6 @@
 """Which Flux objects the e2e must see Ready: every one whose source is public.
 
-    kubectl get <flux kinds> -A -o json | python -m tools.flux_public    # "<resource> <namespace> <name>" lines
+    kubectl get <flux kinds> -A -o json | tenancy flux-public    # "<resource> <namespace> <name>" lines
 
 The example tenants point some Flux sources at private or made-up addresses (a Git server or OCI
 registry under a reserved example domain): those can never become Ready on a throwaway cluster.
@@ -17,6 +17,7 @@ the e2e waits in dependency order. Suspended objects are left out: they never re
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from typing import Any
@@ -84,8 +85,14 @@ def to_wait_for(objects: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    del argv
-    document = json.load(sys.stdin)
+    """Read the objects from stdin, print one "<resource> <namespace> <name>" line per object to wait for."""
+    parser = argparse.ArgumentParser(prog="tenancy flux-public", description=__doc__.split("\n\n")[0])
+    parser.parse_args(argv)
+    try:
+        document = json.load(sys.stdin)
+    except json.JSONDecodeError as error:
+        print(f"stdin is not JSON (`kubectl get ... -o json`): {error}", file=sys.stderr)
+        return 2
     items = document.get("items", []) if isinstance(document, dict) else []
     for resource, namespace, name in to_wait_for(items):
         print(f"{resource} {namespace} {name}")

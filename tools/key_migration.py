@@ -1,6 +1,6 @@
 """Carry a stack deployed before per-environment keys over: what it has, what to set, what preview does.
 
-    python -m tools.key_migration --state prod-state.json --stack prod [--environment prod]
+    tenancy key-migration --state prod-state.json --stack prod [--environment prod]
 
 `--state` is `pulumi stack export` of the deployed stack. The tool finds each tenant's old
 per-tenant key (`<tenant>-key`) and every dedicated instance still encrypted with it, prints the
@@ -148,7 +148,7 @@ def report(steps: list[Step], run: ProgramRun, state: list[StateResource], every
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.key_migration", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="tenancy key-migration", description=__doc__.split("\n")[0])
     parser.add_argument("--state", required=True, type=Path, help="`pulumi stack export` of the deployed stack")
     parser.add_argument("--stack", required=True, help="stack name; reads Pulumi.<stack>.yaml")
     parser.add_argument("--environment", default="prod", help="the environment that takes each old key over")

@@ -1,8 +1,8 @@
 """Generate kind/cluster.yaml from the dev stack, so a pool added there gets its kind node.
 
-    python -m tools.kind_config --write     # regenerate kind/cluster.yaml (`make cluster` does this)
-    python -m tools.kind_config --check     # exit 1, saying what to run, when the file is stale
-    python -m tools.kind_config --subnet    # the kind Docker network's subnet (see below)
+    tenancy kind-config --write     # regenerate kind/cluster.yaml (`make cluster` does this)
+    tenancy kind-config --check     # exit 1, saying what to run, when the file is stale
+    tenancy kind-config --subnet    # the kind Docker network's subnet (see below)
 
 Nodes: the control plane; one untainted worker for the platform (Flux, the database operators,
 DNS); one worker per pool of `tenancy:nodePools` (kind `existing`), labelled and tainted as
@@ -35,7 +35,7 @@ NODE_IMAGES = {
 }
 _HEADER = """\
 # kind cluster for the dev stack (`make cluster`, scripts/e2e/create-cluster.sh).
-# Generated from Pulumi.dev.yaml by `python -m tools.kind_config --write` (`make cluster` runs it):
+# Generated from Pulumi.dev.yaml by `tenancy kind-config --write` (`make cluster` runs it):
 # edit the stack, not this file.
 #
 # Nodes: the control plane; one untainted worker for the platform (Flux, the database operators,
@@ -104,7 +104,7 @@ def subnet(settings: StackSettings) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.kind_config")
+    parser = argparse.ArgumentParser(prog="tenancy kind-config")
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--write", action="store_true")
     group.add_argument("--check", action="store_true")
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     if KIND_CONFIG.read_text(encoding="utf-8") != text:
         print(
             f"{KIND_CONFIG.relative_to(PROJECT_ROOT)} is out of step with Pulumi.dev.yaml (node pools, Kubernetes "
-            "version): run `python -m tools.kind_config --write`",
+            "version): run `tenancy kind-config --write`",
             file=sys.stderr,
         )
         return 1

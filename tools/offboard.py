@@ -1,6 +1,6 @@
 """Offboarding: what decommissioned tenants still hold, for how long, and how to remove it.
 
-    python -m tools.offboard --stack prod [--tenant acme] [--outputs outputs.json] [--json]
+    tenancy offboard --stack prod [--tenant acme] [--outputs outputs.json] [--json] [--plaintext-secrets]
 
 Lists, per decommissioned tenant of the stack, every retained resource (databases with their
 credentials, secrets, keys, namespaces kept for data) with its cost labels and how long it has been
@@ -12,7 +12,9 @@ The list comes from the plan the program renders (tools/retained.py), so it is e
 program retains. Cloud names of autonamed resources (Cloud SQL instances, RDS identifiers, KMS
 keys) exist only in the real stack: pass `--outputs` with `pulumi stack output --json` for them;
 without it the plan's mock names stand in, and the listing says so. Exit code 1 when a retained
-resource belongs to no known item (nothing is dropped silently), 2 on invalid configuration.
+resource belongs to no known item (nothing is dropped silently), 2 on invalid configuration and
+on a `--tenant` the stack does not have or that is not decommissioned (each refused in its own words).
+Exports of secret values are encrypted to `$EXPORT_RECIPIENT` (gpg) unless `--plaintext-secrets`.
 """
 
 from __future__ import annotations
@@ -35,11 +37,38 @@ _VARIABLES = {
     "aws": "Set ADMIN_USER (the shared instance's admin user) for exports from shared instances.",
     "local": "Exports run through kubectl exec in the database pods.",
 }
+SECRETS_ENCRYPTED = (
+    "Set EXPORT_RECIPIENT (a gpg key id) for exports of secret values: they are written encrypted "
+    "(--plaintext-secrets writes them in plaintext files instead)."
+)
+SECRETS_PLAINTEXT = (
+    "--plaintext-secrets: exports of secret values are written in PLAINTEXT files; delete them after use."
+)
 
 
-def item_report(item: RetainedItem, settings: StackSettings, deletable: bool) -> dict[str, Any]:
+class TenantRefusedError(ValueError):
+    """`--tenant` names a tenant the stack lacks, or one that is not decommissioned."""
+
+
+def check_tenant(only: str, tenants: dict[str, Any], stack: str) -> None:
+    """Refuse, each in its own words, a tenant the stack does not have and an active or suspended one."""
+    if only not in tenants:
+        known = ", ".join(sorted(tenants)) or "none"
+        raise TenantRefusedError(f"tenant {only!r} is not in stack {stack} (its tenants: {known})")
+    lifecycle = tenants[only].get("lifecycle", "active")
+    if lifecycle != "decommissioned":
+        raise TenantRefusedError(
+            f"tenant {only!r} is {lifecycle}, not decommissioned: nothing of it is retained for offboarding. "
+            f"Set `lifecycle: decommissioned` and `decommissionedOn` in its file and deploy first "
+            "(docs/operations.md, Offboarding)"
+        )
+
+
+def item_report(
+    item: RetainedItem, settings: StackSettings, deletable: bool, plaintext_secrets: bool = False
+) -> dict[str, Any]:
     """One retained item as the listing shows it; `delete` is None while retention runs."""
-    commands = commands_for(item, settings)
+    commands = commands_for(item, settings, plaintext_secrets)
     return {
         "kind": item.kind,
         "name": item.name,
@@ -51,7 +80,9 @@ def item_report(item: RetainedItem, settings: StackSettings, deletable: bool) ->
     }
 
 
-def tenant_report(tenant: DecommissionedTenant, settings: StackSettings, today: datetime.date) -> dict[str, Any]:
+def tenant_report(
+    tenant: DecommissionedTenant, settings: StackSettings, today: datetime.date, plaintext_secrets: bool = False
+) -> dict[str, Any]:
     """A tenant's retention window and items; deletes only once `retentionDays` have passed."""
     deletable_on = tenant.decommissioned_on + datetime.timedelta(days=settings.data.retention_days)
     deletable = today >= deletable_on
@@ -61,7 +92,7 @@ def tenant_report(tenant: DecommissionedTenant, settings: StackSettings, today: 
         "retainedDays": tenant.retained_days(today),
         "deletableOn": deletable_on.isoformat(),
         "deletable": deletable,
-        "items": [item_report(item, settings, deletable) for item in tenant.items],
+        "items": [item_report(item, settings, deletable, plaintext_secrets) for item in tenant.items],
     }
 
 
@@ -71,6 +102,7 @@ def render_text(report: dict[str, Any]) -> str:
         f"stack {report['stack']}: data of decommissioned tenants is retained {report['retentionDays']} days "
         "(tenancy:data.retentionDays)",
         _VARIABLES[report["cloud"]],
+        SECRETS_PLAINTEXT if report.get("plaintextSecrets") else SECRETS_ENCRYPTED,
         "Run every export first; delete in the order listed (data, then the key that encrypts it, then "
         "namespaces and the security groups the databases used).",
     ]
@@ -97,11 +129,18 @@ def render_text(report: dict[str, Any]) -> str:
 
 
 def build_report(
-    stack: str, overrides: dict[str, str], outputs: dict[str, Any] | None, today: datetime.date, only: str | None
+    stack: str,
+    overrides: dict[str, str],
+    outputs: dict[str, Any] | None,
+    today: datetime.date,
+    only: str | None,
+    plaintext_secrets: bool = False,
 ) -> dict[str, Any]:
     """Plan the stack, attribute what it retains, and decide what may be deleted today."""
     settings = parse_settings(stack_config(stack, overrides)[0], f"Pulumi.{stack}.yaml")
     run = run_stack(stack, overrides)
+    if only is not None:
+        check_tenant(only, run.outputs.get("tenants") or {}, stack)
     tenants = [t for t in decommissioned_tenants(run, outputs) if only is None or t.name == only]
     return {
         "stack": stack,
@@ -109,18 +148,24 @@ def build_report(
         "retentionDays": settings.data.retention_days,
         "today": today.isoformat(),
         "namesFrom": "outputs" if outputs is not None else "plan",
-        "tenants": [tenant_report(t, settings, today) for t in tenants],
+        "plaintextSecrets": plaintext_secrets,
+        "tenants": [tenant_report(t, settings, today, plaintext_secrets) for t in tenants],
     }
 
 
 def parser() -> argparse.ArgumentParser:
-    result = argparse.ArgumentParser(prog="python -m tools.offboard", description=__doc__.split("\n\n")[0])
+    result = argparse.ArgumentParser(prog="tenancy offboard", description=__doc__.split("\n\n")[0])
     result.add_argument("--stack", required=True, help="stack name; reads Pulumi.<stack>.yaml")
     result.add_argument("--tenant", help="only this tenant")
     result.add_argument("--outputs", type=Path, help="`pulumi stack output --json` of the stack, for cloud names")
     result.add_argument("--tenants-dir", type=Path, help="tenant files to use instead of tenants/")
     result.add_argument("--today", type=datetime.date.fromisoformat, help="YYYY-MM-DD instead of today's date")
     result.add_argument("--json", action="store_true", help="print JSON instead of text")
+    result.add_argument(
+        "--plaintext-secrets",
+        action="store_true",
+        help="export secret values to plaintext files (default: encrypted with gpg to $EXPORT_RECIPIENT)",
+    )
     return result
 
 
@@ -130,8 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     outputs = json.loads(args.outputs.read_text(encoding="utf-8")) if args.outputs else None
     today = args.today or datetime.datetime.now(datetime.UTC).date()
     try:
-        report = build_report(args.stack, overrides, outputs, today, args.tenant)
-    except (ConfigurationError, FileNotFoundError) as error:
+        report = build_report(args.stack, overrides, outputs, today, args.tenant, args.plaintext_secrets)
+    except (ConfigurationError, FileNotFoundError, TenantRefusedError) as error:
         print(str(error), file=sys.stderr)
         return 2
     print(json.dumps(report, indent=2) if args.json else render_text(report))

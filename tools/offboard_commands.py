@@ -4,11 +4,16 @@ Exports come first and never destroy anything; deletes are printed only once the
 period has passed (tools/offboard.py decides). Names come from the plan's inputs (secret ids,
 Kubernetes names) or the stack outputs (instances, keys); `$EXPORT_BUCKET` (gcp) and `$ADMIN_USER`
 (shared instances) are the operator's to set, and the header of the listing says so.
+
+Exports that carry secret values (a secret's value, a Kubernetes Secret, a namespace's objects,
+which include its Secrets) are piped through `gpg --encrypt` to `$EXPORT_RECIPIENT` by default, so
+no secret lands in a plaintext file unless the operator asks for it (`--plaintext-secrets`).
 """
 
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from components.model.stack import StackSettings
@@ -36,12 +41,27 @@ def _q(value: object) -> str:
     return shlex.quote(str(value))
 
 
+# Where an export that carries secret values writes: a file name -> the end of the command.
+SecretSink = Callable[[str], str]
+
+
+def encrypted(path: str) -> str:
+    """The default: only ciphertext reaches the disk (`gpg --decrypt FILE` reads it back)."""
+    return f'| gpg --encrypt --recipient "$EXPORT_RECIPIENT" --output {_q(path + ".gpg")}'
+
+
+def plaintext(path: str) -> str:
+    """Only with `--plaintext-secrets`: the value as it is, in a file."""
+    return f"> {_q(path)}"
+
+
 def _file(item: RetainedItem, suffix: str) -> str:
     return f"{item.tenant}-{item.environment or 'all'}-{item.name}{suffix}".replace("_", "-")
 
 
-def _kubectl_objects(resources: list[RecordedResource]) -> Commands:
-    """Export and delete Kubernetes objects by kind and name (`clusters.postgresql.cnpg.io pg-orders`)."""
+def _kubectl_objects(resources: list[RecordedResource], sink: SecretSink = encrypted) -> Commands:
+    """Export and delete Kubernetes objects by kind and name (`clusters.postgresql.cnpg.io pg-orders`);
+    a Secret's export goes to `sink`."""
     export, delete = [], []
     for resource in resources:
         if not resource.type.startswith("kubernetes:") or "metadata" not in resource.inputs:
@@ -50,8 +70,9 @@ def _kubectl_objects(resources: list[RecordedResource]) -> Commands:
         group = resource.inputs["apiVersion"].rpartition("/")[0]
         plural = f"{kind.lower()}s" + (f".{group}" if group else "")
         where = f"-n {_q(meta['namespace'])} " if meta.get("namespace") else ""
-        saved = _q(f"{meta.get('namespace') or 'cluster'}-{kind.lower()}-{meta['name']}.yaml")
-        export.append(f"kubectl {where}get {plural} {_q(meta['name'])} -o yaml > {saved}")
+        saved = f"{meta.get('namespace') or 'cluster'}-{kind.lower()}-{meta['name']}.yaml"
+        to = sink(saved) if (group, kind) == ("", "Secret") else f"> {_q(saved)}"
+        export.append(f"kubectl {where}get {plural} {_q(meta['name'])} -o yaml {to}")
         delete.append(f"kubectl {where}delete {plural} {_q(meta['name'])}")
     return Commands(export, delete)
 
@@ -61,7 +82,7 @@ def _input(item: RetainedItem, type_suffix: str, key: str) -> str:
     return str(found[0].inputs[key]) if found else f"<{item.name}: no {type_suffix} in plan>"
 
 
-def gcp_commands(item: RetainedItem, settings: StackSettings) -> Commands:
+def gcp_commands(item: RetainedItem, settings: StackSettings, sink: SecretSink = encrypted) -> Commands:
     project = _q(settings.gcp.project if settings.gcp else "<project>")
     if item.kind == "key":
         versions = (
@@ -70,10 +91,10 @@ def gcp_commands(item: RetainedItem, settings: StackSettings) -> Commands:
         )
         return Commands([], [f"{versions} | xargs -r -n1 gcloud kms keys versions destroy --quiet"])
     if item.kind not in ("secret", "database"):
-        return _kubectl_objects(item.resources)
+        return _kubectl_objects(item.resources, sink)
     secret = _q(_input(item, "secretmanager/secret:Secret", "secretId"))
     secret_cmds = Commands(
-        [f"gcloud secrets versions access latest --secret={secret} --project={project} > {_q(_file(item, '.txt'))}"],
+        [f"gcloud secrets versions access latest --secret={secret} --project={project} {sink(_file(item, '.txt'))}"],
         [f"gcloud secrets delete {secret} --project={project} --quiet"],
     )
     if item.kind == "secret":
@@ -107,18 +128,18 @@ def _gcp_database(item: RetainedItem, project: str) -> Commands:
     )
 
 
-def aws_commands(item: RetainedItem, settings: StackSettings) -> Commands:
+def aws_commands(item: RetainedItem, settings: StackSettings, sink: SecretSink = encrypted) -> Commands:
     if item.kind == "security-group":
         return _aws_security_group(item, settings)
     if item.kind == "key":
         return Commands([], [f"aws kms schedule-key-deletion --key-id {_q(item.name)} --pending-window-in-days 30"])
     if item.kind not in ("secret", "database"):
-        return _kubectl_objects(item.resources)
+        return _kubectl_objects(item.resources, sink)
     secret = _q(_input(item, "secretsmanager/secret:Secret", "name"))
     value = f"aws secretsmanager get-secret-value --secret-id {secret} --query SecretString --output text"
     days = settings.data.secret_recovery_days
     secret_cmds = Commands(
-        [f"{value} > {_q(_file(item, '.json'))}"],
+        [f"{value} {sink(_file(item, '.json'))}"],
         [f"aws secretsmanager delete-secret --secret-id {secret} --recovery-window-in-days {days}"],
     )
     return secret_cmds if item.kind == "secret" else _merge(_aws_database(item), secret_cmds)
@@ -179,13 +200,13 @@ def _merge(*parts: Commands) -> Commands:
     return Commands([c for p in parts for c in p.export], [c for p in parts for c in p.delete])
 
 
-def local_commands(item: RetainedItem, settings: StackSettings) -> Commands:
-    objects = _kubectl_objects(item.resources)
+def local_commands(item: RetainedItem, settings: StackSettings, sink: SecretSink = encrypted) -> Commands:
+    objects = _kubectl_objects(item.resources, sink)
     if item.kind != "database":
         if item.kind == "namespace":
             everything = "all,configmaps,secrets,persistentvolumeclaims"
             return Commands(
-                [f"kubectl get {everything} -n {_q(item.name)} -o yaml > {_q(item.name + '.yaml')}"],
+                [f"kubectl get {everything} -n {_q(item.name)} -o yaml {sink(item.name + '.yaml')}"],
                 [f"kubectl delete namespace {_q(item.name)}"],
             )
         return objects
@@ -213,11 +234,16 @@ def _database_namespace(item: RetainedItem, settings: StackSettings) -> str:
     return settings.data.shared_instances_namespace
 
 
-BUILDERS = {"gcp": gcp_commands, "aws": aws_commands, "local": local_commands}
+BUILDERS: dict[str, Callable[[RetainedItem, StackSettings, SecretSink], Commands]] = {
+    "gcp": gcp_commands,
+    "aws": aws_commands,
+    "local": local_commands,
+}
 
 
-def commands_for(item: RetainedItem, settings: StackSettings) -> Commands:
-    """The export and delete commands of one item on the stack's cloud; none for unattributed ones."""
+def commands_for(item: RetainedItem, settings: StackSettings, plaintext_secrets: bool = False) -> Commands:
+    """The export and delete commands of one item on the stack's cloud; none for unattributed ones.
+    Secret values are exported encrypted unless `plaintext_secrets` (the operator's explicit flag)."""
     if item.kind == "unattributed":
         return Commands([], [])
-    return BUILDERS[settings.cloud](item, settings)
+    return BUILDERS[settings.cloud](item, settings, plaintext if plaintext_secrets else encrypted)

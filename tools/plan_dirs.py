@@ -1,4 +1,4 @@
-"""What `python -m tools.plan` may do with the directories it is given, and how it words refusals.
+"""What `tenancy plan` may do with the directories it is given, and how it words refusals.
 
 `--out DIR` replaces DIR, so it must be an earlier plan (or empty, or new): a typo such as `--out .`
 or `--out ~` must not delete a checkout. The earlier plan is kept beside it as `DIR.previous`, so

@@ -1,7 +1,7 @@
 """Write the pip requirement files from uv.lock, or check that they are current.
 
-    python -m tools.requirements          rewrite requirements.txt, requirements-ops.txt and requirements-dev.txt
-    python -m tools.requirements --check  exit 1, naming each stale file, if they differ
+    tenancy requirements          rewrite requirements.txt, requirements-ops.txt and requirements-dev.txt
+    tenancy requirements --check  exit 1, naming each stale file, if they differ
 
 uv.lock is the lock (pyproject.toml lists what the project asks for; `uv lock` resolves it). The
 pip files exist because pip is what every consumer runs: `make test` on a fresh machine, `pulumi
@@ -27,7 +27,7 @@ EXPORTS: dict[str, tuple[str, list[str]]] = {
         ["--no-dev"],
     ),
     "requirements-ops.txt": (
-        "The runtime set plus the `ops` group (the Kubernetes client of `python -m tools.status`).",
+        "The runtime set plus the `ops` group (the Kubernetes client of `tenancy status`).",
         ["--no-dev", "--group", "ops"],
     ),
     "requirements-dev.txt": (
@@ -46,7 +46,7 @@ def exported(name: str, root: Path = PROJECT_ROOT) -> str:
     if result.returncode != 0:
         raise RuntimeError(f"uv export failed for {name}: {result.stderr.strip()}")
     header = (
-        "# Generated from uv.lock by `python -m tools.requirements`: edit pyproject.toml, run `uv lock`,\n"
+        "# Generated from uv.lock by `tenancy requirements`: edit pyproject.toml, run `uv lock`,\n"
         f"# then that command. {purpose}\n"
     )
     return header + result.stdout
@@ -62,13 +62,13 @@ def stale(root: Path = PROJECT_ROOT) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.requirements", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="tenancy requirements", description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if a file is stale instead of writing")
     args = parser.parse_args(argv)
     if args.check:
         names = stale()
         for name in names:
-            print(f"{name} is stale: run `python -m tools.requirements` (after `uv lock`)", file=sys.stderr)
+            print(f"{name} is stale: run `tenancy requirements` (after `uv lock`)", file=sys.stderr)
         return 1 if names else 0
     for name in EXPORTS:
         (PROJECT_ROOT / name).write_text(exported(name), encoding="utf-8")

@@ -1,7 +1,7 @@
 """Generate the JSON Schema for tenant files from the pydantic model, so editors validate YAML.
 
-    python -m tools.schema --write     # regenerate schemas/tenant.schema.json
-    python -m tools.schema --check     # exit 1 if the committed schema is stale (tests do this too)
+    tenancy schema --write     # regenerate schemas/tenant.schema.json
+    tenancy schema --check     # exit 1 if the committed schema is stale (tests do this too)
 
 Tenant files point at it with a first line `# yaml-language-server: $schema=../schemas/tenant.schema.json`.
 """
@@ -32,7 +32,7 @@ def rendered() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.schema")
+    parser = argparse.ArgumentParser(prog="tenancy schema")
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--write", action="store_true")
     group.add_argument("--check", action="store_true")

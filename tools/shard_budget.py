@@ -2,7 +2,7 @@
 
 A shard's preview runs the program for its resources in one process: its time and peak memory grow
 with the number of resources (linearly: the benchmark checks it). `tools/scale_figures.json` holds
-the per-resource figures measured by `python -m tools.bench ... --figures tools/scale_figures.json`
+the per-resource figures measured by `tenancy bench ... --figures tools/scale_figures.json`
 at its largest size; `tools.shards layout` turns each shard's resource count into seconds and MB,
 and shows what the stack's `shards.resourceBudget` amounts to, so the budget is chosen against
 time and memory rather than a bare count. The program part is a lower bound of a real preview:

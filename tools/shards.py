@@ -1,10 +1,10 @@
 """Split a stack into a platform stack and tenant shard stacks, and show how tenants spread.
 
-    python -m tools.shards layout --stack prod [--count N]
+    tenancy shards layout --stack prod [--count N]
         Plan the stack offline and print tenants, resources, and the expected preview time and memory
         (tools/shard_budget.py, from measured figures) per shard for N shards (default: the stack's
         shards.count), warning where a shard passes shards.resourceBudget.
-    python -m tools.shards write --stack prod --count N --org ORG --repo URL [--check]
+    tenancy shards write --stack prod --count N --org ORG --repo URL [--check]
         Write Pulumi.<stack>-platform.yaml and Pulumi.<stack>-shard-<i>.yaml (the base stack's config
         plus the role keys; an existing file keeps the `encryptedkey` `pulumi stack init` added and any
         other key `write` does not own), Pulumi Kubernetes Operator Stack objects in deploy/operator/<stack>.yaml
@@ -105,7 +105,7 @@ def _stack_file(base: dict[str, Any], stack: str, role_config: dict[str, Any], k
     users = list(identities.get("users") or [])
     identities["users"] = users if OPERATOR_IDENTITY in users else [*users, OPERATOR_IDENTITY]
     config["tenancy:policy"] = {**policy, "platformIdentities": identities}
-    header = f"# Generated from Pulumi.{stack}.yaml by `python -m tools.shards write`; edit that file and re-run.\n"
+    header = f"# Generated from Pulumi.{stack}.yaml by `tenancy shards write`; edit that file and re-run.\n"
     document: dict[str, Any] = {**kept, "config": config}
     if "secretsprovider" in base:
         document["secretsprovider"] = base["secretsprovider"]
@@ -176,7 +176,7 @@ def stale_operator_manifest(stack: str, root: Path = PROJECT_ROOT) -> Path | Non
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.shards", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="tenancy shards", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     show = sub.add_parser("layout")
     show.add_argument("--stack", required=True)
@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     leftover = stale_operator_manifest(args.stack, args.root)
     if args.check:
         for path in stale:
-            print(f"{path.relative_to(args.root)} is stale: re-run tools.shards write", file=sys.stderr)
+            print(f"{path.relative_to(args.root)} is stale: re-run tenancy shards write", file=sys.stderr)
         if leftover is not None:
             print(f"{leftover.relative_to(args.root)}: CI runs {args.stack}; delete it", file=sys.stderr)
         return 1 if stale or leftover else 0

@@ -1,6 +1,6 @@
 """Observed status: what the cluster actually runs for each tenant, against what the program renders.
 
-    python -m tools.status --stack dev [--tenant acme] [--json] [--context NAME]
+    tenancy status --stack dev [--tenant acme] [--json] [--context NAME]
 
 Reads the live cluster through the kubeconfig (the stack's `tenancy:cluster.context`, or
 `--context`, or the current context) with the official Kubernetes client, and prints per tenant and
@@ -12,7 +12,8 @@ What the program renders (its offline plan, tools/harness.py) is the expectation
 registers that the cluster lacks are problems. Cloud databases are listed by their instance names
 from the plan's outputs; their state lives in the cloud's API, which this command does not call
 (it needs no cloud credentials). Exit code 1 when any tenant is NotReady, 2 on invalid configuration,
-an unreachable cluster or a missing Kubernetes client (requirements-ops.txt installs it).
+an unreachable cluster, no usable kubeconfig (the message says how to point the command at a cluster)
+or a missing Kubernetes client (requirements-ops.txt installs it).
 """
 
 from __future__ import annotations
@@ -28,7 +29,15 @@ from components.model.stack import parse_settings
 from tools.harness import PROJECT_ROOT, ProgramRun, run_stack, stack_config
 from tools.plan import is_kubernetes_object, manifest
 from tools.status_model import EnvironmentStatus, environment_status, verdict
-from tools.status_read import CUSTOM_KINDS, ClientMissingError, ClusterReader, kubernetes_reader, unreachable_errors
+from tools.status_read import (
+    CUSTOM_KINDS,
+    NO_CLUSTER,
+    ClientMissingError,
+    ClusterReader,
+    config_error,
+    kubernetes_reader,
+    unreachable_errors,
+)
 
 _WATCHED = {(api, kind) for api, kind, _ in CUSTOM_KINDS}
 
@@ -124,7 +133,7 @@ def render_text(statuses: list[dict[str, Any]]) -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    result = argparse.ArgumentParser(prog="python -m tools.status", description=__doc__.split("\n\n")[0])
+    result = argparse.ArgumentParser(prog="tenancy status", description=__doc__.split("\n\n")[0])
     result.add_argument("--stack", required=True, help="stack name; reads Pulumi.<stack>.yaml")
     result.add_argument("--tenant", help="only this tenant")
     result.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -160,6 +169,8 @@ def main(argv: list[str] | None = None, reader: ClusterReader | None = None) -> 
         ]
     except unreachable as error:
         print(f"cannot read the cluster ({type(error).__name__}): {error}", file=sys.stderr)
+        if isinstance(error, config_error()):
+            print(NO_CLUSTER, file=sys.stderr)
         return 2
     print(json.dumps(statuses, indent=2) if args.json else render_text(statuses))
     return 0 if all(s["healthy"] for s in statuses) else 1

@@ -1,6 +1,6 @@
 """Read a tenant namespace's live objects through the official Kubernetes Python client.
 
-The one seam between `python -m tools.status` and a cluster: `ClusterReader` turns the client's
+The one seam between `tenancy status` and a cluster: `ClusterReader` turns the client's
 calls into plain dicts (the API's own JSON shape, camelCase), and treats "not there" (a missing
 namespace, a CRD that is not installed) as absence rather than failure, so a half-installed cluster
 is reported, not crashed on. Tests inject fake `CoreV1Api` / `CustomObjectsApi` objects here.
@@ -28,9 +28,27 @@ CUSTOM_KINDS: tuple[tuple[str, str, str], ...] = (
 )
 _NOT_FOUND = 404
 CLIENT_MISSING = (
-    "python -m tools.status needs the Kubernetes Python client, which the runtime set leaves out: "
+    "tenancy status needs the Kubernetes Python client, which the runtime set leaves out: "
     "pip install -r requirements-ops.txt"
 )
+
+
+# What to do when the client finds no usable kubeconfig (its own message is only "Invalid kube-config
+# file. No configuration found." or a context name it does not know).
+NO_CLUSTER = (
+    "point tenancy status at a cluster: set KUBECONFIG to a kubeconfig file (default ~/.kube/config) "
+    "and choose its context with --context NAME or the stack's tenancy:cluster.context "
+    "(`kubectl config get-contexts` lists them; `make cluster` creates a local kind cluster)"
+)
+
+
+def config_error() -> type[Exception]:
+    """The client's error for a missing or unusable kubeconfig (no file, no such context)."""
+    try:
+        from kubernetes.config.config_exception import ConfigException
+    except ImportError as error:
+        raise ClientMissingError(f"{CLIENT_MISSING} ({error})") from None
+    return ConfigException
 
 
 class ClientMissingError(RuntimeError):

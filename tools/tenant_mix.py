@@ -1,6 +1,6 @@
 """A mix of soft (namespace) and hard (virtual-cluster) tenants, for the benchmark and for sizing.
 
-    python -m tools.tenant_mix --tenants 200 --hard 0.25 [--stack dev] [--write DIR] [--measure]
+    tenancy tenant-mix --tenants 200 --hard 0.25 [--stack dev] [--write DIR] [--measure]
 
 `tenant_mix()` is what a benchmark calls to include hard tenants: the benchmark's typical tenant
 (tools/bench.py), every n-th one with `isolation: virtual-cluster`, nothing else different, so a
@@ -65,7 +65,7 @@ def per_tenant(count: int, stack: str) -> dict[str, dict[str, float]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="tenancy tenant-mix", description=__doc__.splitlines()[0])
     parser.add_argument("--tenants", type=int, default=100)
     parser.add_argument("--hard", type=float, default=0.1, help="share of virtual-cluster tenants (0..1)")
     parser.add_argument("--stack", default="dev")

@@ -111,7 +111,7 @@ def unlisted_problems(specs: Sequence[TenantSpec], settings: StackSettings, prev
             f"tenancy:data.legacyKeys.{tenant}",
             f"tenant {tenant} was deployed with one key and identity for all its environments; its key is "
             "protected and encrypts its data, so say which environment takes it over: "
-            "python -m tools.key_migration --state <pulumi stack export> --stack <this stack> prints the "
+            "tenancy key-migration --state <pulumi stack export> --stack <this stack> prints the "
             f"entries ({RUNBOOK})",
         )
         for tenant in missing

@@ -34,7 +34,7 @@ class TenantData:
         """What a decommissioned tenant leaves in the cloud and cluster until it is deleted by hand
         (docs/operations.md): its databases with their instances, secrets, key and the namespaces
         kept for the data in them. The cloud's names of instances and keys are known only once
-        created, so they come from here rather than from the plan (`python -m tools.offboard`)."""
+        created, so they come from here rather than from the plan (`tenancy offboard`)."""
         retained: dict[str, Any] = {}
         if self.databases:
             retained["databases"] = self.databases

@@ -34,6 +34,7 @@ from components.model.released_names import reonboarding_problems
 from components.model.sharding import shard_of
 from components.model.stack import StackSettings
 from components.model.stack_checks import catalog_problems
+from components.model.stack_references import reference_problems
 from components.model.tenant_file import TenantFile, TenantSpec
 
 # Fields an override may not change: they define identity and placement of the tenant itself.
@@ -204,6 +205,35 @@ def _resolve(
     return merged_for_stack, present, problems
 
 
+def _other_stack_problems(
+    document: dict[str, Any],
+    stack: str,
+    label: str,
+    other_settings: Mapping[str, StackSettings],
+    reported_here: set[str],
+) -> list[Problem]:
+    """The names the file gives each other stack it targets (stack_references.py), merged with that
+    stack's override; a field set by the override is reported under `overrides.<stack>`. A field of
+    the file itself that the planned stack already refuses (`reported_here`) is not repeated."""
+    stacks, overrides = document.get("stacks"), document.get("overrides") or {}
+    base = {k: v for k, v in document.items() if k != "overrides"}
+    problems: list[Problem] = []
+    for other, settings in sorted(other_settings.items()):
+        if other == stack or (stacks is not None and other not in stacks):
+            continue
+        override = overrides.get(other) or {}
+        try:
+            spec = TenantSpec.model_validate(merge_override(base, override))
+        except ValidationError:
+            continue  # reported by _resolve
+        for where, message in reference_problems(spec, settings, f"stack {other}"):
+            if where.split(".")[0] in override:
+                problems.append(Problem(label, f"overrides.{other}.{where}", message))
+            elif where not in reported_here:
+                problems.append(Problem(label, where, message))
+    return problems
+
+
 def _domain_patterns(spec: TenantSpec, suffix: str) -> list[str]:
     own = default_domain(spec.name, suffix)
     return [own, f"*.{own}", *spec.domains]
@@ -224,36 +254,9 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: Cl
             placed = quota_placement_problems(spec, settings, cloud.capabilities)
             problems += [Problem(label, where, message) for where, message in placed]
         problems += stack_isolation_problems(spec, label, settings)
-        if spec.node_pool is not None and spec.node_pool not in settings.node_pools:
-            known = ", ".join(sorted(settings.node_pools)) or "none"
-            problems.append(
-                Problem(label, "nodePool", f"{spec.node_pool!r} is not a node pool of this stack (defined: {known})")
-            )
-        if spec.quota is not None and spec.quota.tier is not None and spec.quota.tier not in settings.quota_tiers:
-            known = ", ".join(sorted(settings.quota_tiers))
-            problems.append(
-                Problem(
-                    label, "quota.tier", f"{spec.quota.tier!r} is not a quota tier of this stack (defined: {known})"
-                )
-            )
-        if spec.shard is not None and spec.shard >= settings.shards.count:
-            problems.append(
-                Problem(
-                    label,
-                    "shard",
-                    f"{spec.shard} is not a shard of this stack (shards.count is {settings.shards.count})",
-                )
-            )
-        unknown_envs = sorted(set(spec.environments) - set(settings.environments))
-        if unknown_envs:
-            problems.append(
-                Problem(
-                    label,
-                    "environments",
-                    f"{', '.join(unknown_envs)} not hosted by this stack "
-                    f"(environments: {', '.join(settings.environments)})",
-                )
-            )
+        problems += [
+            Problem(label, where, message) for where, message in reference_problems(spec, settings, "this stack")
+        ]
         problems += _domain_problems(spec, label, suffix, claimed)
         for pattern in _domain_patterns(spec, suffix):
             claimed.add(Claim(pattern, spec.name, label))
@@ -302,6 +305,7 @@ def load_catalog(
     previous_virtual_clusters: Mapping[str, Sequence[str]] | None = None,
     known_stacks: set[str] | None = None,
     previous_outputs: Any = None,
+    other_settings: Mapping[str, StackSettings] | None = None,
 ) -> Catalog:
     """Read `tenants_dir/*.yaml` for `stack`; raise ConfigurationError listing every problem.
 
@@ -311,7 +315,9 @@ def load_catalog(
     last deployment, by tenant (components/vcluster/previous.py), for the switch-back check.
     `previous_outputs`: the stack's last outputs, for the re-onboarding check (released_names.py).
     With `known_stacks` (`project_stacks`), a tenant's `stacks:` and `overrides` must
-    name stacks of the project, whichever stack is planned."""
+    name stacks of the project, whichever stack is planned; with `other_settings` (the other stacks'
+    committed settings, `stack_references.committed_settings`), what the file names in each stack it
+    targets (pools, quota tiers, shards, environments) must exist there too."""
     problems: list[Problem] = []
     entries: list[CatalogEntry] = []
     files_by_name: dict[str, str] = {}
@@ -337,6 +343,9 @@ def load_catalog(
         if spec is None:
             continue
         problems += [Problem(label, where, message) for where, message in consistency_problems(spec)]
+        if other_settings:
+            here = {where for where, _ in reference_problems(spec, settings, "this stack")} if present else set()
+            problems += _other_stack_problems(document, stack, label, other_settings, here)
         if present:
             entries.append(CatalogEntry(spec=spec, source=label))
     entries.sort(key=lambda entry: entry.spec.name)

@@ -84,7 +84,7 @@ class DataSettings(StrictModel):
     # GCP: the final backup taken when an instance is deleted is kept this many days.
     final_backup_retention_days: Annotated[int, Field(ge=1, le=365)] = 30
     # Days a decommissioned tenant's data (databases, keys, secrets, namespaces kept for data)
-    # is retained after its `decommissionedOn` before `python -m tools.offboard` prints the
+    # is retained after its `decommissionedOn` before `tenancy offboard` prints the
     # commands that delete it.
     retention_days: Annotated[int, Field(ge=0, le=3650)] = 90
     # local: the MariaDB image that serves `engine: mysql` (MySQL wire-compatible).

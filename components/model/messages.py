@@ -1,5 +1,5 @@
-"""Validation messages a person can act on: unknown fields get a "did you mean", pattern rules are
-named in words, YAML indented with tabs says what to do.
+"""Validation messages a person can act on: unknown fields get a "did you mean" and the list of the
+fields allowed there, pattern rules are named in words, YAML indented with tabs says what to do.
 
 pydantic reports `Extra inputs are not permitted` and `String should match pattern '^[a-z]...$'`;
 both are true and neither says what to type. The fields a place allows come from the model's own
@@ -128,7 +128,8 @@ def problem_message(error: ErrorDetails, model: type[BaseModel]) -> str:
             return f"unknown field {unknown!r} for this kind (other kinds have it)"
         close = difflib.get_close_matches(str(unknown), allowed, n=1, cutoff=0.6)
         if close:
-            return f"unknown field {unknown!r}; did you mean {close[0]!r}?"
+            # The guess first; the whole list too, for when the guess is not what was meant.
+            return f"unknown field {unknown!r}; did you mean {close[0]!r}? (allowed here: {', '.join(allowed)})"
         if allowed:
             return f"unknown field {unknown!r}; allowed here: {', '.join(allowed)}"
         return f"unknown field {unknown!r}"

@@ -169,7 +169,7 @@ class StackSettings(StrictModel):
     # Fully qualified name of the platform stack (`<org>/tenancy/<stack>`), for tenants shards.
     platform_stack: str | None = None
     # For split stacks (`prod-platform`, `prod-shard-3`): the stack whose tenant `stacks:` limits and
-    # `overrides:` apply (`prod`). Written by `python -m tools.shards write`.
+    # `overrides:` apply (`prod`). Written by `tenancy shards write`.
     base_stack: DnsLabel | None = None
     gcp: GcpSettings | None = None
     aws: AwsSettings | None = None

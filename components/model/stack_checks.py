@@ -54,7 +54,7 @@ def platform_identity_problems(settings: StackSettings) -> list[Problem]:
                 settings.source,
                 f"{_POLICY_KEY}.users",
                 f"this split stack is reconciled by the Pulumi Kubernetes Operator as {OPERATOR_IDENTITY!r}; "
-                "list it, or its resyncs are denied by the platform-owned rule (`python -m tools.shards write` "
+                "list it, or its resyncs are denied by the platform-owned rule (`tenancy shards write` "
                 "adds it)",
             )
         )

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e step 5: the admission cases as server-side dry-run creates, impersonating each case's identity.
-# Reads scripts/e2e/cases/index.tsv (python -m tools.e2e_manifests --write): id  file  user  groups
+# Reads scripts/e2e/cases/index.tsv (tenancy e2e-manifests --write): id  file  user  groups
 # expect(admit|rbac|deny)  policy. admit: the create succeeds; rbac: the authorizer forbids it;
 # deny: the named ValidatingAdmissionPolicy denies it. Exit 1 listing every case that differs.
 set -euo pipefail

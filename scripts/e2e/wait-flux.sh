@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e step 3b: every Flux object the program renders from a public source becomes Ready: the
-# sources, then the HelmReleases and Kustomizations that use them (python -m tools.flux_public
+# sources, then the HelmReleases and Kustomizations that use them (tenancy flux-public
 # chooses them; the examples' private and made-up sources are left out). A HelmRelease whose chart
 # refuses the rendered values never becomes Ready, and this step fails on it, showing why.
 # Usage: scripts/e2e/wait-flux.sh [TIMEOUT]   (default 600s)

@@ -78,7 +78,7 @@ def test_a_wrong_expectation_would_fail(dev: Cluster) -> None:
 
 
 def test_exported_manifests_are_current() -> None:
-    assert e2e_manifests.stale() == [], "run python -m tools.e2e_manifests --write"
+    assert e2e_manifests.stale() == [], "run tenancy e2e-manifests --write"
 
 
 def test_exported_manifests_are_the_cases_and_valid() -> None:

@@ -46,7 +46,8 @@ def _edge_plan(tmp_path: Path, project: str = LONG_PROJECT) -> ProgramRun:
     databases = [{"name": name, "engine": "postgres", "version": "16"} for name in EDGE_DATABASES]
     secrets = [{"name": "s" * MAX_DNS_LABEL, "source": "generated"}]
     documents = [
-        tenant_document(LONG_TENANT, environments=[LONG_ENV], databases=databases, secrets=secrets),
+        # Only prod hosts LONG_ENV (the --set below): the other stacks would refuse a tenant naming it.
+        tenant_document(LONG_TENANT, environments=[LONG_ENV], databases=databases, secrets=secrets, stacks=["prod"]),
         tenant_document("a--b", costCenter="Cost_Centre-" + "X" * 51, databases=databases[:2], secrets=secrets),
     ]
     gcp = (

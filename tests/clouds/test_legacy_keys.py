@@ -180,7 +180,7 @@ def test_a_stack_deployed_with_one_key_per_tenant_must_name_each_in_legacy_keys(
     with previous_outputs(stack, OLD_OUTPUTS):
         message = _refusal(stack, {"acme": ACME})
     assert f"Pulumi.{stack}.yaml: tenancy:data.legacyKeys.genomics-lab:" in message
-    assert "tools.key_migration" in message and "docs/runbooks/per-environment-keys.md" in message
+    assert "tenancy key-migration" in message and "docs/runbooks/per-environment-keys.md" in message
     assert "legacyKeys.acme" not in message
 
 

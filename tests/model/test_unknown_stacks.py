@@ -53,3 +53,30 @@ def test_project_stacks_are_the_stack_files_not_the_generated_shards(tmp_path: P
         "# Generated from Pulumi.live.yaml by `python -m tools.shards`\n"
     )
     assert project_stacks(tmp_path) == {"live"}
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod-aws"])
+def test_another_stacks_override_naming_a_pool_that_stack_lacks_fails_every_plan(tmp_path: Path, stack: str) -> None:
+    document = tenant_document("acme", overrides={"prod": {"nodePool": "gpu-huge"}})
+    found = problems(tmp_path, stack, document)
+    assert found == [
+        "acme.yaml: overrides.prod.nodePool: 'gpu-huge' is not a node pool of stack prod "
+        "(defined: customers, research, shared)"
+    ]
+
+
+def test_a_name_another_targeted_stack_lacks_fails_this_plan_unless_the_file_leaves_that_stack_out(
+    tmp_path: Path,
+) -> None:
+    # An environment only dev hosts (by --set): prod and prod-aws, which the tenant also targets, lack it.
+    environments = '["dev", "prod", "qa"]'
+    tenants = write_tenants(tmp_path / "tenants", tenant_document("acme", environments=["dev", "qa"]))
+    with pytest.raises(ConfigurationError) as caught:
+        plan("dev", tenants, environments=environments)
+    found = sorted(str(p).split("tenants/", 1)[1] for p in caught.value.problems)
+    assert found == [
+        f"acme.yaml: environments: qa not hosted by stack {other} (environments: dev, prod)"
+        for other in ("prod", "prod-aws")
+    ]
+    only_dev = write_tenants(tmp_path / "only-dev", tenant_document("acme", environments=["dev", "qa"], stacks=["dev"]))
+    plan("dev", only_dev, environments=environments)

@@ -94,17 +94,21 @@ def test_gke_pools_render_the_configured_inputs(prod_plan: ProgramRun) -> None:
 
 def test_gke_without_service_account_keeps_gke_default_scopes() -> None:
     pools = {"shared": {"kind": "gke", "costCode": "shared", "machineType": "n2-custom-4-16384"}}
-    run = plan("prod", tenants_dir=tenants_on("shared"), nodePools=json.dumps(pools))
+    run = plan("prod", tenants_dir=tenants_on("shared", "prod"), nodePools=json.dumps(pools))
     node = only(run, "shared", GKE).inputs["nodeConfig"]
     assert node["machineType"] == "n2-custom-4-16384"
     assert "serviceAccount" not in node and "oauthScopes" not in node
 
 
 @cache
-def tenants_on(pool: str) -> Path:
-    """A tenants directory with two tenants on `pool`, for stacks whose pools a test replaces."""
+def tenants_on(pool: str, stack: str) -> Path:
+    """A tenants directory with two tenants on `pool`, for stacks whose pools a test replaces; they
+    target `stack` only, since the other stacks' committed files do not define that pool."""
     directory = Path(tempfile.mkdtemp(prefix="pool-tenants-")) / "tenants"
-    return write_tenants(directory, tenant_document("alpha", nodePool=pool), tenant_document("beta", nodePool=pool))
+    return write_tenants(
+        directory,
+        *(tenant_document(name, nodePool=pool, stacks=[stack]) for name in ("alpha", "beta")),
+    )
 
 
 # --- eks ------------------------------------------------------------------------------------------
@@ -153,7 +157,7 @@ def test_eks_spot_and_bottlerocket() -> None:
             "diskSizeGb": 50,
         }
     }
-    run = plan("prod-aws", tenants_dir=tenants_on("batch"), nodePools=json.dumps(pools))
+    run = plan("prod-aws", tenants_dir=tenants_on("batch", "prod-aws"), nodePools=json.dumps(pools))
     group = only(run, "batch", EKS).inputs
     assert group["capacityType"] == "SPOT"
     assert group["amiType"] == "BOTTLEROCKET_ARM_64"

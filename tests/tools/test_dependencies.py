@@ -54,7 +54,7 @@ def test_the_lock_file_matches_pyproject() -> None:
 
 
 def test_pip_files_are_the_exports_of_the_lock() -> None:
-    assert requirements.stale() == [], "stale: run `python -m tools.requirements` (docs/ci.md, Dependencies)"
+    assert requirements.stale() == [], "stale: run `tenancy requirements` (docs/ci.md, Dependencies)"
 
 
 @pytest.mark.parametrize("name", sorted(EXPORTS))

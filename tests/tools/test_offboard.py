@@ -1,4 +1,4 @@
-"""python -m tools.offboard: every retained resource of a decommissioned tenant, from the plan itself.
+"""tenancy offboard: every retained resource of a decommissioned tenant, from the plan itself.
 
 Each example stack is planned with acme decommissioned (dedicated databases, secrets, key, local
 namespaces) and a second tenant, shop, whose databases live on shared instances.
@@ -214,3 +214,41 @@ def test_a_retained_resource_no_item_explains_is_reported_not_dropped(
     stray_run.resources.append(stray)
     items = decommissioned_tenants(stray_run)[0].items
     assert [(i.kind, i.name) for i in items if i.resources == [stray]] == [("unattributed", "acme-stray")]
+
+
+def test_an_unknown_and_an_active_tenant_are_refused_each_in_its_own_words(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert offboard.main(["--stack", "dev", "--tenant", "nobody"]) == 2
+    unknown = capsys.readouterr()
+    assert "tenant 'nobody' is not in stack dev (its tenants: " in unknown.err and "acme" in unknown.err
+    assert "No decommissioned tenants" not in unknown.out + unknown.err
+    assert offboard.main(["--stack", "dev", "--tenant", "acme"]) == 2
+    active = capsys.readouterr()
+    assert "tenant 'acme' is active, not decommissioned" in active.err and "lifecycle: decommissioned" in active.err
+    assert "No decommissioned tenants" not in active.out + active.err
+
+
+def _secret_exports(commands: list[str]) -> list[str]:
+    """Exports that carry secret values: a secret's value, a Secret object, a namespace's objects."""
+    return [
+        c
+        for c in commands
+        if "secrets versions access" in c
+        or "get-secret-value" in c
+        or "get all,configmaps,secrets" in c
+        or " get secrets " in c
+    ]
+
+
+def test_secret_values_are_exported_encrypted_unless_plaintext_is_asked_for(
+    planned: tuple[ProgramRun, StackSettings, dict[str, str]],
+) -> None:
+    run, settings, _ = planned
+    items = [item for tenant in decommissioned_tenants(run) for item in tenant.items]
+    default = _secret_exports([c for item in items for c in commands_for(item, settings).export])
+    assert default, "the example tenants retain secrets"
+    for command in default:
+        assert '| gpg --encrypt --recipient "$EXPORT_RECIPIENT" --output ' in command and ">" not in command, command
+    explicit = _secret_exports([c for item in items for c in commands_for(item, settings, True).export])
+    assert len(explicit) == len(default) and all("gpg" not in c and " > " in c for c in explicit), explicit

@@ -56,7 +56,7 @@ def test_every_cloud_type_the_plans_register_has_its_reads(plans: dict[str, list
 
 
 def test_committed_identity_files_are_current() -> None:
-    assert preview_identity.main(["--check"]) == 0, "run python -m tools.preview_identity --write"
+    assert preview_identity.main(["--check"]) == 0, "run tenancy preview-identity --write"
 
 
 def test_gcp_preview_roles_grant_every_read_of_the_plan(plans: dict[str, list[RecordedResource]]) -> None:

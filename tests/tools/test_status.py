@@ -1,4 +1,4 @@
-"""python -m tools.status: live objects parsed from fixtures that validate against the upstream CRDs
+"""tenancy status: live objects parsed from fixtures that validate against the upstream CRDs
 and the official schemas, read through fake client APIs injected at ClusterReader (no cluster).
 
 tenant-acme-dev is healthy; tenant-acme-prod has a failed HelmRelease, a CloudNativePG Cluster
@@ -26,7 +26,7 @@ from tests.support import EXAMPLE_TENANTS, plan
 from tools import status
 from tools.harness import PROJECT_ROOT, ProgramRun
 from tools.status_model import environment_status, object_status, verdict
-from tools.status_read import CLIENT_MISSING, CUSTOM_KINDS, ClusterReader, NamespaceObjects
+from tools.status_read import CLIENT_MISSING, CUSTOM_KINDS, NO_CLUSTER, ClusterReader, NamespaceObjects
 
 FIXTURES = Path(__file__).parent / "fixtures" / "status"
 
@@ -259,3 +259,15 @@ def test_without_the_kubernetes_client_the_command_says_what_to_install() -> Non
     (line,) = result.stderr.splitlines()
     assert line.startswith(CLIENT_MISSING) and "Traceback" not in result.stderr
     assert "pip install -r requirements-ops.txt" in line
+
+
+def test_without_a_kubeconfig_the_command_says_how_to_point_it_at_a_cluster(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The real client, no reader injected: a KUBECONFIG that names no file, as on a fresh machine.
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert status.main(["--stack", "dev", "--tenant", "acme"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot read the cluster (ConfigException)" in err
+    assert NO_CLUSTER in err and "KUBECONFIG" in NO_CLUSTER and "--context" in NO_CLUSTER

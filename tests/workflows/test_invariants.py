@@ -238,7 +238,7 @@ def test_the_ci_doc_names_environment_subjects_only() -> None:
     assert "repo:<owner>/<repo>:environment:<stack>" in subjects
     assert "repo:<owner>/<repo>:environment:<stack>-preview" in subjects
     assert all(":environment:" in found for found in subjects), subjects
-    assert "python -m tools.ci_identity" in doc
+    assert "tenancy ci-identity" in doc
 
 
 def test_the_evaluator_reads_what_the_workflows_write() -> None:

@@ -1,0 +1,155 @@
+"""The `tenancy` command (tools/cli.py): one subcommand per tool, each answering `--help` with a
+`tenancy <name>` usage line, exit codes as docs/cli.md's table says, and the docs and the Makefile
+using it instead of `python -m tools.<module>`."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import tomllib
+from pathlib import Path
+
+import click
+import pytest
+
+from tools import cli
+from tools.harness import PROJECT_ROOT
+
+CLI_DOC = PROJECT_ROOT / "docs" / "cli.md"
+DOC_FILES = [PROJECT_ROOT / "README.md", *sorted((PROJECT_ROOT / "docs").rglob("*.md"))]
+SUBCOMMANDS = sorted(cli.tenancy.commands)
+# Their usage line is set in modules another change of this round owns (tools/plan.py,
+# tools/plan_diff.py): they still say `python -m tools.plan` and `python -m tools.plan_diff`.
+PROG_ELSEWHERE = {"plan", "diff"}
+
+
+def module_of(name: str) -> str:
+    """The module a subcommand imports its `main` from, read from the subcommand's own source."""
+    command = cli.tenancy.commands[name]
+    assert command.callback is not None
+    run = inspect.getclosurevars(command.callback).nonlocals["run"]
+    imports = [n for n in ast.walk(ast.parse(inspect.getsource(run))) if isinstance(n, ast.ImportFrom)]
+    (found,) = [n.module for n in imports if any(alias.name == "main" for alias in n.names)]
+    assert found is not None
+    return found
+
+
+def returned_codes(module: str) -> set[int]:
+    """The exit codes `main` of `module` can return: int constants, conditional ones, EXIT_CODES."""
+    tree = ast.parse((PROJECT_ROOT / (module.replace(".", "/") + ".py")).read_text(encoding="utf-8"))
+    table: dict[str, set[int]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+            values = {v.value for v in node.value.values if isinstance(v, ast.Constant) and isinstance(v.value, int)}
+            table.update({t.id: values for t in node.targets if isinstance(t, ast.Name)})
+    (main,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "main"]
+
+    def codes(value: ast.expr | None) -> set[int]:
+        if isinstance(value, ast.Constant) and isinstance(value.value, int):
+            return {value.value}
+        if isinstance(value, ast.IfExp):
+            return codes(value.body) | codes(value.orelse)
+        if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) and value.value.id in table:
+            return table[value.value.id]
+        raise AssertionError(f"{module}.main returns {ast.unparse(value) if value else None}: document it")
+
+    return {code for node in ast.walk(main) if isinstance(node, ast.Return) for code in codes(node.value)}
+
+
+def documented() -> dict[str, tuple[str, set[int]]]:
+    """Subcommand -> (module path, the codes whose cell is filled) from docs/cli.md's table."""
+    rows: dict[str, tuple[str, set[int]]] = {}
+    for line in CLI_DOC.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[0].startswith("`") and cells[1].startswith("`tools/"):
+            rows[cells[0].strip("`")] = (cells[1].strip("`"), {c for c in (0, 1, 2) if cells[2 + c]})
+    return rows
+
+
+def test_tenancy_help_lists_every_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Usage: tenancy ")
+    listed = re.findall(r"^  ([a-z][a-z0-9-]+)\s", out.split("Commands:", 1)[1], flags=re.MULTILINE)
+    assert listed == SUBCOMMANDS
+    assert {"plan", "diff", "status", "offboard", "shards", "affected", "bench", "docs", "schema"} <= set(listed)
+
+
+@pytest.mark.parametrize("name", SUBCOMMANDS)
+def test_every_subcommand_answers_help_with_its_usage(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main([name, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: "), out[:200]
+    if name not in PROG_ELSEWHERE:
+        assert out.startswith(f"usage: tenancy {name} "), out.splitlines()[0]
+
+
+@pytest.mark.parametrize("name", SUBCOMMANDS)
+def test_an_unknown_option_is_invalid_input(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main([name, "--no-such-option"]) == 2
+    assert "usage: " in capsys.readouterr().err
+
+
+def test_an_unknown_subcommand_is_invalid_input(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["plna"]) == 2
+    assert "No such command 'plna'" in capsys.readouterr().err
+
+
+def test_the_exit_code_table_covers_every_subcommand_and_only_codes_it_can_return() -> None:
+    rows = documented()
+    assert sorted(rows) == SUBCOMMANDS
+    for name in SUBCOMMANDS:
+        module = module_of(name)
+        path, codes = rows[name]
+        assert path == module.replace(".", "/") + ".py", name
+        # 0 for --help and 2 for a usage error come from argparse in every tool.
+        assert returned_codes(module) | {0, 2} == codes, (name, sorted(returned_codes(module)), sorted(codes))
+
+
+def test_the_exit_code_check_sees_a_code_the_table_does_not_list(tmp_path: Path) -> None:
+    assert returned_codes("tools.ci_pulumi") == {0, 1, 2}
+    assert returned_codes("tools.schema") == {0, 1}
+    assert returned_codes("tools.bench") == {0}
+
+
+def test_pyproject_declares_the_command_on_click() -> None:
+    project = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["project"]["scripts"] == {"tenancy": "tools.cli:main"}
+    assert any(d.startswith("click==") for d in project["project"]["dependencies"])
+    assert project["build-system"]["build-backend"] == "setuptools.build_meta"
+    assert isinstance(cli.tenancy, click.Group)
+
+
+def test_the_makefile_installs_and_calls_tenancy() -> None:
+    makefile = (PROJECT_ROOT / "Makefile").read_text(encoding="utf-8")
+    assert "-m tools." not in makefile
+    assert "$(BIN)/pip install --quiet --no-deps --no-build-isolation -e ." in makefile
+    for target in ("plan", "schema", "docs", "e2e-manifests", "bench"):
+        assert f"$(BIN)/tenancy {target} " in makefile, target
+
+
+def python_m_tools(text: str) -> list[tuple[int, str]]:
+    """Lines running a tool module directly, except where the line above points at docs/cli.md's reason."""
+    lines = text.splitlines()
+    return [
+        (number + 1, line)
+        for number, line in enumerate(lines)
+        if re.search(r"-m tools\.", line) and not (number and "docs/cli.md" in lines[number - 1])
+    ]
+
+
+def test_readme_and_docs_use_tenancy_not_python_m_tools() -> None:
+    found = {
+        str(path.relative_to(PROJECT_ROOT)): python_m_tools(path.read_text(encoding="utf-8"))
+        for path in DOC_FILES
+        if path != CLI_DOC  # the page that says when `python -m tools.plan` is still the right call
+    }
+    assert {path: lines for path, lines in found.items() if lines} == {}
+
+
+def test_the_docs_check_finds_python_m_tools_without_a_reason() -> None:
+    assert python_m_tools("run:\n    python -m tools.status --stack dev\n") == [
+        (2, "    python -m tools.status --stack dev")
+    ]
+    assert python_m_tools("# the base checkout's code (docs/cli.md)\npython -m tools.plan --stack dev\n") == []
