@@ -146,9 +146,9 @@ NAMED_TYPES = _named_types()
 
 def type_text(schema: dict[str, Any]) -> str:
     """A short human reading of a JSON Schema: `string, pattern ...`, `list of [Model](#model)`."""
-    bare = {key: value for key, value in schema.items() if key not in ("title", "default")}
+    bare = {key: value for key, value in schema.items() if key not in ("title", "default", "description")}
     for named_schema, text in NAMED_TYPES:
-        if bare == named_schema:
+        if bare == {key: value for key, value in named_schema.items() if key != "description"}:
             return text
     name = _ref_name(schema)
     if name:
@@ -214,12 +214,39 @@ def default_text(model: type[BaseModel], field_name: str, required: bool) -> str
     return "see the model"
 
 
+def _aliases(model: type[BaseModel]) -> dict[str, str]:
+    """Field name per key as files spell it (`storageGb` -> `storage_gb`)."""
+    return {(field.alias or name): name for name, field in model.model_fields.items()}
+
+
+def described_schema(root: type[BaseModel]) -> dict[str, Any]:
+    """The JSON Schema of `root` with every field's description, also those written as comments.
+
+    Descriptions are written either as `Field(description=...)` or as the comment above a field;
+    both reach the schema, so an editor shows the same text on hover that the reference shows.
+    """
+    schema = root.model_json_schema(by_alias=True, mode="validation")
+    definitions: dict[str, Any] = schema.get("$defs", {})
+    for name, model in models_by_name(root).items():
+        body = schema if name == root.__name__ else definitions.get(name, {})
+        comments, aliases = field_comments(model), _aliases(model)
+        for key, prop in body.get("properties", {}).items():
+            comment = comments.get(aliases.get(key, key), "")
+            if comment and not prop.get("description"):
+                prop["description"] = comment
+    return schema
+
+
+def field_description(prop: dict[str, Any]) -> str:
+    """What the reference says about one field: its description, else the docstring of the model it holds."""
+    return str(prop.get("description") or "") or _model_summary(prop)
+
+
 def model_table(model: type[BaseModel], schema: dict[str, Any], path: str) -> list[str]:
     """One section: the model's docstring, where it appears, and a row per field."""
-    comments = field_comments(model)
     properties: dict[str, Any] = schema.get("properties", {})
     required = set(schema.get("required", []))
-    aliases = {(field.alias or name): name for name, field in model.model_fields.items()}
+    aliases = _aliases(model)
     lines = [f"### {model.__name__}", "", f"At `{path}`." if path else "The top level of the file."]
     doc = inspect.cleandoc(model.__doc__ or "")
     if doc:
@@ -227,8 +254,7 @@ def model_table(model: type[BaseModel], schema: dict[str, Any], path: str) -> li
     lines += ["", "| key | type | default | description |", "|---|---|---|---|"]
     for key, prop in properties.items():
         name = aliases.get(key, key)
-        description = prop.get("description") or comments.get(name, "") or _model_summary(prop)
-        row = [_code(key), type_text(prop), default_text(model, name, key in required), description]
+        row = [_code(key), type_text(prop), default_text(model, name, key in required), field_description(prop)]
         lines.append("| " + " | ".join(_cell(cell) for cell in row) + " |")
     return lines
 
@@ -260,12 +286,11 @@ def _children(schema: dict[str, Any], path: str) -> Iterator[tuple[str, str]]:
         yield from _children(value, f"{path}.<name>")
 
 
-def reference(root: type[BaseModel], prefix: str) -> str:
-    """Tables for `root` and every model it uses, in the order a reader meets them (breadth first)."""
-    schema = root.model_json_schema(by_alias=True, mode="validation")
+def sections(root: type[BaseModel], prefix: str) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """The described schema of `root` and (model name, YAML path) of every model it uses, breadth first."""
+    schema = described_schema(root)
     definitions: dict[str, Any] = schema.get("$defs", {})
-    models = models_by_name(root)
-    _MODEL_DOCS.update({name: model.__doc__ or "" for name, model in models.items()})
+    _MODEL_DOCS.update({name: model.__doc__ or "" for name, model in models_by_name(root).items()})
     order: list[tuple[str, str]] = [(root.__name__, prefix)]
     seen = {root.__name__}
     index = 0
@@ -279,11 +304,36 @@ def reference(root: type[BaseModel], prefix: str) -> str:
                 if child not in seen:
                     seen.add(child)
                     order.append((child, child_path))
+    return schema, order
+
+
+def _body(schema: dict[str, Any], root: type[BaseModel], name: str) -> dict[str, Any]:
+    return schema if name == root.__name__ else dict(schema.get("$defs", {})[name])
+
+
+def reference(root: type[BaseModel], prefix: str) -> str:
+    """Tables for `root` and every model it uses, in the order a reader meets them (breadth first)."""
+    schema, order = sections(root, prefix)
+    models = models_by_name(root)
     lines: list[str] = []
     for name, path in order:
-        body = schema if name == root.__name__ else definitions[name]
-        lines += [*model_table(models[name], body, path), ""]
+        lines += [*model_table(models[name], _body(schema, root, name), path), ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def undescribed(root: type[BaseModel], prefix: str) -> list[str]:
+    """Every field (as `path.key (Model)`) and model the reference would show without a description."""
+    schema, order = sections(root, prefix)
+    models = models_by_name(root)
+    missing: list[str] = []
+    for name, path in order:
+        if not inspect.cleandoc(models[name].__doc__ or ""):
+            missing.append(f"{path or '(top level)'} ({name}): the model has no docstring")
+        for key, prop in _body(schema, root, name).get("properties", {}).items():
+            if not field_description(prop).strip():
+                key_path = f"{path}{key}" if not path or path.endswith(":") else f"{path}.{key}"
+                missing.append(f"{key_path} ({name})")
+    return missing
 
 
 def tenant_file_reference() -> str:
