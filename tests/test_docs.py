@@ -220,6 +220,7 @@ def test_an_undescribed_field_is_named_by_path() -> None:
         """The top."""
 
         inner: list[Inner] = []
+        bare: int = 0
 
-    assert docs.undescribed(Outer, "x:") == ["x:inner[].unsaid (Inner)"]
+    assert docs.undescribed(Outer, "x:") == ["x:inner (Outer)", "x:bare (Outer)", "x:inner[].unsaid (Inner)"]
     assert docs.described_schema(Outer)["$defs"]["Inner"]["properties"]["said"]["description"] == "Described by its comment."
