@@ -66,7 +66,17 @@ class Region:
 
 
 def field_comments(model: type[BaseModel]) -> dict[str, str]:
-    """Per field name, the comment written above the field (or at the end of its line) in the class."""
+    """Per field name, the comment written above the field (or at the end of its line) in the class
+    or in the model class it inherits the field from (`TenantFile` inherits `TenantSpec`'s)."""
+    found: dict[str, str] = {}
+    for base in reversed(model.__mro__):
+        if isinstance(base, type) and issubclass(base, BaseModel) and base is not BaseModel:
+            found.update(_own_field_comments(base))
+    return found
+
+
+def _own_field_comments(model: type[BaseModel]) -> dict[str, str]:
+    """The comments on the fields a class declares itself."""
     try:
         source = textwrap.dedent(inspect.getsource(model))
     except (OSError, TypeError):

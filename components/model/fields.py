@@ -104,8 +104,11 @@ class ComputeAmounts(StrictModel):
     cap one tenant's pods can get every other tenant's pods on the node evicted.
     """
 
+    # CPU as a quantity: `500m` is half a core, `2` two cores.
     cpu: Quantity | None = None
+    # Memory as a quantity in bytes: `512Mi`, `4Gi` (`M`/`G` are powers of 1000).
     memory: Quantity | None = None
+    # Node-local disk (writable layers, logs, emptyDir) as a quantity: `1Gi`.
     ephemeral_storage: Quantity | None = None
 
     def resources(self) -> dict[str, str]:
@@ -143,7 +146,11 @@ class QuotaSpec(StrictModel):
 
     requests: ComputeAmounts = ComputeAmounts()
     limits: ComputeAmounts = ComputeAmounts()
+    # Total storage all PersistentVolumeClaims may request (`requests.storage`), such as `100Gi`.
     storage: Quantity | None = None
+    # Object counts, such as `{pods: 50, services: 10, count/deployments.apps: 20}`: the keys a ResourceQuota
+    # takes (`pods`, `services`, `secrets`, `configmaps`, `persistentvolumeclaims`, ...) or
+    # `count/<resource>.<group>`.
     objects: Annotated[dict[str, Annotated[int, Field(ge=0)]], AfterValidator(_object_counts)] = {}
 
     @model_validator(mode="after")

@@ -144,9 +144,11 @@ class TenantPeer(StrictModel):
     """Another tenant whose pods may open connections to this tenant's pods, in the same environment
     only, and only when that tenant lists this one in `connectsTo` (mutual consent)."""
 
+    # The other tenant's name; its file must list this tenant in `connectsTo`.
     tenant: DnsLabel
     # Ports of this tenant's pods it may reach (empty: every port).
     ports: list[Port] = []
+    # `TCP`, `UDP` or `SCTP`: the protocol of the ports above.
     protocol: Protocol = "TCP"
 
 
