@@ -223,4 +223,5 @@ def test_an_undescribed_field_is_named_by_path() -> None:
         bare: int = 0
 
     assert docs.undescribed(Outer, "x:") == ["x:inner (Outer)", "x:bare (Outer)", "x:inner[].unsaid (Inner)"]
-    assert docs.described_schema(Outer)["$defs"]["Inner"]["properties"]["said"]["description"] == "Described by its comment."
+    said = docs.described_schema(Outer)["$defs"]["Inner"]["properties"]["said"]
+    assert said["description"] == "Described by its comment."
