@@ -39,6 +39,7 @@ class VirtualClusterChart(StrictModel):
 
     # The chart repository (loft-sh's), or a mirror of it.
     repository: Annotated[str, Field(pattern=r"^https://[^\s]+$")] = "https://charts.loft.sh"
+    # The chart's name in that repository (`vcluster`).
     name: str = "vcluster"
     # Exact version: an upgrade of every virtual cluster is a reviewed change to stack config.
     version: Annotated[str, Field(pattern=r"^\d+\.\d+\.\d+$")] = "0.20.0"
