@@ -225,3 +225,16 @@ def test_an_undescribed_field_is_named_by_path() -> None:
     assert docs.undescribed(Outer, "x:") == ["x:inner (Outer)", "x:bare (Outer)", "x:inner[].unsaid (Inner)"]
     said = docs.described_schema(Outer)["$defs"]["Inner"]["properties"]["said"]
     assert said["description"] == "Described by its comment."
+
+
+def test_the_overviews_list_every_top_level_key() -> None:
+    # The overview tables were hand-written once and left out six tenant keys; now they are generated.
+    from components.model.stack import StackSettings
+    from components.model.tenant_file import TenantFile
+
+    for model, page in ((TenantFile, "tenant-file.md"), (StackSettings, "stack-config.md")):
+        text = (PROJECT_ROOT / "docs" / "reference" / page).read_text(encoding="utf-8")
+        # The overview is what a reader meets before the first generated table ends.
+        overview = text.split("<!-- END GENERATED", 1)[0]
+        for name, field in model.model_fields.items():
+            assert f"| `{field.alias or name}` |" in overview, (page, field.alias or name)

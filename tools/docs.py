@@ -6,6 +6,8 @@
 A generated region sits between `<!-- BEGIN GENERATED: <name> -->` and `<!-- END GENERATED: <name> -->`
 in a Markdown file; everything outside the markers is hand-written and left alone. The regions:
 
+- `tenant-overview` and `stack-overview`: one row per top-level key of each file, with its default
+  and the first sentence of its description;
 - `tenant-file` in docs/reference/tenant-file.md: one table per model of a tenant file
   (`TenantFile` and the models it uses), from the pydantic JSON Schema;
 - `stack-config` in docs/reference/stack-config.md: the same for `StackSettings`;
@@ -346,6 +348,39 @@ def undescribed(root: type[BaseModel], prefix: str) -> list[str]:
     return missing
 
 
+def overview(root: type[BaseModel]) -> str:
+    """One row per top-level key of `root`: its default and the first sentence of its description.
+
+    Generated, so the overview cannot leave a key out the way a hand-written table did.
+    """
+    schema = described_schema(root)
+    _MODEL_DOCS.update({name: model.__doc__ or "" for name, model in models_by_name(root).items()})
+    required = set(schema.get("required", []))
+    aliases = _aliases(root)
+    lines = ["| key | default | meaning |", "|---|---|---|"]
+    for key, prop in schema.get("properties", {}).items():
+        meaning = first_sentence(field_description(prop))
+        model = next((_ref_name(option) for option in [prop, *prop.get("anyOf", [])] if _ref_name(option)), None)
+        default = default_text(root, aliases.get(key, key), key in required)
+        if model is not None and default.startswith("keys "):
+            default = f"see [{model}](#{model.lower()})"
+        row = [_code(key), default, meaning]
+        lines.append("| " + " | ".join(_cell(cell) for cell in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def tenant_file_overview() -> str:
+    """The overview table of the tenant file: every top-level key."""
+    from components.model.tenant_file import TenantFile
+
+    return overview(TenantFile)
+
+
+def stack_config_overview() -> str:
+    """The overview table of the stack config: every key under `tenancy:`."""
+    return overview(StackSettings)
+
+
 def tenant_file_reference() -> str:
     """The tenant file reference: `TenantFile` (a `TenantSpec` plus `overrides`) and its models."""
     from components.model.tenant_file import TenantFile
@@ -402,8 +437,16 @@ def layout() -> str:
     return "\n".join(lines) + "\n"
 
 
-_RENDERERS = {"tenant-file": tenant_file_reference, "stack-config": stack_config_reference, "layout": layout}
+_RENDERERS = {
+    "tenant-overview": tenant_file_overview,
+    "tenant-file": tenant_file_reference,
+    "stack-overview": stack_config_overview,
+    "stack-config": stack_config_reference,
+    "layout": layout,
+}
 REGIONS = (
+    Region(DOCS_DIR / "reference" / "tenant-file.md", "tenant-overview"),
+    Region(DOCS_DIR / "reference" / "stack-config.md", "stack-overview"),
     Region(DOCS_DIR / "reference" / "tenant-file.md", "tenant-file"),
     Region(DOCS_DIR / "reference" / "stack-config.md", "stack-config"),
     Region(DOCS_DIR / "architecture.md", "layout"),

@@ -179,7 +179,8 @@ class StackSettings(StrictModel):
     virtual_clusters: VirtualClusterSettings = VirtualClusterSettings()
     # Directory of tenant files, relative to the project root.
     tenants_dir: str = "tenants"
-    # all: everything in one stack (small installs). platform: only cluster-wide parts.
+    # Which part this stack runs: `all`, `platform` or `tenants`. all: everything in one stack (small
+    # installs). platform: only cluster-wide parts.
     # tenants: one shard of the tenants, reading the platform stack through a StackReference.
     stack_role: Literal["all", "platform", "tenants"] = "all"
     shards: ShardSettings = ShardSettings()

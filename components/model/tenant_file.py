@@ -87,10 +87,11 @@ class TenantSpec(StrictModel):
     environments: Annotated[list[DnsLabel], Field(min_length=1), AfterValidator(unique)] = ["dev", "prod"]
     # Stacks this tenant exists in; None means every stack.
     stacks: list[DnsLabel] | None = None
-    # `active`: everything runs. `suspended`: everything stays, nothing new runs (no pod admitted, Flux
-    # suspended, no traffic from platform namespaces, people read only). `decommissioned`: namespaces removed,
-    # data released (kept in the cloud, out of Pulumi's protection); needs `decommissionedOn`. See
-    # docs/operations.md and components/lifecycle.py.
+    # Where the tenant is in its life: `active`, `suspended` or `decommissioned`. `active`: everything runs.
+    # `suspended`: everything stays, nothing new runs (no pod admitted, Flux suspended, no traffic from
+    # platform namespaces, people read only). `decommissioned`: namespaces removed, data released (kept in
+    # the cloud, out of Pulumi's protection); needs `decommissionedOn`. See docs/operations.md and
+    # components/lifecycle.py.
     lifecycle: Lifecycle = "active"
     # The day the tenant was set to `decommissioned` (YYYY-MM-DD): its data's retention period
     # (`tenancy:data.retentionDays`) counts from here. Required once decommissioned (consistency.py).
