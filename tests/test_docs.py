@@ -234,7 +234,7 @@ def test_the_overviews_list_every_top_level_key() -> None:
 
     for model, page in ((TenantFile, "tenant-file.md"), (StackSettings, "stack-config.md")):
         text = (PROJECT_ROOT / "docs" / "reference" / page).read_text(encoding="utf-8")
-        # The overview is what a reader meets before the first generated table ends.
-        overview = text.split("<!-- END GENERATED", 1)[0]
+        # The overview is everything above the full reference (`## All fields`, `## All keys`).
+        overview = re.split(r"^## All ", text, maxsplit=1, flags=re.MULTILINE)[0]
         for name, field in model.model_fields.items():
             assert f"| `{field.alias or name}` |" in overview, (page, field.alias or name)
