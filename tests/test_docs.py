@@ -238,3 +238,41 @@ def test_the_overviews_list_every_top_level_key() -> None:
         overview = re.split(r"^## All ", text, maxsplit=1, flags=re.MULTILINE)[0]
         for name, field in model.model_fields.items():
             assert f"| `{field.alias or name}` |" in overview, (page, field.alias or name)
+
+
+# A pointer written in plain text (stack files, comments, prose): `docs/x.md`, `docs/x.md#anchor`,
+# `README.md#anchor`, `README#anchor`, and the older `README, "Section"` form, which no check can
+# follow (a README section renamed or moved to docs/ left such pointers dangling).
+_POINTER = re.compile(r"(?<![\w/.-])((?:docs/[\w./-]+\.md|README(?:\.md)?)(?:#[\w-]+)?)(?![\w/-])")
+_SECTION_BY_NAME = re.compile(r"README, [\"A-Z]")
+POINTER_FILES = [
+    *sorted(PROJECT_ROOT.glob("Pulumi*.yaml")),
+    *DOC_FILES,
+    *sorted((PROJECT_ROOT / "components").rglob("*.py")),
+    *sorted((PROJECT_ROOT / "tools").rglob("*.py")),
+]
+
+
+def broken_pointers(text: str) -> list[str]:
+    """Plain-text pointers to the README or docs/ whose file or heading does not exist."""
+    broken = [match.group(0) for match in _SECTION_BY_NAME.finditer(text)]
+    for match in _POINTER.finditer(text):
+        pointer = match.group(1)
+        file_part, _, anchor = pointer.partition("#")
+        path = PROJECT_ROOT / ("README.md" if file_part.startswith("README") else file_part)
+        if not path.is_file() or (anchor and anchor not in anchors(path)):
+            broken.append(pointer)
+    return broken
+
+
+@pytest.mark.parametrize("path", POINTER_FILES, ids=lambda path: path.relative_to(PROJECT_ROOT).as_posix())
+def test_every_pointer_to_the_docs_resolves(path: Path) -> None:
+    assert broken_pointers(path.read_text(encoding="utf-8")) == []
+
+
+def test_the_pointer_check_finds_what_is_wrong() -> None:
+    text = (
+        '# (see README, "Run it for real") (README, Node pools) docs/gone.md docs/network.md#nowhere\n'
+        "# docs/network.md README.md#two-commands docs/data-and-secrets.md#stack-keys\n"
+    )
+    assert broken_pointers(text) == ['README, "', "README, N", "docs/gone.md", "docs/network.md#nowhere"]
