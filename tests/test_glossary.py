@@ -107,7 +107,7 @@ def test_the_offboarding_timeline_states_the_default_retention() -> None:
     operations = _text("operations.md")
     section = operations.split("## Offboarding a tenant", 1)[1].split("\n## ", 1)[0]
     default = DataSettings().retention_days
-    assert f"`tenancy:data.retentionDays`\n(default {default})" in section or f"(default {default})" in section
+    assert f"`tenancy:data.retentionDays`\n(default {default})" in section
     assert "stays, with `lifecycle: decommissioned` and `decommissionedOn`" in section
     # The order: decommission, wait the retention period, list and export, remove the file, delete.
     rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| when")]
