@@ -276,3 +276,11 @@ def test_the_pointer_check_finds_what_is_wrong() -> None:
         "# docs/network.md README.md#two-commands docs/data-and-secrets.md#stack-keys\n"
     )
     assert broken_pointers(text) == ['README, "', "README, N", "docs/gone.md", "docs/network.md#nowhere"]
+
+
+def test_every_fixed_value_is_named_where_its_field_is_described() -> None:
+    from components.model.stack import StackSettings
+    from components.model.tenant_file import TenantFile
+
+    missing = docs.unexplained_values(TenantFile, "") + docs.unexplained_values(StackSettings, "tenancy:")
+    assert missing == [], "values no description names (say what each choice does):\n" + "\n".join(missing)

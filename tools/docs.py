@@ -333,6 +333,32 @@ def reference(root: type[BaseModel], prefix: str) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _values(schema: dict[str, Any]) -> list[Any]:
+    """The fixed values a field takes (`enum`, `const`), also inside options, lists and maps."""
+    found: list[Any] = [*schema.get("enum", []), *([schema["const"]] if "const" in schema else [])]
+    for option in [*schema.get("anyOf", []), *schema.get("oneOf", [])]:
+        found += _values(option)
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            found += _values(schema[key])
+    return found
+
+
+def unexplained_values(root: type[BaseModel], prefix: str) -> list[str]:
+    """Fixed values (`lifecycle: suspended`) that neither the field's description nor its model's
+    docstring names, as `path.key (Model): value`: a reader must learn what each choice does."""
+    schema, order = sections(root, prefix)
+    models = models_by_name(root)
+    missing: list[str] = []
+    for name, path in order:
+        doc = models[name].__doc__ or ""
+        for key, prop in _body(schema, root, name).get("properties", {}).items():
+            text = field_description(prop) + doc
+            key_path = f"{path}{key}" if not path or path.endswith(":") else f"{path}.{key}"
+            missing += [f"{key_path} ({name}): {value}" for value in _values(prop) if str(value) not in text]
+    return missing
+
+
 def undescribed(root: type[BaseModel], prefix: str) -> list[str]:
     """Every field (as `path.key (Model)`) and model the reference would show without a description."""
     schema, order = sections(root, prefix)

@@ -54,7 +54,8 @@ class AwsSettings(StrictModel):
     # Security groups every tenant pod keeps besides its environment's database group (the EKS cluster security
     # group: DNS, kubelet, egress); required where pods get security groups (aws/checks.py).
     pod_security_group_ids: list[Annotated[str, Field(pattern=r"^sg-[0-9a-f]{8,17}$")]] = []
-    # How tenant pods get their IAM role: EKS Pod Identity (default) or IRSA.
+    # How tenant pods get their IAM role: `podIdentity` (EKS Pod Identity, default) or `irsa` (IAM roles
+    # for service accounts through the cluster's OIDC provider).
     identity_mode: Literal["podIdentity", "irsa"] = "podIdentity"
     # IRSA: the cluster's IAM OIDC provider ARN and its issuer without `https://`
     # (`oidc.eks.<region>.amazonaws.com/id/<id>`, the part of the ARN after `oidc-provider/`).

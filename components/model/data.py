@@ -33,8 +33,8 @@ class SharedInstance(StrictModel):
     # Major (or major.minor) engine version, such as `16` or `8.0`; one the stack's cloud offers, and tenant
     # databases placed here must ask for it.
     version: Annotated[str, Field(pattern=r"^\d+(\.\d+)?$")]
-    # Instance size, as for a tenant database (gcp: Cloud SQL machine type, aws: RDS instance class); `medium`
-    # by default since many tenants share it.
+    # Instance size, `small`, `medium` or `large`, as for a tenant database (gcp: Cloud SQL machine type,
+    # aws: RDS instance class); `medium` by default since many tenants share it.
     size: Literal["small", "medium", "large"] = "medium"
     # Disk size of the instance in GB (10-65536), shared by all databases on it.
     storage_gb: Annotated[int, Field(ge=10, le=65536)] = 100
@@ -76,7 +76,8 @@ class LegacyKey(StrictModel):
 class DataSettings(StrictModel):
     """Everything a stack decides about tenant data."""
 
-    # Stack default; a database may override it with its own `placement`.
+    # Stack default, `dedicated` (an instance per database) or `shared` (a database on one of
+    # `sharedInstances`); a database may override it with its own `placement`.
     placement: Placement = "dedicated"
     # Shared database instances by name, for databases with `placement: shared` (created once per stack by the
     # platform part; docs/data-and-secrets.md).

@@ -44,7 +44,7 @@ class DeliverySettings(StrictModel):
     # How often Flux re-reads chart and Git sources and re-checks releases for drift.
     interval: Interval = "10m"
     # helm-controller drift detection: `enabled` corrects changes made behind Flux's back,
-    # `warn` only reports them. Replica counts are always ignored (autoscalers own them).
+    # `warn` only reports them, `disabled` does neither. Replica counts are always ignored (autoscalers own them).
     drift_detection: Literal["enabled", "warn", "disabled"] = "enabled"
 
     @property

@@ -25,8 +25,8 @@ Isolation = IsolationMode | dict[DnsLabel, IsolationMode]
 class VirtualClusterSpec(StrictModel):
     """Per-tenant choices about its virtual clusters (`virtualCluster:` in the tenant file)."""
 
-    # The tenant's GitOps Kustomization applies inside the virtual cluster (its own namespaces and
-    # CRDs) rather than into the host namespace.
+    # Where the tenant's GitOps Kustomization applies: `virtual-cluster` (default: inside it, so the
+    # repository may create namespaces and CRDs there) or `namespace` (the host namespace, as without one).
     gitops_target: Literal["virtual-cluster", "namespace"] = "virtual-cluster"
     # The explicit acknowledgement that switching these environments back to `namespace` deletes
     # their virtual cluster and everything stored in it. Without it the switch is refused.

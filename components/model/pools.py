@@ -153,8 +153,8 @@ class EksPool(_AutoscaledPool):
     subnet_ids: Annotated[
         list[Annotated[str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")]], Field(min_length=1), AfterValidator(unique)
     ]
-    # Node image: Amazon Linux 2023 or Bottlerocket, x86_64 or ARM 64 (the instance types must match the
-    # architecture).
+    # Node image: Amazon Linux 2023 (`AL2023_x86_64_STANDARD`, `AL2023_ARM_64_STANDARD`) or Bottlerocket
+    # (`BOTTLEROCKET_x86_64`, `BOTTLEROCKET_ARM_64`); the instance types must match the architecture.
     ami_type: Literal[
         "AL2023_x86_64_STANDARD", "AL2023_ARM_64_STANDARD", "BOTTLEROCKET_x86_64", "BOTTLEROCKET_ARM_64"
     ] = "AL2023_x86_64_STANDARD"

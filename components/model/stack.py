@@ -126,8 +126,8 @@ class ShardSettings(StrictModel):
     index: Annotated[int, Field(ge=0)] | None = None
     # The plan warns when a shard registers more resources than this (previews slow down past it).
     resource_budget: Annotated[int, Field(ge=100)] = 2000
-    # Who runs the platform stack and the shards of a split stack: CI's deploy workflow or the Pulumi
-    # Kubernetes Operator, never both (they share no lock; docs/adr/0032-one-runner-per-shard.md).
+    # Who runs the platform stack and the shards of a split stack: `ci` (CI's deploy workflow) or `operator` (the Pulumi
+    # Kubernetes Operator), never both (they share no lock; docs/adr/0032-one-runner-per-shard.md).
     runner: Literal["ci", "operator"] = "ci"
 
 
