@@ -34,7 +34,7 @@ class DatabaseSpec(StrictModel):
     # (data_checks.py lists them in the error).
     version: Annotated[str, Field(pattern=r"^\d+(\.\d+)?$")]
     # Instance size, `small`, `medium` or `large`. gcp: Cloud SQL machine `db-custom-1-3840`, `-2-7680`, `-4-15360`
-    # (Enterprise Plus: `db- perf-optimized-N-2/4/8`); aws: `db.t4g.small`, `db.m7g.large`, `db.m7g.xlarge`; local
+    # (Enterprise Plus: `db-perf-optimized-N-2/4/8`); aws: `db.t4g.small`, `db.m7g.large`, `db.m7g.xlarge`; local
     # Postgres: 1, 2 or 3 CloudNativePG instances.
     size: Literal["small", "medium", "large"] = "small"
     # Disk size in GB (10-65536) of a dedicated instance; counts against the namespace's storage quota on local.

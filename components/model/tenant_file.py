@@ -43,8 +43,8 @@ class AccessSpec(StrictModel):
     # may) Flux objects, exec and port-forward. In read-only environments (`readOnlyEnvironments`) and while
     # suspended they get viewer rights only.
     admin: list[AccessGroup] = []
-    # Groups bound to `tenancy-tenant-operator`: read everything but Secrets, delete pods and jobs, scale, port-
-    # forward; nothing that writes a pod spec (components/platform/roles.py).
+    # Groups bound to `tenancy-tenant-operator`: read everything but Secrets, delete pods and jobs, scale,
+    # port-forward; nothing that writes a pod spec (components/platform/roles.py).
     operator: list[AccessGroup] = []
     # Groups bound to `tenancy-tenant-viewer`: read workloads and their status, never Secrets.
     viewer: list[AccessGroup] = []
