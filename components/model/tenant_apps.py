@@ -41,7 +41,8 @@ PinnedVersion = Annotated[str, AfterValidator(_pinned)]
 class ChartSource(StrictModel):
     """A Helm chart at a pinned version from an HTTPS repository or an OCI registry."""
 
-    # `https://` Helm repository URL or `oci://` registry path the chart is pulled from (a Flux HelmRepository).
+    # `https://` Helm repository URL (a Flux HelmRepository, one per distinct URL) or `oci://` registry path (an
+    # OCIRepository per app) the chart is pulled from.
     repository: Annotated[str, Field(pattern=r"^(https|oci)://[^\s]+$")]
     # The chart's name in that repository.
     name: Annotated[str, Field(pattern=r"^[a-z0-9][-a-z0-9_.]*$")]
