@@ -193,3 +193,94 @@ def test_the_readme_is_short() -> None:
     assert len(lines) <= MAX_README_LINES
     text = "\n".join(lines)
     assert "make plan" in text and "make test" in text and "docs/README.md" in text
+
+
+def test_every_field_of_both_references_is_described() -> None:
+    # Lists every empty one by YAML path and model, so a new field without a description is named.
+    from components.model.stack import StackSettings
+    from components.model.tenant_file import TenantFile
+
+    missing = docs.undescribed(TenantFile, "") + docs.undescribed(StackSettings, "tenancy:")
+    assert missing == [], "fields without a description (Field(description=...) or a comment above it):\n" + "\n".join(
+        missing
+    )
+
+
+def test_an_undescribed_field_is_named_by_path() -> None:
+    from pydantic import BaseModel
+
+    class Inner(BaseModel):
+        """Something nested."""
+
+        # Described by its comment.
+        said: int = 0
+        unsaid: int = 0
+
+    class Outer(BaseModel):
+        """The top."""
+
+        inner: list[Inner] = []
+        bare: int = 0
+
+    assert docs.undescribed(Outer, "x:") == ["x:inner (Outer)", "x:bare (Outer)", "x:inner[].unsaid (Inner)"]
+    said = docs.described_schema(Outer)["$defs"]["Inner"]["properties"]["said"]
+    assert said["description"] == "Described by its comment."
+
+
+def test_the_overviews_list_every_top_level_key() -> None:
+    # The overview tables were hand-written once and left out six tenant keys; now they are generated.
+    from components.model.stack import StackSettings
+    from components.model.tenant_file import TenantFile
+
+    for model, page in ((TenantFile, "tenant-file.md"), (StackSettings, "stack-config.md")):
+        text = (PROJECT_ROOT / "docs" / "reference" / page).read_text(encoding="utf-8")
+        # The overview is everything above the full reference (`## All fields`, `## All keys`).
+        overview = re.split(r"^## All ", text, maxsplit=1, flags=re.MULTILINE)[0]
+        for name, field in model.model_fields.items():
+            assert f"| `{field.alias or name}` |" in overview, (page, field.alias or name)
+
+
+# A pointer written in plain text (stack files, comments, prose): `docs/x.md`, `docs/x.md#anchor`,
+# `README.md#anchor`, `README#anchor`, and the older `README, "Section"` form, which no check can
+# follow (a README section renamed or moved to docs/ left such pointers dangling).
+_POINTER = re.compile(r"(?<![\w/.-])((?:docs/[\w./-]+\.md|README(?:\.md)?)(?:#[\w-]+)?)(?![\w/-])")
+_SECTION_BY_NAME = re.compile(r"README, [\"A-Z]")
+POINTER_FILES = [
+    *sorted(PROJECT_ROOT.glob("Pulumi*.yaml")),
+    *DOC_FILES,
+    *sorted((PROJECT_ROOT / "components").rglob("*.py")),
+    *sorted((PROJECT_ROOT / "tools").rglob("*.py")),
+]
+
+
+def broken_pointers(text: str) -> list[str]:
+    """Plain-text pointers to the README or docs/ whose file or heading does not exist."""
+    broken = [match.group(0) for match in _SECTION_BY_NAME.finditer(text)]
+    for match in _POINTER.finditer(text):
+        pointer = match.group(1)
+        file_part, _, anchor = pointer.partition("#")
+        path = PROJECT_ROOT / ("README.md" if file_part.startswith("README") else file_part)
+        if not path.is_file() or (anchor and anchor not in anchors(path)):
+            broken.append(pointer)
+    return broken
+
+
+@pytest.mark.parametrize("path", POINTER_FILES, ids=lambda path: path.relative_to(PROJECT_ROOT).as_posix())
+def test_every_pointer_to_the_docs_resolves(path: Path) -> None:
+    assert broken_pointers(path.read_text(encoding="utf-8")) == []
+
+
+def test_the_pointer_check_finds_what_is_wrong() -> None:
+    text = (
+        '# (see README, "Run it for real") (README, Node pools) docs/gone.md docs/network.md#nowhere\n'
+        "# docs/network.md README.md#two-commands docs/data-and-secrets.md#stack-keys\n"
+    )
+    assert broken_pointers(text) == ['README, "', "README, N", "docs/gone.md", "docs/network.md#nowhere"]
+
+
+def test_every_fixed_value_is_named_where_its_field_is_described() -> None:
+    from components.model.stack import StackSettings
+    from components.model.tenant_file import TenantFile
+
+    missing = docs.unexplained_values(TenantFile, "") + docs.unexplained_values(StackSettings, "tenancy:")
+    assert missing == [], "values no description names (say what each choice does):\n" + "\n".join(missing)

@@ -6,6 +6,8 @@
 A generated region sits between `<!-- BEGIN GENERATED: <name> -->` and `<!-- END GENERATED: <name> -->`
 in a Markdown file; everything outside the markers is hand-written and left alone. The regions:
 
+- `tenant-overview` and `stack-overview`: one row per top-level key of each file, with its default
+  and the first sentence of its description;
 - `tenant-file` in docs/reference/tenant-file.md: one table per model of a tenant file
   (`TenantFile` and the models it uses), from the pydantic JSON Schema;
 - `stack-config` in docs/reference/stack-config.md: the same for `StackSettings`;
@@ -66,7 +68,17 @@ class Region:
 
 
 def field_comments(model: type[BaseModel]) -> dict[str, str]:
-    """Per field name, the comment written above the field (or at the end of its line) in the class."""
+    """Per field name, the comment written above the field (or at the end of its line) in the class
+    or in the model class it inherits the field from (`TenantFile` inherits `TenantSpec`'s)."""
+    found: dict[str, str] = {}
+    for base in reversed(model.__mro__):
+        if isinstance(base, type) and issubclass(base, BaseModel) and base is not BaseModel:
+            found.update(_own_field_comments(base))
+    return found
+
+
+def _own_field_comments(model: type[BaseModel]) -> dict[str, str]:
+    """The comments on the fields a class declares itself."""
     try:
         source = textwrap.dedent(inspect.getsource(model))
     except (OSError, TypeError):
@@ -146,9 +158,9 @@ NAMED_TYPES = _named_types()
 
 def type_text(schema: dict[str, Any]) -> str:
     """A short human reading of a JSON Schema: `string, pattern ...`, `list of [Model](#model)`."""
-    bare = {key: value for key, value in schema.items() if key not in ("title", "default")}
+    bare = {key: value for key, value in schema.items() if key not in ("title", "default", "description")}
     for named_schema, text in NAMED_TYPES:
-        if bare == named_schema:
+        if bare == {key: value for key, value in named_schema.items() if key != "description"}:
             return text
     name = _ref_name(schema)
     if name:
@@ -214,12 +226,39 @@ def default_text(model: type[BaseModel], field_name: str, required: bool) -> str
     return "see the model"
 
 
+def _aliases(model: type[BaseModel]) -> dict[str, str]:
+    """Field name per key as files spell it (`storageGb` -> `storage_gb`)."""
+    return {(field.alias or name): name for name, field in model.model_fields.items()}
+
+
+def described_schema(root: type[BaseModel]) -> dict[str, Any]:
+    """The JSON Schema of `root` with every field's description, also those written as comments.
+
+    Descriptions are written either as `Field(description=...)` or as the comment above a field;
+    both reach the schema, so an editor shows the same text on hover that the reference shows.
+    """
+    schema = root.model_json_schema(by_alias=True, mode="validation")
+    definitions: dict[str, Any] = schema.get("$defs", {})
+    for name, model in models_by_name(root).items():
+        body = schema if name == root.__name__ else definitions.get(name, {})
+        comments, aliases = field_comments(model), _aliases(model)
+        for key, prop in body.get("properties", {}).items():
+            comment = comments.get(aliases.get(key, key), "")
+            if comment and not prop.get("description"):
+                prop["description"] = comment
+    return schema
+
+
+def field_description(prop: dict[str, Any]) -> str:
+    """What the reference says about one field: its description, else the docstring of the model it holds."""
+    return str(prop.get("description") or "") or _model_summary(prop)
+
+
 def model_table(model: type[BaseModel], schema: dict[str, Any], path: str) -> list[str]:
     """One section: the model's docstring, where it appears, and a row per field."""
-    comments = field_comments(model)
     properties: dict[str, Any] = schema.get("properties", {})
     required = set(schema.get("required", []))
-    aliases = {(field.alias or name): name for name, field in model.model_fields.items()}
+    aliases = _aliases(model)
     lines = [f"### {model.__name__}", "", f"At `{path}`." if path else "The top level of the file."]
     doc = inspect.cleandoc(model.__doc__ or "")
     if doc:
@@ -227,8 +266,7 @@ def model_table(model: type[BaseModel], schema: dict[str, Any], path: str) -> li
     lines += ["", "| key | type | default | description |", "|---|---|---|---|"]
     for key, prop in properties.items():
         name = aliases.get(key, key)
-        description = prop.get("description") or comments.get(name, "") or _model_summary(prop)
-        row = [_code(key), type_text(prop), default_text(model, name, key in required), description]
+        row = [_code(key), type_text(prop), default_text(model, name, key in required), field_description(prop)]
         lines.append("| " + " | ".join(_cell(cell) for cell in row) + " |")
     return lines
 
@@ -260,12 +298,11 @@ def _children(schema: dict[str, Any], path: str) -> Iterator[tuple[str, str]]:
         yield from _children(value, f"{path}.<name>")
 
 
-def reference(root: type[BaseModel], prefix: str) -> str:
-    """Tables for `root` and every model it uses, in the order a reader meets them (breadth first)."""
-    schema = root.model_json_schema(by_alias=True, mode="validation")
+def sections(root: type[BaseModel], prefix: str) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """The described schema of `root` and (model name, YAML path) of every model it uses, breadth first."""
+    schema = described_schema(root)
     definitions: dict[str, Any] = schema.get("$defs", {})
-    models = models_by_name(root)
-    _MODEL_DOCS.update({name: model.__doc__ or "" for name, model in models.items()})
+    _MODEL_DOCS.update({name: model.__doc__ or "" for name, model in models_by_name(root).items()})
     order: list[tuple[str, str]] = [(root.__name__, prefix)]
     seen = {root.__name__}
     index = 0
@@ -279,11 +316,95 @@ def reference(root: type[BaseModel], prefix: str) -> str:
                 if child not in seen:
                     seen.add(child)
                     order.append((child, child_path))
+    return schema, order
+
+
+def _body(schema: dict[str, Any], root: type[BaseModel], name: str) -> dict[str, Any]:
+    return schema if name == root.__name__ else dict(schema.get("$defs", {})[name])
+
+
+def reference(root: type[BaseModel], prefix: str) -> str:
+    """Tables for `root` and every model it uses, in the order a reader meets them (breadth first)."""
+    schema, order = sections(root, prefix)
+    models = models_by_name(root)
     lines: list[str] = []
     for name, path in order:
-        body = schema if name == root.__name__ else definitions[name]
-        lines += [*model_table(models[name], body, path), ""]
+        lines += [*model_table(models[name], _body(schema, root, name), path), ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _values(schema: dict[str, Any]) -> list[Any]:
+    """The fixed values a field takes (`enum`, `const`), also inside options, lists and maps."""
+    found: list[Any] = [*schema.get("enum", []), *([schema["const"]] if "const" in schema else [])]
+    for option in [*schema.get("anyOf", []), *schema.get("oneOf", [])]:
+        found += _values(option)
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            found += _values(schema[key])
+    return found
+
+
+def unexplained_values(root: type[BaseModel], prefix: str) -> list[str]:
+    """Fixed values (`lifecycle: suspended`) that neither the field's description nor its model's
+    docstring names, as `path.key (Model): value`: a reader must learn what each choice does."""
+    schema, order = sections(root, prefix)
+    models = models_by_name(root)
+    missing: list[str] = []
+    for name, path in order:
+        doc = models[name].__doc__ or ""
+        for key, prop in _body(schema, root, name).get("properties", {}).items():
+            text = field_description(prop) + doc
+            key_path = f"{path}{key}" if not path or path.endswith(":") else f"{path}.{key}"
+            missing += [f"{key_path} ({name}): {value}" for value in _values(prop) if str(value) not in text]
+    return missing
+
+
+def undescribed(root: type[BaseModel], prefix: str) -> list[str]:
+    """Every field (as `path.key (Model)`) and model the reference would show without a description."""
+    schema, order = sections(root, prefix)
+    models = models_by_name(root)
+    missing: list[str] = []
+    for name, path in order:
+        if not inspect.cleandoc(models[name].__doc__ or ""):
+            missing.append(f"{path or '(top level)'} ({name}): the model has no docstring")
+        for key, prop in _body(schema, root, name).get("properties", {}).items():
+            if not field_description(prop).strip():
+                key_path = f"{path}{key}" if not path or path.endswith(":") else f"{path}.{key}"
+                missing.append(f"{key_path} ({name})")
+    return missing
+
+
+def overview(root: type[BaseModel]) -> str:
+    """One row per top-level key of `root`: its default and the first sentence of its description.
+
+    Generated, so the overview cannot leave a key out the way a hand-written table did.
+    """
+    schema = described_schema(root)
+    _MODEL_DOCS.update({name: model.__doc__ or "" for name, model in models_by_name(root).items()})
+    required = set(schema.get("required", []))
+    aliases = _aliases(root)
+    lines = ["| key | default | meaning |", "|---|---|---|"]
+    for key, prop in schema.get("properties", {}).items():
+        meaning = first_sentence(field_description(prop))
+        model = next((_ref_name(option) for option in [prop, *prop.get("anyOf", [])] if _ref_name(option)), None)
+        default = default_text(root, aliases.get(key, key), key in required)
+        if model is not None and default.startswith("keys "):
+            default = f"see [{model}](#{model.lower()})"
+        row = [_code(key), default, meaning]
+        lines.append("| " + " | ".join(_cell(cell) for cell in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def tenant_file_overview() -> str:
+    """The overview table of the tenant file: every top-level key."""
+    from components.model.tenant_file import TenantFile
+
+    return overview(TenantFile)
+
+
+def stack_config_overview() -> str:
+    """The overview table of the stack config: every key under `tenancy:`."""
+    return overview(StackSettings)
 
 
 def tenant_file_reference() -> str:
@@ -342,8 +463,16 @@ def layout() -> str:
     return "\n".join(lines) + "\n"
 
 
-_RENDERERS = {"tenant-file": tenant_file_reference, "stack-config": stack_config_reference, "layout": layout}
+_RENDERERS = {
+    "tenant-overview": tenant_file_overview,
+    "tenant-file": tenant_file_reference,
+    "stack-overview": stack_config_overview,
+    "stack-config": stack_config_reference,
+    "layout": layout,
+}
 REGIONS = (
+    Region(DOCS_DIR / "reference" / "tenant-file.md", "tenant-overview"),
+    Region(DOCS_DIR / "reference" / "stack-config.md", "stack-overview"),
     Region(DOCS_DIR / "reference" / "tenant-file.md", "tenant-file"),
     Region(DOCS_DIR / "reference" / "stack-config.md", "stack-config"),
     Region(DOCS_DIR / "architecture.md", "layout"),

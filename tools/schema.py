@@ -14,14 +14,15 @@ import sys
 from typing import Any
 
 from components.model.tenant_file import TenantFile
+from tools.docs import described_schema
 from tools.harness import PROJECT_ROOT
 
 SCHEMA_PATH = PROJECT_ROOT / "schemas" / "tenant.schema.json"
 
 
 def tenant_schema() -> dict[str, Any]:
-    """The schema of a tenant file as people write it (camelCase keys)."""
-    schema = TenantFile.model_json_schema(by_alias=True, mode="validation")
+    """The schema of a tenant file as people write it (camelCase keys), every field described."""
+    schema = described_schema(TenantFile)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "tenancy tenant file"
     return schema

@@ -43,17 +43,38 @@ PriorityClassName = Annotated[str, Field(pattern=r"^[a-z0-9]+([.-]+[a-z0-9]+)*$"
 class RuleActions(StrictModel):
     """The rollout switch: what a violation of each rule does (Deny, Warn or Audit)."""
 
+    # Hostnames of Ingresses, Gateway API routes and Certificates stay inside the tenant's domains, and Ingress
+    # annotations inside the allow-list (rules/hostnames.py, certificates.py, ingress_annotations.py). `Deny`
+    # refuses a violation, `Warn` admits it with a warning and an audit event, `Audit` only records it: roll a
+    # rule out with Warn, then Deny.
     hostnames: RuleAction = "Deny"
+    # No NodePort, ExternalName or externalIPs; LoadBalancer only for tenants with `allowLoadBalancer`
+    # (rules/services.py).
     services: RuleAction = "Deny"
+    # A tenant's pods select its node pool and tolerate no other pool's taint (rules/node_pool.py).
     node_pool: RuleAction = "Deny"
+    # Workload hardening beside Pod Security `restricted`: no privileged or host access, memory limits,
+    # `imagePullPolicy: Always`, allowed registries (rules/workloads.py).
     workloads: RuleAction = "Deny"
+    # Only the platform's identities change the objects it manages in tenant namespaces
+    # (rules/platform_owned.py).
     platform_owned: RuleAction = "Deny"
+    # Bindings in tenant namespaces grant only the tenant roles, to the tenant's own groups (rules/rbac.py).
     rbac: RuleAction = "Deny"
+    # No `spec.nodeName` and only allowed PriorityClasses (rules/scheduling.py).
     scheduling: RuleAction = "Deny"
+    # No service-account token Secrets, pod addresses, pre-bound volumes or writes to a virtual cluster's
+    # kubeconfig Secret (rules/side_doors.py, vcluster_kubeconfig.py).
     side_doors: RuleAction = "Deny"
+    # Tenant NetworkPolicies open paths only inside the namespace and to the egress granted
+    # (rules/network_policies.py).
     network_policies: RuleAction = "Deny"
+    # ExternalSecrets and PushSecrets in tenant namespaces use only a namespaced SecretStore
+    # (rules/secret_stores.py).
     secret_stores: RuleAction = "Deny"
+    # A suspended tenant's namespaces take nothing new that serves or reconciles (rules/suspension.py).
     suspension: RuleAction = "Deny"
+    # A tenant's Flux objects act as its deployer, in its own namespace (rules/flux.py).
     flux: RuleAction = "Deny"
 
 
@@ -65,6 +86,8 @@ class PlatformIdentities(StrictModel):
     allowed (components/admission/rules/platform_owned.py), so they need not be listed.
     """
 
+    # User names (as the API server sees them: `system:serviceaccount:<ns>:<name>`, or a cloud principal) that
+    # may change platform-owned objects; the identity `pulumi up` runs as belongs here.
     users: list[Identity] = []
     # kind and kubeadm clusters give the admin kubeconfig `kubeadm:cluster-admins` (1.29+) or
     # `system:masters`; membership in system:masters skips authorization but not admission.
@@ -74,6 +97,9 @@ class PlatformIdentities(StrictModel):
 class PolicySettings(StrictModel):
     """How the admission policy bundle is rolled out in this stack."""
 
+    # Render the admission policy bundle (ValidatingAdmissionPolicies and their bindings). Off only for a
+    # throwaway stack or while debugging: tenants are then held by RBAC, quotas, Pod Security and network
+    # policies alone.
     enabled: bool = True
     actions: RuleActions = RuleActions()
     # Image prefixes pods may pull from; empty allows any registry.

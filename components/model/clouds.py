@@ -14,7 +14,10 @@ from components.model.network import Cidr
 class GcpSettings(StrictModel):
     """The GCP project and region the platform's cloud resources live in."""
 
+    # Project ID (not its number) the platform's cloud resources live in: keys, secrets, Cloud SQL, node pools,
+    # service accounts.
     project: str = Field(pattern=r"^[a-z][-a-z0-9]{4,28}[a-z0-9]$")
+    # Region of those resources and of the GKE cluster (`europe-west1`).
     region: str = Field(pattern=r"^[a-z]+-[a-z]+[0-9]$")
     # VPC (self link or `projects/<p>/global/networks/<n>`) with private services access:
     # Cloud SQL instances get a private IP there and no public one.
@@ -49,9 +52,14 @@ class DatabaseSubnets(StrictModel):
 class AwsSettings(StrictModel):
     """The AWS region (credentials come from the usual AWS environment) and the data network."""
 
+    # Region of the EKS cluster and of the platform's AWS resources (`eu-west-1`): KMS keys, Secrets Manager,
+    # RDS, IAM trust.
     region: str = Field(pattern=r"^[a-z]{2}(-gov)?-[a-z]+-[0-9]$")
     # RDS placement: a DB subnet group in the cluster's VPC and the security groups of the databases.
     db_subnet_group: str | None = None
+    # Security groups (`sg-...`) every RDS instance gets beside the per-environment groups the platform
+    # creates: the one admitting the runner of `pulumi up` (it sets up databases on shared instances). It
+    # must admit no cluster node or pod, or every environment reaches every database (docs/adr/0009).
     db_security_group_ids: list[str] = []
     # CIDRs of those DB subnets, for shared instances serving several environments: tenant
     # namespaces with a database on one may reach database ports there.
@@ -65,12 +73,17 @@ class AwsSettings(StrictModel):
     # security groups are created in, and the groups every tenant pod selected by a
     # SecurityGroupPolicy keeps besides (the EKS cluster security group: DNS, kubelet, egress).
     vpc_id: Annotated[str, Field(pattern=r"^vpc-[0-9a-f]{8,17}$")] | None = None
+    # Security groups every tenant pod keeps besides its environment's database group (the EKS cluster security
+    # group: DNS, kubelet, egress); required where pods get security groups (aws/checks.py).
     pod_security_group_ids: list[Annotated[str, Field(pattern=r"^sg-[0-9a-f]{8,17}$")]] = []
-    # How tenant pods get their IAM role: EKS Pod Identity (default) or IRSA.
+    # How tenant pods get their IAM role: `podIdentity` (EKS Pod Identity, default) or `irsa` (IAM roles
+    # for service accounts through the cluster's OIDC provider).
     identity_mode: Literal["podIdentity", "irsa"] = "podIdentity"
     # IRSA: the cluster's IAM OIDC provider ARN and its issuer without `https://`
     # (`oidc.eks.<region>.amazonaws.com/id/<id>`, the part of the ARN after `oidc-provider/`).
     oidc_provider_arn: Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:oidc-provider/\S+$")] | None = None
+    # IRSA only: the cluster's OIDC issuer without `https://` (`oidc.eks.<region>.amazonaws.com/id/<id>`), for
+    # the trust policy of tenant roles.
     oidc_issuer: Annotated[str, Field(pattern=r"^[a-z0-9.-]+(/[A-Za-z0-9._-]+)*$")] | None = None
     # podIdentity: the role of the External Secrets Operator controller, allowed to assume tenant roles.
     secrets_controller_role_arn: Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:role/\S+$")] | None = None

@@ -27,9 +27,16 @@ class SharedInstance(StrictModel):
     created once per stack, by the platform part.
     """
 
+    # `postgres` or `mysql` (local: `mysql` only, a MariaDB); a tenant database lands on a shared instance of
+    # its own engine.
     engine: Engine
+    # Major (or major.minor) engine version, such as `16` or `8.0`; one the stack's cloud offers, and tenant
+    # databases placed here must ask for it.
     version: Annotated[str, Field(pattern=r"^\d+(\.\d+)?$")]
+    # Instance size, `small`, `medium` or `large`, as for a tenant database (gcp: Cloud SQL machine type,
+    # aws: RDS instance class); `medium` by default since many tenants share it.
     size: Literal["small", "medium", "large"] = "medium"
+    # Disk size of the instance in GB (10-65536), shared by all databases on it.
     storage_gb: Annotated[int, Field(ge=10, le=65536)] = 100
     # Environments whose databases it hosts; None means every environment.
     environments: list[DnsLabel] | None = None
@@ -42,11 +49,15 @@ class SharedSecret(StrictModel):
     AWS, or in a Kubernetes Secret named `remoteKey` in `sharedSecretsNamespace` on a local cluster.
     """
 
+    # Where the value lives: the secret's name in Secret Manager (gcp) or Secrets Manager (aws), or the name of
+    # the Kubernetes Secret in `sharedSecretsNamespace` (local).
     remote_key: Annotated[str, Field(pattern=r"^[A-Za-z0-9_/.-]{1,255}$")]
     # Kubernetes Secret type in the tenant namespace, e.g. kubernetes.io/dockerconfigjson.
     type: str = "Opaque"
     # Key inside the delivered Kubernetes Secret.
     key: Annotated[str, Field(pattern=r"^[-._a-zA-Z0-9]+$")] = "value"
+    # Free text for people reading the stack file (what the secret is, who owns it); nothing is rendered from
+    # it.
     description: str = ""
 
 
@@ -65,11 +76,16 @@ class LegacyKey(StrictModel):
 class DataSettings(StrictModel):
     """Everything a stack decides about tenant data."""
 
-    # Stack default; a database may override it with its own `placement`.
+    # Stack default, `dedicated` (an instance per database) or `shared` (a database on one of
+    # `sharedInstances`); a database may override it with its own `placement`.
     placement: Placement = "dedicated"
+    # Shared database instances by name, for databases with `placement: shared` (created once per stack by the
+    # platform part; docs/data-and-secrets.md).
     shared_instances: dict[DnsLabel, SharedInstance] = {}
     # local only: the platform namespace shared MariaDB instances run in (created by the platform).
     shared_instances_namespace: DnsLabel = "tenancy-databases"
+    # Platform secrets by name that tenants may opt into with `sharedSecrets:` in their file; each is copied
+    # into the tenant's namespaces by External Secrets.
     shared_secrets: dict[DnsLabel, SharedSecret] = {}
     # local only: where the platform team keeps the source Secrets of shared secrets.
     shared_secrets_namespace: DnsLabel = "tenancy-shared"

@@ -21,6 +21,7 @@ Interval = Annotated[str, Field(pattern=r"^\d+(s|m|h)$")]
 class FluxChartSettings(StrictModel):
     """The flux2 Helm chart (fluxcd-community) the platform installs, at a pinned version."""
 
+    # Helm repository the flux2 chart is installed from (HTTPS), when `installFlux` is on.
     repository: Annotated[str, Field(pattern=r"^https://[^\s]+$")] = "https://fluxcd-community.github.io/helm-charts"
     # Exact version: a Flux upgrade is a reviewed change to stack config, never a side effect.
     version: Annotated[str, Field(pattern=r"^\d+\.\d+\.\d+$")] = "2.17.2"
@@ -36,12 +37,14 @@ class DeliverySettings(StrictModel):
     # must confirm the cluster's own Flux runs with the lockdown flags (--no-cross-namespace-refs,
     # --default-service-account, --no-remote-bases); see components/model/stack_checks.py.
     flux_lockdown_acknowledged: bool = False
+    # Namespace the cluster's Flux controllers run in: installed there with `installFlux`; a virtual
+    # cluster's control plane admits connections from it, so Flux can apply into the virtual cluster.
     flux_namespace: DnsLabel = "flux-system"
     flux_chart: FluxChartSettings = FluxChartSettings()
     # How often Flux re-reads chart and Git sources and re-checks releases for drift.
     interval: Interval = "10m"
     # helm-controller drift detection: `enabled` corrects changes made behind Flux's back,
-    # `warn` only reports them. Replica counts are always ignored (autoscalers own them).
+    # `warn` only reports them, `disabled` does neither. Replica counts are always ignored (autoscalers own them).
     drift_detection: Literal["enabled", "warn", "disabled"] = "enabled"
 
     @property

@@ -80,11 +80,28 @@ def _quantity(value: str) -> str:
     return value
 
 
+# The quantity grammar as a JSON Schema pattern, so editors flag `4 GB` while the file is written:
+# the pattern controller-gen gives every resource.Quantity in a CRD (sigs.k8s.io/controller-tools
+# pkg/crd/known_types.go; the same text in ../shared/crds/karpenter.k8s.aws_ec2nodeclasses.yaml),
+# without the minus sign, since every amount here is 0 or more (a negative zero, `-0`, passes only
+# the model). The model stays the judge: the
+# pattern lets through an exponent with a fraction (`1e1.5`) and sizes past the API server's limits.
+QUANTITY_PATTERN = (
+    r"^\+?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+)
+
 Quantity = Annotated[
     str,
     BeforeValidator(_quantity_string),
     AfterValidator(_quantity),
-    WithJsonSchema({"type": ["string", "number"], "description": "a Kubernetes quantity: 500m, 2, 512Mi"}),
+    WithJsonSchema(
+        {
+            "type": ["string", "number"],
+            "pattern": QUANTITY_PATTERN,
+            "minimum": 0,
+            "description": "a Kubernetes quantity: 500m, 2, 512Mi",
+        }
+    ),
 ]
 
 
@@ -104,8 +121,11 @@ class ComputeAmounts(StrictModel):
     cap one tenant's pods can get every other tenant's pods on the node evicted.
     """
 
+    # CPU as a quantity: `500m` is half a core, `2` two cores.
     cpu: Quantity | None = None
+    # Memory as a quantity in bytes: `512Mi`, `4Gi` (`M`/`G` are powers of 1000).
     memory: Quantity | None = None
+    # Node-local disk (writable layers, logs, emptyDir) as a quantity: `1Gi`.
     ephemeral_storage: Quantity | None = None
 
     def resources(self) -> dict[str, str]:
@@ -143,7 +163,11 @@ class QuotaSpec(StrictModel):
 
     requests: ComputeAmounts = ComputeAmounts()
     limits: ComputeAmounts = ComputeAmounts()
+    # Total storage all PersistentVolumeClaims may request (`requests.storage`), such as `100Gi`.
     storage: Quantity | None = None
+    # Object counts, such as `{pods: 50, services: 10, count/deployments.apps: 20}`: the keys a ResourceQuota
+    # takes (`pods`, `services`, `secrets`, `configmaps`, `persistentvolumeclaims`, ...) or
+    # `count/<resource>.<group>`.
     objects: Annotated[dict[str, Annotated[int, Field(ge=0)]], AfterValidator(_object_counts)] = {}
 
     @model_validator(mode="after")

@@ -88,6 +88,9 @@ class IngressAnnotationPolicy(StrictModel):
     an empty list governs a prefix and allows none of its annotations.
     """
 
+    # Per annotation prefix (`nginx.ingress.kubernetes.io`), the names tenants may set; any other annotation
+    # with a listed prefix is refused, annotations under unlisted prefixes are not governed. The defaults
+    # cover ingress-nginx, external-dns, cert-manager and its ACME solver; replacing the map replaces them.
     controllers: dict[AnnotationPrefix, list[AnnotationName]] = Field(
         default_factory=lambda: {k: list(v) for k, v in DEFAULT_CONTROLLERS.items()}
     )

@@ -25,8 +25,8 @@ Isolation = IsolationMode | dict[DnsLabel, IsolationMode]
 class VirtualClusterSpec(StrictModel):
     """Per-tenant choices about its virtual clusters (`virtualCluster:` in the tenant file)."""
 
-    # The tenant's GitOps Kustomization applies inside the virtual cluster (its own namespaces and
-    # CRDs) rather than into the host namespace.
+    # Where the tenant's GitOps Kustomization applies: `virtual-cluster` (default: inside it, so the
+    # repository may create namespaces and CRDs there) or `namespace` (the host namespace, as without one).
     gitops_target: Literal["virtual-cluster", "namespace"] = "virtual-cluster"
     # The explicit acknowledgement that switching these environments back to `namespace` deletes
     # their virtual cluster and everything stored in it. Without it the switch is refused.
@@ -39,6 +39,7 @@ class VirtualClusterChart(StrictModel):
 
     # The chart repository (loft-sh's), or a mirror of it.
     repository: Annotated[str, Field(pattern=r"^https://[^\s]+$")] = "https://charts.loft.sh"
+    # The chart's name in that repository (`vcluster`).
     name: str = "vcluster"
     # Exact version: an upgrade of every virtual cluster is a reviewed change to stack config.
     version: Annotated[str, Field(pattern=r"^\d+\.\d+\.\d+$")] = "0.20.0"

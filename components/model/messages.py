@@ -50,6 +50,10 @@ PATTERN_WORDS: dict[str, str] = {
     r"^(([0-9]+(s|m|h))+|Never)$": "a duration such as '10m' or '1h30m', or 'Never'",
     r"^((100|[0-9]{1,2})%|[0-9]+)$": "a node count such as '2' or a percentage such as '10%'",
     r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$": "a duration in hours and minutes such as '11h' or '1h30m'",
+    # fields.QUANTITY_PATTERN: the schema's pattern for quantities (the model's own check words its errors).
+    r"^\+?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$": (
+        "a Kubernetes quantity such as '500m', '2', '512Mi' or '4Gi'"
+    ),
     r"^subnet-[0-9a-f]{8,17}$": "a subnet ID such as 'subnet-0a1b2c3d'",
     r"^vpc-[0-9a-f]{8,17}$": "a VPC ID such as 'vpc-0a1b2c3d'",
     r"^sg-[0-9a-f]{8,17}$": "a security group ID such as 'sg-0a1b2c3d'",

@@ -92,19 +92,26 @@ class IpTarget(StrictModel):
 class EgressTarget(StrictModel):
     """Destinations by address and the ports open to them (empty ports = every port)."""
 
+    # Destination address ranges (IPv4 or IPv6 CIDRs), at least one.
     cidrs: Annotated[list[Cidr], Field(min_length=1)]
+    # Destination ports opened (empty: every port).
     ports: list[Port] = []
+    # `TCP`, `UDP` or `SCTP`: the protocol of `ports`.
     protocol: Protocol = "TCP"
 
 
 class EgressEntry(StrictModel):
     """A named egress a tenant file may ask for: listed CIDRs, or the internet without private ranges."""
 
+    # Destination address ranges (IPv4 or IPv6 CIDRs), such as a partner's API or a VPN range; set this or
+    # `internet`.
     cidrs: list[Cidr] = []
     # The whole internet except NON_INTERNET_CIDRS(_V6) and the stack's `internetExcludes`: never the
     # cluster, nodes, databases or metadata, as long as those use non-internet ranges or are excluded.
     internet: bool = False
+    # Destination ports opened (empty: every port); `[443]` is the usual choice.
     ports: list[Port] = []
+    # `TCP`, `UDP` or `SCTP`: the protocol of `ports`.
     protocol: Protocol = "TCP"
 
     @model_validator(mode="after")
@@ -135,8 +142,11 @@ def internet_carve_outs(excluded: Sequence[str] = ()) -> tuple[list[str], list[s
 class OperatorAccess(StrictModel):
     """A platform operator whose pods reach tenant pods (CloudNativePG: 8000 status, 5432 Postgres)."""
 
+    # Namespace the operator's pods run in.
     namespace: DnsLabel
+    # Labels that select the operator's pods in that namespace (empty: every pod there).
     pod_labels: dict[str, str] = {}
+    # Ports of tenant pods the operator may reach, at least one.
     ports: Annotated[list[Port], Field(min_length=1)]
 
 
@@ -144,9 +154,11 @@ class TenantPeer(StrictModel):
     """Another tenant whose pods may open connections to this tenant's pods, in the same environment
     only, and only when that tenant lists this one in `connectsTo` (mutual consent)."""
 
+    # The other tenant's name; its file must list this tenant in `connectsTo`.
     tenant: DnsLabel
     # Ports of this tenant's pods it may reach (empty: every port).
     ports: list[Port] = []
+    # `TCP`, `UDP` or `SCTP`: the protocol of the ports above.
     protocol: Protocol = "TCP"
 
 

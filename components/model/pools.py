@@ -92,17 +92,21 @@ AwsTags = dict[Annotated[str, Field(min_length=1, max_length=128)], Annotated[st
 class _PoolBase(StrictModel):
     """What every pool has: a cost code that reaches node labels and the cloud's billing labels."""
 
+    # Billing code of the pool's nodes (letters, digits, `_`, `-`): node label `tenancy.io/cost-code` and the
+    # `cost-code` label or tag on the cloud's instances, so the pool's cost can be charged to whoever uses it.
     cost_code: CostCode
 
 
 class _AutoscaledPool(_PoolBase):
     """A managed group of nodes scaled by the cluster autoscaler between minNodes and maxNodes."""
 
-    # max before min so the min validator can compare against it.
+    # Most nodes the autoscaler may run in the pool (declared before minNodes, which is checked against it).
     max_nodes: int = Field(default=3, ge=1, le=1000)
+    # Fewest nodes the autoscaler keeps (0 lets an idle pool cost nothing; at most maxNodes).
     min_nodes: int = Field(default=0, ge=0, le=1000)
     # Spot capacity is cheaper and may be reclaimed at any time; on-demand is the safe default.
     spot: bool = False
+    # Boot disk size of each node in GB (20-65536): images, container layers, logs and emptyDir live there.
     disk_size_gb: int = Field(default=100, ge=20, le=65536)
 
     @field_validator("min_nodes")
@@ -117,8 +121,13 @@ class _AutoscaledPool(_PoolBase):
 class GkePool(_AutoscaledPool):
     """A GKE node pool in the stack's cluster (`cluster.name` in `gcp.region`)."""
 
+    # `gke`: a node pool this stack creates in its GKE cluster.
     kind: Literal["gke"]
+    # GCE machine type of the nodes, such as `e2-standard-4`, `n2-highmem-8`, `n2-custom-4-16384` (EC2 types are
+    # refused).
     machine_type: GceMachineType = "e2-standard-4"
+    # Boot disk type: `pd-balanced` (default), `pd-standard` (cheaper, slower), `pd-ssd` or `hyperdisk-balanced`
+    # (newer machine series need it).
     disk_type: Literal["pd-standard", "pd-balanced", "pd-ssd", "hyperdisk-balanced"] = "pd-balanced"
     # Zones of the region to place nodes in; None: the cluster's own node locations.
     zones: Annotated[list[Annotated[str, Field(pattern=r"^[a-z]+-[a-z]+[0-9]-[a-z]$")]], Field(min_length=1)] | None = (
@@ -132,15 +141,20 @@ class GkePool(_AutoscaledPool):
 class EksPool(_AutoscaledPool):
     """An EKS managed node group with a launch template (so cost tags reach the EC2 instances)."""
 
+    # `eks`: an EKS managed node group this stack creates.
     kind: Literal["eks"]
+    # EC2 instance types the node group may launch, such as `m7i.large` (several help spot capacity).
     instance_types: Annotated[list[Ec2InstanceType], Field(min_length=1), AfterValidator(unique)] = ["m7i.large"]
     # The node IAM role (worker node, CNI and ECR read policies attached) created with the cluster.
     node_role_arn: Annotated[
         str, Field(pattern=r"^arn:aws[a-z-]*:iam::[0-9]{12}:role/[A-Za-z0-9_+=,.@/-]+$", max_length=2048)
     ]
+    # Subnets (`subnet-...`) the nodes are launched in, usually the cluster's private subnets.
     subnet_ids: Annotated[
         list[Annotated[str, Field(pattern=r"^subnet-[0-9a-f]{8,17}$")]], Field(min_length=1), AfterValidator(unique)
     ]
+    # Node image: Amazon Linux 2023 (`AL2023_x86_64_STANDARD`, `AL2023_ARM_64_STANDARD`) or Bottlerocket
+    # (`BOTTLEROCKET_x86_64`, `BOTTLEROCKET_ARM_64`); the instance types must match the architecture.
     ami_type: Literal[
         "AL2023_x86_64_STANDARD", "AL2023_ARM_64_STANDARD", "BOTTLEROCKET_x86_64", "BOTTLEROCKET_ARM_64"
     ] = "AL2023_x86_64_STANDARD"
@@ -158,10 +172,13 @@ class KarpenterLimits(StrictModel):
 class DisruptionBudget(StrictModel):
     """How many nodes Karpenter may disrupt at once, optionally only in a scheduled window."""
 
+    # How many nodes may be disrupted at once: a count (`2`) or a share of the pool (`10%`).
     nodes: Annotated[str, Field(pattern=r"^((100|[0-9]{1,2})%|[0-9]+)$")] = "10%"
     # Cron (UTC) for when the budget applies, for `duration` from each start.
     schedule: Annotated[str, AfterValidator(_cron)] | None = None
+    # How long the window lasts from each `schedule` start (`8h`, `1h30m`); set together with `schedule`.
     duration: Annotated[str, Field(pattern=r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$")] | None = None
+    # Disruption reasons the budget limits (`Underutilized`, `Empty`, `Drifted`); None: all of them.
     reasons: list[Literal["Underutilized", "Empty", "Drifted"]] | None = None
 
     @model_validator(mode="after")
@@ -174,9 +191,13 @@ class DisruptionBudget(StrictModel):
 class Disruption(StrictModel):
     """When Karpenter may remove or replace nodes to save cost."""
 
+    # `WhenEmptyOrUnderutilized` (default): remove empty nodes and replace underused ones with cheaper ones;
+    # `WhenEmpty`: only remove empty nodes (fewer pod restarts); `Balanced`: consolidate only where the saving
+    # outweighs the disruption.
     consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"] = "WhenEmptyOrUnderutilized"
     # Wait this long after a pod change before consolidating, so bursts do not churn nodes.
     consolidate_after: Annotated[str, Field(pattern=r"^(([0-9]+(s|m|h))+|Never)$")] = "5m"
+    # Limits on how many nodes Karpenter may disrupt at once (default: 10% at any time); at most 50.
     budgets: Annotated[list[DisruptionBudget], Field(min_length=1, max_length=50)] = [DisruptionBudget()]
     # Nodes are replaced after this age so they pick up patched AMIs.
     expire_after: Annotated[str, Field(pattern=r"^(([0-9]+(s|m|h))+|Never)$")] = "720h"
@@ -185,6 +206,8 @@ class Disruption(StrictModel):
 class KarpenterPool(_PoolBase):
     """A Karpenter `NodePool` plus its `EC2NodeClass` on EKS."""
 
+    # `karpenter`: a Karpenter NodePool and EC2NodeClass this stack creates; Karpenter launches nodes for
+    # pending pods.
     kind: Literal["karpenter"]
     # IAM role name (not ARN) Karpenter gives the nodes it launches.
     node_role: Annotated[str, Field(pattern=r"^[A-Za-z0-9_+=,.@-]{1,64}$")]
@@ -192,6 +215,7 @@ class KarpenterPool(_PoolBase):
     ami_alias: Annotated[str, Field(pattern=r"^(al2023|bottlerocket)@(latest|v[0-9][0-9.]*)$", max_length=30)] = (
         "al2023@latest"
     )
+    # `on-demand` and/or `spot` (`karpenter.sh/capacity-type`); with both, Karpenter prefers spot where it fits.
     capacity_types: Annotated[
         # `reserved` is left out: it needs capacity reservations selected on the node class.
         list[Literal["spot", "on-demand"]], Field(min_length=1), AfterValidator(unique)
@@ -199,14 +223,18 @@ class KarpenterPool(_PoolBase):
     # Empty families: the c, m and r categories of generation 3 and newer; empty sizes: any size.
     # Karpenter picks the cheapest type that fits the pending pods within them.
     instance_families: Annotated[list[Ec2InstanceFamily], AfterValidator(unique)] = []
+    # EC2 instance sizes allowed (`large`, `2xlarge`, `metal`; `karpenter.k8s.aws/instance-size`).
     instance_sizes: Annotated[list[Ec2InstanceSize], AfterValidator(unique)] = []
+    # CPU architectures allowed: `amd64`, `arm64` (images must be built for them).
     architectures: Annotated[list[Literal["amd64", "arm64"]], Field(min_length=1), AfterValidator(unique)] = ["amd64"]
     limits: KarpenterLimits = KarpenterLimits()
     disruption: Disruption = Disruption()
     # Tags that find the cluster's node subnets and security groups; None: the usual
     # `karpenter.sh/discovery: <cluster name>` from the Karpenter getting-started setup.
     subnet_selector: Annotated[AwsTags, Field(min_length=1)] | None = None
+    # Tags that find the security groups the nodes get; None: `karpenter.sh/discovery: <cluster name>`.
     security_group_selector: Annotated[AwsTags, Field(min_length=1)] | None = None
+    # Size of each node's data volume in GB (20-59000): container images, layers and emptyDir.
     disk_size_gb: int = Field(default=100, ge=20, le=59000)
     # Higher weight pools are tried first when several pools fit a pod.
     weight: int | None = Field(default=None, ge=1, le=100)
@@ -215,6 +243,8 @@ class KarpenterPool(_PoolBase):
 class ExistingPool(_PoolBase):
     """Nodes already in the cluster (kind, bare metal) that an operator labels and taints."""
 
+    # `existing`: nodes that are already in the cluster; the program creates nothing and an operator labels and
+    # taints them `tenancy.io/pool=<pool>` (docs/node-pools.md).
     kind: Literal["existing"]
 
 

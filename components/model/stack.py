@@ -46,6 +46,9 @@ _KUBERNETES_VERSION = r"^1\.(3[0-9])$"
 class ClusterSettings(StrictModel):
     """How the program reaches the cluster: one Kubernetes provider shared by all tenants."""
 
+    # The cluster's name: the GKE cluster or EKS cluster the pools and identities belong to (Karpenter finds
+    # subnets by `karpenter.sh/discovery: <name>`), and the Kubernetes provider's cluster identity: changing it
+    # replaces every Kubernetes object of the stack.
     name: DnsLabel = "tenancy"
     # kubeconfig context; None means the current context (CI's credentials). Required where the
     # cloud reaches the cluster through the kubeconfig alone (local: components/platform/providers.py).
@@ -60,6 +63,7 @@ class ClusterSettings(StrictModel):
 class PlatformNamespace(StrictModel):
     """A platform namespace whose pods may reach tenant pods (ingress controller, monitoring)."""
 
+    # A namespace (ingress controller, gateway, monitoring) whose pods every tenant's isolation policy admits.
     name: DnsLabel
     # Empty means every port: an ingress controller must reach whatever port a tenant serves.
     ports: list[Annotated[int, Field(ge=1, le=65535)]] = []
@@ -68,7 +72,9 @@ class PlatformNamespace(StrictModel):
 class DnsSettings(StrictModel):
     """Where cluster DNS runs, so tenant egress can be opened to it and nothing else."""
 
+    # Namespace cluster DNS (CoreDNS, kube-dns) runs in.
     namespace: DnsLabel = "kube-system"
+    # Labels of the DNS pods: tenant egress is opened to exactly these pods on port 53, UDP and TCP.
     pod_labels: dict[str, str] = {"k8s-app": "kube-dns"}
 
 
@@ -115,38 +121,54 @@ def _default_tiers() -> dict[str, QuotaSpec]:
 class ShardSettings(StrictModel):
     """How tenants are split over shard stacks (see components/model/sharding.py)."""
 
+    # Number of shard stacks the tenants are split over (1-1024); 1: no sharding. Raising it moves about 1/(n+1)
+    # of the tenants (components/model/sharding.py).
     count: Annotated[int, Field(ge=1, le=1024)] = 1
     # The shard this stack runs; required when stackRole is `tenants`.
     index: Annotated[int, Field(ge=0)] | None = None
     # The plan warns when a shard registers more resources than this (previews slow down past it).
     resource_budget: Annotated[int, Field(ge=100)] = 2000
-    # Who runs the platform stack and the shards of a split stack: CI's deploy workflow or the Pulumi
-    # Kubernetes Operator, never both (they share no lock; docs/adr/0032-one-runner-per-shard.md).
+    # Who runs the platform stack and the shards of a split stack: `ci` (CI's deploy workflow) or `operator` (the Pulumi
+    # Kubernetes Operator), never both (they share no lock; docs/adr/0032-one-runner-per-shard.md).
     runner: Literal["ci", "operator"] = "ci"
 
 
 class StackSettings(StrictModel):
     """Everything a stack decides for all of its tenants."""
 
+    # Where the stack runs: `local` (a kind cluster, data in the cluster), `gcp` (GKE, Cloud SQL, Secret
+    # Manager, Cloud KMS; needs `tenancy:gcp`) or `aws` (EKS, RDS, Secrets Manager, KMS; needs `tenancy:aws`).
     cloud: Literal["local", "gcp", "aws"] = "local"
+    # The cluster's minor version (`1.30` to `1.39`): rendered objects are checked against its API, Pod Security
+    # labels pin to it, and admission features that need a newer version (MutatingAdmissionPolicy, 1.36+) follow
+    # it. Bump it with the cluster.
     kubernetes_version: str = Field(default="1.34", pattern=_KUBERNETES_VERSION)
     cluster: ClusterSettings = ClusterSettings()
+    # The platform's DNS suffix: every tenant owns `<name>.<suffix>` and `*.<name>.<suffix>` without asking, and
+    # no tenant may claim another tenant's part of it.
     domain_suffix: Domain
     # Tenant environments this cluster hosts; each becomes a namespace per tenant.
     environments: Annotated[list[DnsLabel], AfterValidator(unique)] = ["dev", "prod"]
     # Environments where people get read access only and writes come from the deployer account.
     read_only_environments: list[DnsLabel] = ["prod"]
+    # Namespaces whose pods may reach tenant pods (ingress controllers, gateways, monitoring), with the ports
+    # they may use.
     platform_namespaces: list[PlatformNamespace] = []
     dns: DnsSettings = DnsSettings()
     # Holes in tenant isolation and the egress entries tenants may ask for (docs/network.md).
     network: NetworkSettings = NetworkSettings()
+    # Named quotas tenants choose with `quota: {tier: <name>}`: each a tenant's total in the stack, split over
+    # its environments. Built in: `small`, `medium`, `large`; setting this key replaces them.
     quota_tiers: dict[DnsLabel, QuotaSpec] = Field(default_factory=_default_tiers)
+    # The tier of tenants that name no quota; must be a key of `quotaTiers`.
     default_quota_tier: str = "small"
     # How a tenant's quota is split over its environments: a weight per environment, 1 if unset
     # (`{dev: 1, prod: 3}` gives dev a quarter). See components/model/quota_budget.py.
     quota_split: dict[DnsLabel, Annotated[int, Field(ge=1, le=100)]] = {}
     limit_defaults: LimitDefaults = LimitDefaults()
     protection: ProtectionSettings = ProtectionSettings()
+    # Node pools by name, each tainted and labelled `tenancy.io/pool=<name>`; tenants choose one with `nodePool`
+    # (docs/node-pools.md). The `kind` chooses the model: `gke`, `eks`, `karpenter`, `existing`.
     node_pools: NodePools = {}
     policy: PolicySettings = PolicySettings()
     delivery: DeliverySettings = DeliverySettings()
@@ -161,8 +183,10 @@ class StackSettings(StrictModel):
     edge: EdgeSettings = EdgeSettings()
     # How identity-provider groups become the Kubernetes groups tenant files name (components/model/people.py).
     people: PeopleSettings = PeopleSettings()
+    # Directory of tenant files, relative to the project root.
     tenants_dir: str = "tenants"
-    # all: everything in one stack (small installs). platform: only cluster-wide parts.
+    # Which part this stack runs: `all`, `platform` or `tenants`. all: everything in one stack (small
+    # installs). platform: only cluster-wide parts.
     # tenants: one shard of the tenants, reading the platform stack through a StackReference.
     stack_role: Literal["all", "platform", "tenants"] = "all"
     shards: ShardSettings = ShardSettings()

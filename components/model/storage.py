@@ -25,15 +25,19 @@ DEFAULT_CLASS = "tenancy-standard"
 class StorageClassSpec(StrictModel):
     """One StorageClass the platform renders for tenants (reclaim policy Delete, always)."""
 
+    # The StorageClass's name, which tenant claims name in `storageClassName`.
     name: str = Field(pattern=_CLASS_NAME, max_length=253)
     # The CSI driver (`pd.csi.storage.gke.io`, `ebs.csi.aws.com`, `rancher.io/local-path`).
     provisioner: str = Field(min_length=1, max_length=253)
+    # Provisioner parameters, such as `{type: pd-ssd}` or `{type: gp3}` (the CSI driver's own keys).
     parameters: dict[str, str] = {}
 
 
 class StorageSettings(StrictModel):
     """The classes tenants may claim; empty means one class on the cloud's default driver."""
 
+    # The StorageClasses tenants may claim, all with reclaim policy Delete; empty: one class `tenancy-standard`
+    # on the cloud's default driver. In-cluster databases claim the first.
     classes: Annotated[list[StorageClassSpec], AfterValidator(unique_names)] = Field(default_factory=list)
     # Mark the first class as the cluster's default, so claims that name no class (most charts'
     # default) get it from the DefaultStorageClass admission plugin instead of being refused.

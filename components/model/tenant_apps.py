@@ -42,8 +42,13 @@ PinnedVersion = Annotated[str, AfterValidator(_pinned)]
 class ChartSource(StrictModel):
     """A Helm chart at a pinned version from an HTTPS repository or an OCI registry."""
 
+    # `https://` Helm repository URL (a Flux HelmRepository, one per distinct URL) or `oci://` registry path (an
+    # OCIRepository per app) the chart is pulled from.
     repository: Annotated[str, Field(pattern=r"^(https|oci)://[^\s]+$")]
+    # The chart's name in that repository.
     name: Annotated[str, Field(pattern=r"^[a-z0-9][-a-z0-9_.]*$")]
+    # Exact chart version (`1.2.3`, `1.2.3-rc.1`, `v2.0.1`); ranges are refused so an upstream release never
+    # changes the tenant unreviewed.
     version: PinnedVersion
     # Credentials of a private repository: one of the tenant's secrets or shared secrets
     # (HTTPS: keys username/password; OCI: a docker config JSON).
@@ -53,9 +58,15 @@ class ChartSource(StrictModel):
 class ImageSource(StrictModel):
     """A container image pinned by tag or digest (a digest is the stronger pin)."""
 
+    # Image reference without tag or digest, such as `ghcr.io/acme/web`.
     repository: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._/:-]*[a-z0-9]$")]
+    # An exact tag; floating tags (`latest`, `stable`, `main`, `master`, `edge`, `nightly`) are refused. Set a
+    # tag, a digest or both.
     tag: str | None = None
+    # `sha256:<64 hex>`: the strongest pin (the tag may move, the digest cannot).
     digest: str | None = None
+    # Container port the app listens on; when set, the container port `http` and a ClusterIP Service
+    # named after the app on the same port are rendered. None: no Service.
     port: Annotated[int, Field(ge=1, le=65535)] | None = None
     # Pull credentials for a private registry: one of the tenant's secrets or shared secrets.
     pull_secret: DnsLabel | None = None
@@ -95,6 +106,7 @@ class AppDatabase(StrictModel):
     values), or, without `values`, every key under `tenancy.databases.<name>`.
     """
 
+    # A `databases[].name` of this tenant file; the database must exist in every environment the app runs in.
     name: DatabaseName
     # Chart apps only: the Helm value path each credential key is set at.
     values: dict[DatabaseKey, ValuePath] | None = None
@@ -141,6 +153,7 @@ class AppSpec(StrictModel):
     There is deliberately no replica count: autoscalers own it (the platform never reverts it).
     """
 
+    # The app's name (a DNS label), unique in the file: names its HelmRelease or Deployment.
     name: DnsLabel
     chart: ChartSource | None = None
     image: ImageSource | None = None
@@ -149,6 +162,8 @@ class AppSpec(StrictModel):
     # Image apps only (a chart takes its settings through `values`): environment variables,
     # secrets mounted read-only at /var/run/secrets/tenancy/<name>, and container resources.
     env: Annotated[dict[str, str], AfterValidator(_env_names)] = {}
+    # Names of the tenant's secrets or shared secrets an image app mounts read-only at
+    # /var/run/secrets/tenancy/<name>.
     secrets: Annotated[list[DnsLabel], AfterValidator(unique)] = []
     resources: AppResources | None = None
     # The tenant's databases this app uses (image and chart apps; see AppDatabase).
@@ -156,6 +171,7 @@ class AppSpec(StrictModel):
     # Image apps with a port: hostnames (the tenant's own) the platform Gateway serves the app on,
     # through an HTTPRoute in the tenant's namespace (docs/edge.md).
     hostnames: Annotated[list[Domain], AfterValidator(unique)] = []
+    # Environments the app is installed in; None means every environment of the tenant.
     environments: list[DnsLabel] | None = None
 
     @model_validator(mode="after")
@@ -181,10 +197,13 @@ class AppSpec(StrictModel):
 
 
 class GitRef(StrictModel):
-    """Which revision Flux follows: one of branch, tag, semver or commit."""
+    """Which revision Flux follows: exactly one of branch, tag or commit."""
 
+    # Follow the newest commit of this branch.
     branch: str | None = None
+    # Follow this tag.
     tag: str | None = None
+    # Follow exactly this commit (40 hex characters).
     commit: Annotated[str, Field(pattern=r"^[a-f0-9]{40}$")] | None = None
 
     @model_validator(mode="after")
@@ -210,13 +229,17 @@ RepoPath = Annotated[str, AfterValidator(_relative_path)]
 class GitOpsSpec(StrictModel):
     """The tenant's Git repository, applied to its namespaces by the cluster's Flux."""
 
+    # `https://` or `ssh://` URL of the tenant's repository (the Flux GitRepository `url`).
     url: Annotated[str, Field(pattern=r"^(https://|ssh://)[^\s]+$")]
     ref: GitRef = GitRef(branch="main")
     # Path per environment; `{environment}` is replaced by the environment name.
     path: RepoPath = "./deploy/{environment}"
     # Name of a Secret (from `secrets`, source external) holding the Git credentials.
     secret: DnsLabel | None = None
+    # How often Flux fetches the repository and re-applies the path (`30s`, `5m`, `1h`): the GitRepository and
+    # Kustomization interval.
     interval: Annotated[str, Field(pattern=r"^\d+(s|m|h)$")] = "5m"
+    # Environments that get a GitRepository and Kustomization; None means every environment of the tenant.
     environments: list[DnsLabel] | None = None
     # Per-environment revision instead of `ref` (prod on a tag or a protected branch of its own):
     # each environment's GitRepository follows its own ref (components/delivery/gitops.py).

@@ -39,14 +39,22 @@ class AccessSpec(StrictModel):
     to every identity of the cluster.
     """
 
+    # Groups bound to `tenancy-tenant-admin` in each environment: write workloads, Secrets and (where tenants
+    # may) Flux objects, exec and port-forward. In read-only environments (`readOnlyEnvironments`) and while
+    # suspended they get viewer rights only.
     admin: list[AccessGroup] = []
+    # Groups bound to `tenancy-tenant-operator`: read everything but Secrets, delete pods and jobs, scale,
+    # port-forward; nothing that writes a pod spec (components/platform/roles.py).
     operator: list[AccessGroup] = []
+    # Groups bound to `tenancy-tenant-viewer`: read workloads and their status, never Secrets.
     viewer: list[AccessGroup] = []
 
 
 class QuotaChoice(StrictModel):
     """Either a named tier from stack config or explicit amounts, never both."""
 
+    # A key of the stack's `quotaTiers` (built in: `small`, `medium`, `large`). The tier is the tenant's total
+    # in the stack, split over its environments by `quotaSplit`.
     tier: DnsLabel | None = None
     custom: QuotaSpec | None = None
 
@@ -60,27 +68,46 @@ class QuotaChoice(StrictModel):
 class TenantSpec(StrictModel):
     """One tenant: a team, a customer or an app, and everything the platform runs for it."""
 
-    # Reserved names (platform, kube-*, system*, tenancy*) are refused: see name_checks.py.
+    # The tenant's identity: a DNS label equal to the file name; namespaces are `tenant-<name>-<env>` (within
+    # 63 characters). Reserved names (platform, kube-*, system*, tenancy*) are refused: see name_checks.py.
     name: Annotated[DnsLabel, TenantNameCheck]
+    # Human-readable name, 1-200 characters; set as the `tenancy.io/display-name` annotation on every namespace.
     display_name: Annotated[str, Field(min_length=1, max_length=200)]
+    # Free text: the customer, department or company the tenant belongs to. Informational; nothing is rendered
+    # from it.
     organization: str | None = None
+    # Email address of whoever answers for the tenant; set as the `tenancy.io/contact` annotation on every
+    # namespace.
     contact: EmailStr
+    # Billing code (letters, digits, `_`, `-`, at most 63): the `tenancy.io/cost-center` namespace label and the
+    # `cost-center` label on the tenant's cloud resources.
     cost_center: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,63}$")]
+    # Tenant environments: each becomes a namespace `tenant-<name>-<environment>`. Every entry must be one of
+    # the stack's `environments`, so a tenant cannot ask for an environment the cluster does not host.
     environments: Annotated[list[DnsLabel], Field(min_length=1), AfterValidator(unique)] = ["dev", "prod"]
     # Stacks this tenant exists in; None means every stack.
     stacks: list[DnsLabel] | None = None
+    # Where the tenant is in its life: `active`, `suspended` or `decommissioned`. `active`: everything runs.
+    # `suspended`: everything stays, nothing new runs (no pod admitted, Flux suspended, no traffic from
+    # platform namespaces, people read only). `decommissioned`: namespaces removed, data released (kept in
+    # the cloud, out of Pulumi's protection); needs `decommissionedOn`. See docs/operations.md and
+    # components/lifecycle.py.
     lifecycle: Lifecycle = "active"
     # The day the tenant was set to `decommissioned` (YYYY-MM-DD): its data's retention period
     # (`tenancy:data.retentionDays`) counts from here. Required once decommissioned (consistency.py).
     decommissioned_on: datetime.date | None = None
     access: AccessSpec = AccessSpec()
     quota: QuotaChoice | None = None
+    # A key of the stack's `nodePools`: the tenant's pods are placed on that pool's nodes (namespace label
+    # `tenancy.io/pool`, enforced by admission). None: the cluster's untainted nodes.
     node_pool: DnsLabel | None = None
     # Hostnames beyond the default `<name>.<suffix>`; `*.example.org` covers its subdomains.
     domains: Annotated[list[Domain], AfterValidator(unique)] = []
     # Ports of this tenant's pods the platform Gateway may reach: the ports its own HTTPRoutes'
     # backends listen on (apps with `hostnames` add theirs). None listed: the Gateway reaches nothing.
     route_ports: Annotated[list[Annotated[int, Field(ge=1, le=65535)]], AfterValidator(unique)] = []
+    # Allow Services of type LoadBalancer (a public address costs money and bypasses the ingress controller).
+    # False sets the quota's `services.loadbalancers` to 0; NodePorts are always 0.
     allow_load_balancer: bool = False
     # Names of the stack's egress entries (`tenancy:network.egress`) this tenant's pods may reach.
     egress: Annotated[list[DnsLabel], AfterValidator(unique)] = []
@@ -89,10 +116,16 @@ class TenantSpec(StrictModel):
     accepts_from: Annotated[list[TenantPeer], AfterValidator(unique_peers)] = []
     # Tenants this tenant's pods connect to (same environment); each must list it in `acceptsFrom`.
     connects_to: Annotated[list[DnsLabel], AfterValidator(unique)] = []
+    # Databases the tenant owns, one instance or database per environment they apply to; credentials land in a
+    # Secret `db-<name>` (docs/data-and-secrets.md).
     databases: Annotated[list[DatabaseSpec], AfterValidator(unique_names)] = []
+    # Per-tenant secrets kept in the cloud secret manager under the tenant's key and delivered as Kubernetes
+    # Secrets (docs/data-and-secrets.md).
     secrets: Annotated[list[SecretSpec], AfterValidator(unique_names)] = []
     # Names of shared platform secrets (stack config) copied into this tenant's namespaces.
     shared_secrets: Annotated[list[DnsLabel], AfterValidator(unique)] = []
+    # App components (a Helm chart or a container image, each at a pinned version) the platform installs in the
+    # tenant's namespaces (docs/delivery.md).
     apps: Annotated[list[AppSpec], AfterValidator(unique_names)] = []
     gitops: GitOpsSpec | None = None
     # components/model/isolation.py
