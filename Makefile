@@ -28,7 +28,7 @@ plan: $(BIN)/activate
 ## plan-all: the offline plan of every stack (Pulumi.*.yaml), all of them even after a failure;
 ## exits non-zero if any fails, so a tenant valid for dev but not for prod-aws fails here, not in CI
 plan-all: $(BIN)/activate
-	$(BIN)/python -m tools.plan_all --out $(OUT)
+	$(BIN)/tenancy plan-all --out $(OUT)
 
 ## test: lint, type-check and the test suite
 test: $(BIN)/activate

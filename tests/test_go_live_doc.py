@@ -1,10 +1,11 @@
 """docs/go-live.md names only commands that exist: its `make` targets are the Makefile's, its
-`python -m tools.<tool>` commands are modules whose flags the tool accepts, its stacks are stacks."""
+`tenancy <subcommand>` commands are subcommands whose flags the tool accepts, its stacks are stacks."""
 
 from __future__ import annotations
 
 import re
 
+from tools import cli
 from tools.harness import PROJECT_ROOT
 from tools.plan_all import all_stacks
 
@@ -26,14 +27,30 @@ def test_every_stack_named_exists() -> None:
     assert set(re.findall(r"STACK=([a-z][a-z0-9-]*)", DOC)) <= set(all_stacks())
 
 
+def tool_commands(doc: str) -> list[tuple[str, str]]:
+    """Each `tenancy <subcommand> --flag ...` of a page: (subcommand, flags)."""
+    return re.findall(r"`tenancy ([a-z][a-z0-9-]*)((?: --[a-z-]+(?: [^\s`-][^\s`]*)?)*)", doc)
+
+
 def test_every_tool_and_flag_exists() -> None:
-    for tool, flags in re.findall(r"python -m tools\.([a-z_]+)((?: --[a-z-]+(?: [^\s`-][^\s`]*)?)*)", DOC):
-        source = PROJECT_ROOT / "tools" / f"{tool}.py"
-        assert source.exists(), tool
+    commands = tool_commands(DOC)
+    assert ("status", " --stack prod") in commands
+    for name, flags in commands:
+        assert name in cli.tenancy.commands, name
+        source = PROJECT_ROOT / (cli_module(name).replace(".", "/") + ".py")
         for flag in re.findall(r"--[a-z-]+", flags):
-            assert f'"{flag}"' in source.read_text(encoding="utf-8"), (tool, flag)
+            assert f'"{flag}"' in source.read_text(encoding="utf-8"), (name, flag)
+
+
+def cli_module(name: str) -> str:
+    """The tool module a subcommand runs (tests/tools/test_cli.py reads it the same way)."""
+    from tests.tools.test_cli import module_of
+
+    return module_of(name)
 
 
 def test_the_checks_catch_a_wrong_command() -> None:
     assert "nope" not in make_targets(MAKEFILE)
     assert "plan-all" in make_targets(MAKEFILE)
+    assert tool_commands("`tenancy nope --stack dev`") == [("nope", " --stack dev")]
+    assert "nope" not in cli.tenancy.commands

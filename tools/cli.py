@@ -55,6 +55,13 @@ def _plan(argv: list[str]) -> int:
     return main(argv)
 
 
+@_tool("plan-all", "Plan every stack offline; non-zero when any stack fails (make plan-all).")
+def _plan_all(argv: list[str]) -> int:
+    from tools.plan_all import main
+
+    return main(argv)
+
+
 @_tool("diff", "Diff two saved plans (what the pull request comment shows).")
 def _diff(argv: list[str]) -> int:
     from tools.plan_diff import main

@@ -153,7 +153,7 @@ def _write(item: tuple[Path, str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.plan", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="tenancy plan", description=__doc__.split("\n\n")[0])
     parser.add_argument("--stack", required=True, help="stack name; reads Pulumi.<stack>.yaml")
     parser.add_argument("--tenants-dir", type=Path, help="tenant files to use instead of tenants/")
     parser.add_argument("--set", action="append", default=[], metavar="NS:KEY=VALUE", help="override a config key")

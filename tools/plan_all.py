@@ -24,7 +24,7 @@ def all_stacks(root: Path = PROJECT_ROOT) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tools.plan_all", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="tenancy plan-all", description=__doc__.split("\n\n")[0])
     parser.add_argument("--tenants-dir", type=Path, help="tenant files to use instead of tenants/")
     parser.add_argument("--stacks", help="comma-separated stacks (default: every Pulumi.<stack>.yaml)")
     parser.add_argument("--out", type=Path, help="write each plan to DIR/<stack>")
@@ -44,8 +44,9 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
             results[stack] = 1
     print("\n".join(f"{stack}: {'ok' if code == 0 else 'FAILED'}" for stack, code in results.items()))
-    failed = [code for code in results.values() if code != 0]
-    return max(failed) if failed else 0
+    failed = set(results.values()) - {0}
+    # The gravest code of any stack: invalid input (2) before refused deletions (3) before a crash (1).
+    return 2 if 2 in failed else 3 if 3 in failed else 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ class DatabaseSubnets(StrictModel):
 
     # RDS DBSubnetGroupName: lowercase letters, digits, spaces, '.', '_' and '-', not `default`.
     subnet_group: Annotated[str, Field(pattern=r"^[a-z0-9 ._-]{1,255}$"), AfterValidator(_not_default)]
+    # The CIDRs of that subnet group's subnets: the only database addresses the environment's pods may reach.
     cidrs: Annotated[list[Cidr], Field(min_length=1)]
 
 

@@ -123,9 +123,12 @@ EDGE_CLOUDS: dict[str, EdgeCloud] = {
 class GatewaySettings(StrictModel):
     """The platform Gateway: one per cluster, HTTPS for `*.<domainSuffix>`, tenant routes only."""
 
+    # Render the platform Gateway (and its controller where the platform installs one); off leaves
+    # tenants' hostnames unserved by this program.
     enabled: bool = True
     # The namespace the Gateway object (and its wildcard certificate) lives in.
     namespace: DnsLabel = "tenancy-gateway"
+    # The Gateway object's name; tenant HTTPRoutes and ListenerSets name it in their parentRefs.
     name: DnsLabel = "platform"
     # The GatewayClass; default: the cloud's (EDGE_CLOUDS). On GKE another `gke-l7-*` class may be named.
     class_name: DnsLabel | None = None
@@ -143,6 +146,8 @@ class GatewaySettings(StrictModel):
 class IngressSettings(StrictModel):
     """Kubernetes Ingress, for clusters that keep a controller: off by default (ingress-nginx is retired)."""
 
+    # Admit tenant Ingress objects (their hostnames held to the tenant's own) for a controller the
+    # cluster keeps; the program installs none (docs/edge.md).
     enabled: bool = False
     # The controller's namespace; it must be one of `platformNamespaces` (which opens tenant pods to it).
     namespace: DnsLabel = "ingress-nginx"
@@ -151,13 +156,16 @@ class IngressSettings(StrictModel):
 class AcmeSettings(StrictModel):
     """An ACME account for DNS-01 certificates (Let's Encrypt by default)."""
 
+    # The ACME account's contact address (expiry and revocation notices from the CA).
     email: EmailStr
+    # The ACME directory URL; Let's Encrypt production by default, its staging URL for trials.
     server: Annotated[str, Field(pattern=r"^https://\S+$")] = "https://acme-v02.api.letsencrypt.org/directory"
 
 
 class TlsSettings(StrictModel):
     """cert-manager and the stack's ClusterIssuer (kind: a local CA; GKE/EKS: ACME DNS-01)."""
 
+    # Install cert-manager and the stack's ClusterIssuer; the Gateway needs it for its certificates.
     enabled: bool = True
     chart: ChartInstall = CERT_MANAGER_CHART
     # Required on GKE and EKS: the ACME account the issuer registers.
@@ -169,6 +177,7 @@ class TlsSettings(StrictModel):
 class ExternalDnsSettings(StrictModel):
     """external-dns on GKE and EKS: records for the Gateway's routes, in the stack's zones only."""
 
+    # Install external-dns (GKE, EKS); off where DNS records are managed elsewhere (kind has no zone).
     enabled: bool = True
     chart: ChartInstall = EXTERNAL_DNS_CHART
     # Owner of its TXT registry records; default `tenancy-<stack>`, so stacks never delete each other's.

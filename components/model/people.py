@@ -36,6 +36,10 @@ Mapping = Literal["any", "impersonation", "googleGroups", "oidc", "accessEntries
 class PeopleSettings(StrictModel):
     """The stack's group mapping (docs/go-live.md, People)."""
 
+    # How groups reach the API server: `any` (not checked), `impersonation` (kind: people act as
+    # their groups with `kubectl --as-group`), `googleGroups` (GKE Google Groups for RBAC: groups are
+    # emails in `groupDomain`), `oidc` (an OIDC issuer's group claim, prefixed by `groupsPrefix`),
+    # `accessEntries` (EKS access entries: only the Kubernetes groups listed in `groups`).
     mapping: Mapping = "any"
     # googleGroups: the Google Workspace domain of the groups (`example.com`).
     group_domain: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9.-]*\.[a-z]{2,63}$")] | None = None

@@ -19,7 +19,7 @@ def test_every_stack_file_is_planned() -> None:
 def test_the_makefile_target_runs_it() -> None:
     makefile = (PROJECT_ROOT / "Makefile").read_text(encoding="utf-8")
     target = re.search(r"^plan-all:.*\n\t(.+)$", makefile, re.MULTILINE)
-    assert target is not None and target.group(1).strip() == "$(BIN)/python -m tools.plan_all --out $(OUT)"
+    assert target is not None and target.group(1).strip() == "$(BIN)/tenancy plan-all --out $(OUT)"
     assert re.search(r"^\.PHONY:.* plan-all ", makefile, re.MULTILINE)
 
 
