@@ -36,9 +36,14 @@ CONTROL_PLANE_PORT = 8443
 _RUN_AS = 12345
 
 
+def server_host(namespace: str) -> str:
+    """The host name of the virtual cluster's API server inside the host cluster."""
+    return f"{RELEASE_NAME}.{namespace}.svc"
+
+
 def server_url(namespace: str) -> str:
     """The virtual cluster's API server as seen from inside the host cluster (Flux, tenant pods)."""
-    return f"https://{RELEASE_NAME}.{namespace}.svc:443"
+    return f"https://{server_host(namespace)}:443"
 
 
 def _placement(pool: str | None) -> tuple[dict[str, str], list[dict[str, str]]]:
@@ -69,7 +74,7 @@ def _security() -> dict[str, Any]:
 
 
 def _control_plane(
-    pool: str | None, settings: VirtualClusterSettings, labels: dict[str, str], storage_class: str
+    namespace: str, pool: str | None, settings: VirtualClusterSettings, labels: dict[str, str], storage_class: str
 ) -> dict[str, Any]:
     selector, tolerations = _placement(pool)
     security = _security()
@@ -115,6 +120,10 @@ def _control_plane(
         },
         "service": {"enabled": True, "spec": {"type": "ClusterIP"}},
         "ingress": {"enabled": False},
+        # The serving certificate covers `vcluster`, `vcluster.<namespace>`, the ClusterIP and
+        # localhost (vCluster v0.20.0 pkg/certs); the exported kubeconfig's server, which Flux and
+        # tenant pods use, is the `.svc` name: without it here every TLS handshake fails.
+        "proxy": {"extraSANs": [server_host(namespace)]},
     }
 
 
@@ -131,7 +140,7 @@ def chart_values(
     selector, tolerations = _placement(pool)
     enforced = [f"{t['key']}={t['value']}:{t['effect']}" for t in tolerations]
     return {
-        "controlPlane": _control_plane(pool, settings, labels, storage_class),
+        "controlPlane": _control_plane(namespace, pool, settings, labels, storage_class),
         "sync": {
             "toHost": {
                 # Only namespaced kinds whose host copies every host rule already judges.

@@ -116,6 +116,17 @@ def test_the_kubeconfig_never_passes_through_pulumi(dev_plan: ProgramRun) -> Non
     assert values["exportKubeConfig"]["server"] == f"https://vcluster.{_EXAMPLE}.svc:443"
 
 
+def test_the_exported_server_name_is_in_the_serving_certificate(dev_plan: ProgramRun) -> None:
+    """vCluster v0.20.0 signs its serving certificate for `vcluster`, `vcluster.<namespace>`, the
+    ClusterIP, localhost and `controlPlane.proxy.extraSANs` (pkg/certs/ of loft-sh/vcluster): the
+    kubeconfig Flux and tenant pods use names `vcluster.<namespace>.svc`, so that name must be an
+    extra SAN or every TLS handshake to the virtual cluster fails."""
+    values = _release(dev_plan, _EXAMPLE)["spec"]["values"]
+    host = values["exportKubeConfig"]["server"].removeprefix("https://").rsplit(":", 1)[0]
+    built_in = {"vcluster", f"vcluster.{_EXAMPLE}", "localhost", "127.0.0.1"}
+    assert host in built_in | set(values["controlPlane"]["proxy"]["extraSANs"])
+
+
 def test_host_guard_rails_are_those_of_a_soft_tenant(tmp_path: Path) -> None:
     """Quota, limits, isolation policy and Pod Security labels do not change with isolation."""
     run = run_tenants(tmp_path, hard_tenant(), soft_tenant())
