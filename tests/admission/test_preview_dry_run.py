@@ -278,14 +278,38 @@ def test_real_patches_outside_tenant_namespaces_are_refused_too(stack: str, clus
         dry_run=True,
     )
     assert dry.stopped_by is None, dry.decision.denials
-    deployments = [
-        o
-        for o in kubernetes_objects(c.run)
-        if o["kind"] == "Deployment" and namespace_of(o) not in tenant_namespaces(c.run)
-    ]
-    for deployment in deployments:
-        outcome = apply(c, preview(stack), deployment, dry_run=False)
-        assert outcome.denied_by(POLICY), deployment["metadata"]["name"]
+    # Everything else the program renders: cluster-scoped objects and the platform's own namespaces.
+    who = preview(stack)
+    tenants = tenant_namespaces(c.run)
+    checked = 0
+    for obj in kubernetes_objects(c.run):
+        namespace = obj["metadata"].get("namespace") or ""
+        if namespace in tenants or (obj["kind"] == "Namespace" and obj["metadata"]["name"] in tenants):
+            continue
+        group, _, plural = resource_of(obj).split("/")
+        if not c.authz.allowed(who, "patch", plural, namespace, group=group):
+            continue  # admission objects (read only) and kinds only dev renders
+        platform_namespace = (
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}} if namespace else None
+        )
+        for dry_run in (False, True):
+            decision = c.chain.admit(
+                Request(
+                    "UPDATE",
+                    resource_of(obj),
+                    obj["kind"],
+                    object=changed(obj),
+                    old_object=copy.deepcopy(obj),
+                    namespace_object=platform_namespace,
+                    username=who.name,
+                    groups=list(who.groups),
+                    dry_run=dry_run,
+                )
+            )
+            assert decision.allowed == dry_run, (obj["kind"], obj["metadata"]["name"], decision.denials)
+            assert dry_run or any(d.startswith(f"{POLICY}: ") for d in decision.denials)
+        checked += 1
+    assert checked >= 5
 
 
 @pytest.mark.parametrize("operation", ["DELETE", "CONNECT"])
