@@ -117,6 +117,8 @@ class Request:
     subresource: str = ""
     username: str = "someone"
     groups: list[str] = field(default_factory=lambda: ["system:authenticated"])
+    # `?dryRun=All` (a server-side dry run): AdmissionRequest.dryRun, the CEL `request.dryRun`.
+    dry_run: bool = False
 
     @property
     def gvr(self) -> tuple[str, str, str]:
@@ -139,7 +141,7 @@ class Request:
             "name": name,
             "namespace": namespace,
             "userInfo": {"username": self.username, "groups": list(self.groups)},
-            "dryRun": False,
+            "dryRun": self.dry_run,
         }
 
 

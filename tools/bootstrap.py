@@ -480,6 +480,36 @@ def system_pool(runner: Runner, settings: StackSettings) -> None:
         )
 
 
+def preview_subject(stack: str, settings: StackSettings) -> tuple[str, str] | None:
+    """(kind, name) of the preview identity as the cluster sees it, or None where there is none (kind).
+
+    GKE names a Google service account by its e-mail as the Kubernetes user; the EKS access entry of
+    the preview role carries the group of deploy/identities/kubernetes-preview-clusterrole.yaml.
+    """
+    if settings.cloud == "gcp" and settings.gcp is not None:
+        return "User", f"tenancy-{stack}-preview@{settings.gcp.project}.iam.gserviceaccount.com"
+    if settings.cloud == "aws":
+        return "Group", PREVIEW_GROUP
+    return None
+
+
+def check_preview_identity(stack: str, settings: StackSettings) -> None:
+    """The preview identity this script binds must be one `tenancy-preview-dry-run` holds to dry runs.
+
+    Otherwise RBAC's `patch` would let it write for real (docs/bootstrap.md#4-ci-identities).
+    """
+    subject = preview_subject(stack, settings)
+    if subject is None:
+        return
+    kind, name = subject
+    field = "users" if kind == "User" else "groups"
+    if name not in getattr(settings.policy.preview_identities, field):
+        raise BootstrapError(
+            f"{settings.source}: tenancy:policy.previewIdentities.{field}: list {name!r} (the preview identity "
+            "bound to the tenancy-preview ClusterRole), or its patches would not be held to dry runs"
+        )
+
+
 def bootstrap(
     stack: str,
     env: dict[str, str],
@@ -498,6 +528,8 @@ def bootstrap(
         settings = parse_settings(config, source)
     except ConfigurationError as error:
         raise BootstrapError(str(error)) from error
+    if identities or cluster:
+        check_preview_identity(stack, settings)
     stacks = stacks_of(stack, root)
     url = env.get("PULUMI_BACKEND_URL", "")
     if not url and stack == "dev":
@@ -529,9 +561,10 @@ def bootstrap(
     if cluster and settings.cloud in ("gcp", "aws"):
         system_pool(runner, settings)
         runner.run("kubectl", "apply", "-f", str(OUT_DIR / "kubernetes-preview-clusterrole.yaml"))
-        if settings.cloud == "gcp" and settings.gcp is not None:
+        subject = preview_subject(stack, settings)
+        if subject is not None and subject[0] == "User":
             # GKE names a Google service account by its e-mail as the Kubernetes user.
-            user = f"tenancy-{stack}-preview@{settings.gcp.project}.iam.gserviceaccount.com"
+            user = subject[1]
             binding = {
                 "apiVersion": "rbac.authorization.k8s.io/v1",
                 "kind": "ClusterRoleBinding",

@@ -20,7 +20,12 @@ from it:
   to the program's secrets only (names `tenancy_...`);
 - deploy/identities/aws-preview-policy.json: an IAM policy; `GetSecretValue` only on `tenancy/*`;
 - deploy/identities/kubernetes-preview-clusterrole.yaml: get/list/watch/patch on each kind the
-  program manages, bound to the group `tenancy-preview`.
+  program manages, bound to the group `tenancy-preview` (the default of
+  `tenancy:policy.previewIdentities.groups`). RBAC cannot tell the dry run from a real patch; the
+  admission policy `tenancy-preview-dry-run` (components/admission/rules/preview_dry_run.py) refuses
+  these identities every write that is not a dry run. Admission policies never see requests on the
+  admission policy objects themselves, so on admissionregistration.k8s.io the role grants no `patch`:
+  the preview's dry run of those gets 403 and the provider diffs them client-side.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from components.model.admission import PREVIEW_GROUP as PREVIEW_GROUP
+
 if TYPE_CHECKING:
     from tools.harness import RecordedResource
 
@@ -40,7 +47,6 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 OUT_DIR = PROJECT_ROOT / "deploy" / "identities"
 GCP_ROLE_ID = "tenancyPreview"
 GCP_SECRETS_ROLE_ID = "tenancyPreviewSecrets"
-PREVIEW_GROUP = "tenancy-preview"
 CLUSTER_ROLE = "tenancy-preview"
 # Secret names the program gives its secrets (components/clouds/gcp, components/clouds/aws).
 GCP_SECRET_PREFIX = "tenancy_"
@@ -99,6 +105,11 @@ READS: dict[str, tuple[str, ...]] = {
 SECRET_READS = frozenset({"secretmanager.versions.access", "secretsmanager:GetSecretValue"})
 # What every preview needs besides the resources' reads: GKE credentials, EKS cluster lookup.
 CLUSTER_ACCESS = {"gcp": ("container.clusters.get",), "aws": ("eks:DescribeCluster",)}
+# Groups whose writes no admission policy sees (k8s.io/apiserver v0.34.0
+# pkg/admission/plugin/policy/generic/plugin.go `admissionResources`, excluded from every policy):
+# `tenancy-preview-dry-run` could not keep a real patch of them out, so the role only reads them.
+UNGUARDED_GROUPS = frozenset({"admissionregistration.k8s.io"})
+READ = ["get", "list", "watch"]
 # Kinds whose plural is not the lowercase kind plus "s".
 _PLURALS = {"NetworkPolicy": "networkpolicies"}
 # Kinds ending in these take "es" (StorageClass -> storageclasses, GatewayClass -> gatewayclasses).
@@ -175,13 +186,20 @@ def aws_policy() -> dict[str, Any]:
 
 
 def cluster_role(kubernetes_types: list[str]) -> dict[str, Any]:
-    """get/list/watch to refresh, patch for the server-side-apply dry run, on each kind the program manages."""
+    """get/list/watch to refresh, patch for the server-side-apply dry run, on each kind the program manages.
+
+    No patch where admission cannot refuse a real one (UNGUARDED_GROUPS).
+    """
     by_group: dict[str, set[str]] = {}
     for token in kubernetes_types:
         group, plural = kubernetes_resource(token)
         by_group.setdefault(group, set()).add(plural)
     rules = [
-        {"apiGroups": [group], "resources": sorted(plurals), "verbs": ["get", "list", "watch", "patch"]}
+        {
+            "apiGroups": [group],
+            "resources": sorted(plurals),
+            "verbs": READ if group in UNGUARDED_GROUPS else [*READ, "patch"],
+        }
         for group, plurals in sorted(by_group.items())
     ]
     return {

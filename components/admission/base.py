@@ -38,6 +38,9 @@ class PolicyDefinition:
     pkg/admission/plugin/webhook/predicates/object/matcher.go); the namespaceSelector of a
     Namespace request sees only the new object's labels, so an UPDATE that drops the tenant label
     would slip past it.
+
+    `cluster_wide` drops the tenant selection altogether: the policy matches every namespace and
+    cluster-scoped objects (the preview's dry-run-only rule, which is about who asks, not where).
     """
 
     name: str
@@ -47,6 +50,7 @@ class PolicyDefinition:
     variables: list[Variable] = field(default_factory=list)
     match_conditions: list[MatchCondition] = field(default_factory=list)
     object_selector: LabelSelector | None = None
+    cluster_wide: bool = False
 
 
 def resource_rule(group: str, resources: list[str], operations: list[str]) -> ResourceRule:
@@ -77,6 +81,14 @@ def namespace_label(key: str) -> str:
     """CEL: a label of the tenant Namespace, or '' when absent."""
     labels = "namespaceObject.metadata.labels"
     return f"has({labels}) && {literal(key)} in {labels} ? {labels}[{literal(key)}] : ''"
+
+
+def requester_in(users: list[str], groups: list[str]) -> str:
+    """CEL: the request's user is one of `users` or belongs to one of `groups`."""
+    return (
+        f"(request.userInfo.username in {literal_list(users)} || (has(request.userInfo.groups)"
+        f" && request.userInfo.groups.exists(g, g in {literal_list(groups)})))"
+    )
 
 
 # Every policy can name the tenant in its messages.

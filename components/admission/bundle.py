@@ -48,7 +48,9 @@ def tenant_namespace_selector() -> k8s.meta.v1.LabelSelectorArgsDict:
 def _match_constraints(
     definition: PolicyDefinition,
 ) -> k8s.admissionregistration.v1.MatchResourcesArgsDict:
-    """Tenant namespaces by their label, or (for the Namespace lock) the object's own labels."""
+    """Tenant namespaces by their label, or (for the Namespace lock) the object's own labels, or everything."""
+    if definition.cluster_wide:
+        return {"resource_rules": definition.resource_rules}
     if definition.object_selector is not None:
         return {"resource_rules": definition.resource_rules, "object_selector": definition.object_selector}
     return {"resource_rules": definition.resource_rules, "namespace_selector": tenant_namespace_selector()}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator, Field, model_validator
 
 from components.model.fields import StrictModel
 from components.model.ingress_annotations import IngressAnnotationPolicy
@@ -76,6 +76,7 @@ class RuleActions(StrictModel):
     suspension: RuleAction = "Deny"
     # A tenant's Flux objects act as its deployer, in its own namespace (rules/flux.py).
     flux: RuleAction = "Deny"
+    preview_dry_run: RuleAction = "Deny"
 
 
 class PlatformIdentities(StrictModel):
@@ -94,6 +95,26 @@ class PlatformIdentities(StrictModel):
     groups: list[Identity] = ["system:masters", "kubeadm:cluster-admins"]
 
 
+# The Kubernetes group of the CI preview identity's EKS access entry, bound to the preview ClusterRole
+# (tools/preview_identity.py PREVIEW_GROUP; tests/tools/test_preview_identity.py keeps them equal).
+PREVIEW_GROUP = "tenancy-preview"
+
+
+class PreviewIdentities(StrictModel):
+    """Who runs `pulumi preview` and the drift check: dry runs only (docs/bootstrap.md#4-ci-identities).
+
+    The preview ClusterRole grants `patch` because the Kubernetes provider previews with a
+    server-side-apply dry run, and RBAC cannot tell a dry run from a real write. The
+    `tenancy-preview-dry-run` policy (components/admission/rules/preview_dry_run.py) denies these
+    identities every write that is not a dry run, and the rules that let the platform write its own
+    objects let these identities dry-run the same writes.
+    """
+
+    # On GKE the preview service account is a user (its e-mail); EKS maps the preview role to the group.
+    users: list[Identity] = []
+    groups: list[Identity] = [PREVIEW_GROUP]
+
+
 class PolicySettings(StrictModel):
     """How the admission policy bundle is rolled out in this stack."""
 
@@ -105,6 +126,7 @@ class PolicySettings(StrictModel):
     # Image prefixes pods may pull from; empty allows any registry.
     allowed_registries: list[Registry] = []
     platform_identities: PlatformIdentities = PlatformIdentities()
+    preview_identities: PreviewIdentities = PreviewIdentities()
     # Service accounts of data operators that bind a Role of their own in tenant namespaces
     # (CloudNativePG binds one to each Postgres cluster's instances), as request user names
     # (`system:serviceaccount:<namespace>:<name>`). Exempt from the RBAC rule only: no tenant can
@@ -129,3 +151,15 @@ class PolicySettings(StrictModel):
     # credentials (MTB-PL1-CC-DI-1). Turn off only where the nodes check credentials of cached
     # images themselves (kubelet KubeletEnsureSecretPulledImages) or every pool is a tenant's own.
     require_always_pull: bool = True
+
+    @model_validator(mode="after")
+    def _preview_is_not_the_platform(self) -> PolicySettings:
+        """An identity in both lists could never write: the dry-run-only policy would deny `pulumi up`."""
+        platform, preview = self.platform_identities, self.preview_identities
+        shared = sorted({*platform.users} & {*preview.users}) + sorted({*platform.groups} & {*preview.groups})
+        if shared:
+            raise ValueError(
+                f"previewIdentities and platformIdentities both name {', '.join(shared)}: preview identities "
+                "may only dry-run (tenancy-preview-dry-run denies their writes), the platform must write"
+            )
+        return self

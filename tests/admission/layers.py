@@ -63,15 +63,20 @@ class Cluster:
         namespace: str,
         old: dict[str, Any] | None = None,
         subresource: str = "",
+        verb: str | None = None,
+        dry_run: bool = False,
     ) -> Outcome:
         """RBAC, then admission, for `operation` on `resource` (`group/version/plural`) in `namespace`.
 
         `namespace` is '' for cluster-scoped objects (Namespaces): only ClusterRoleBindings apply.
+        `verb` is what RBAC checks when it is not the operation's own (`patch` for a server-side
+        apply, whose admission operation is UPDATE, or CREATE when the object is new); `dry_run`
+        is `?dryRun=All`, authorized like the real request.
         """
         user = user_info(who)
         group, _, plural = resource.split("/")
         target = f"{plural}/{subresource}" if subresource else plural
-        if not self.authz.allowed(user, VERBS[operation], target, namespace, group=group):
+        if not self.authz.allowed(user, verb or VERBS[operation], target, namespace, group=group):
             return Outcome("rbac")
         source = obj if obj is not None else old
         assert source is not None
@@ -89,6 +94,7 @@ class Cluster:
             subresource=subresource,
             username=user.name,
             groups=list(user.groups),
+            dry_run=dry_run,
         )
         decision = self.chain.admit(request)
         return Outcome(None if decision.allowed else "admission", decision)

@@ -53,7 +53,10 @@ VALIDATING = {
     "tenancy-suspension-flux",
     "tenancy-flux",
     "tenancy-vcluster-kubeconfig",
+    "tenancy-preview-dry-run",
 }
+# Matched by who asks, in every namespace and cluster-scoped (components/admission/rules/preview_dry_run.py).
+CLUSTER_WIDE = {"tenancy-preview-dry-run"}
 
 
 def bundle_objects(run: ProgramRun) -> list[dict[str, Any]]:
@@ -97,6 +100,9 @@ def test_policies_select_tenant_namespaces_and_fail_closed(example_plan: Program
         for policy in objects_of_kind(example_plan, kind):
             spec = policy["spec"]
             assert spec["failurePolicy"] == "Fail"
+            if policy["metadata"]["name"] in CLUSTER_WIDE:
+                assert set(spec["matchConstraints"]) == {"resourceRules"}
+                continue
             # The Namespace lock selects the Namespace object itself (old or new, see
             # rules/platform_owned.py); every other policy selects objects in tenant namespaces.
             selector = "objectSelector" if policy["metadata"]["name"].endswith("-namespaces") else "namespaceSelector"

@@ -107,11 +107,34 @@ def test_kubernetes_preview_role_may_get_and_dry_run_patch_every_kind(
     for token in kinds:
         group, plural = kubernetes_resource(token)
         for verb in ("get", "list", "watch", "patch"):
+            if verb == "patch" and group == "admissionregistration.k8s.io":
+                continue  # no admission policy sees these writes: read only (next test)
             assert (group, plural, verb) in granted, (token, verb)
     assert not {verb for _, _, verb in granted} - {"get", "list", "watch", "patch"}
     assert binding["subjects"] == [
         {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": preview_identity.PREVIEW_GROUP}
     ]
+
+
+def test_the_preview_role_cannot_patch_what_admission_cannot_guard() -> None:
+    """ValidatingAdmissionPolicies never see writes of admission policies and bindings (k8s.io/apiserver
+    v0.34.0 pkg/admission/plugin/policy/generic/plugin.go `admissionResources`), so
+    `tenancy-preview-dry-run` could not refuse a real patch of the bundle: the role only reads them."""
+    _, _, _, (cluster_role, _) = _committed()
+    admission = [rule for rule in cluster_role["rules"] if "admissionregistration.k8s.io" in rule["apiGroups"]]
+    assert admission, "the program manages admission policies: the role must read them"
+    assert all(rule["verbs"] == ["get", "list", "watch"] for rule in admission)
+    assert all("*" not in rule["apiGroups"] and "*" not in rule["verbs"] for rule in cluster_role["rules"])
+
+
+def test_the_bound_group_is_the_settings_default_preview_group() -> None:
+    """The ClusterRoleBinding's group is what `tenancy:policy.previewIdentities.groups` holds to dry runs."""
+    from components.model.admission import PolicySettings
+
+    _, _, _, (_, binding) = _committed()
+    [subject] = binding["subjects"]
+    assert subject["kind"] == "Group"
+    assert PolicySettings().preview_identities.groups == [subject["name"]]
 
 
 def test_plural_names_match_the_upstream_crds(plans: dict[str, list[RecordedResource]]) -> None:

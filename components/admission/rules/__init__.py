@@ -12,6 +12,7 @@ from components.admission.rules import (
     network_policies,
     node_pool,
     platform_owned,
+    preview_dry_run,
     rbac,
     scheduling,
     secret_stores,
@@ -31,8 +32,22 @@ def validating_policies(
     gateway: tuple[str, str] | None = None,
 ) -> list[PolicyDefinition]:
     """Every validating rule for a stack's policy settings, tenant storage classes and platform Gateway
-    (namespace, name; None without one), in a stable order."""
+    (namespace, name; None without one), in a stable order.
+
+    The rules the platform identities pass are not applied to a preview identity's dry runs
+    (`preview_dry_run.as_platform`), so a preview is judged like the `pulumi up` it previews;
+    `tenancy-preview-dry-run` refuses the preview identities every write that is not a dry run.
+    """
     identities = settings.platform_identities
+    preview = settings.preview_identities
+
+    def as_platform(definitions: list[PolicyDefinition]) -> list[PolicyDefinition]:
+        return preview_dry_run.as_platform(definitions, preview.users, preview.groups)
+
+    def platform_passes(definition: PolicyDefinition) -> bool:
+        # Of the suspension rule, only the Flux part exempts the platform (which renders the tenant file).
+        return definition.name == suspension.FLUX_POLICY
+
     return [
         *hostnames.policies(),
         *gateway_parents.policies(gateway),
@@ -41,15 +56,19 @@ def validating_policies(
         *services.policies(),
         *node_pool.policies(),
         *workloads.policies(settings.allowed_registries, settings.require_always_pull),
-        *platform_owned.policies(identities.users, identities.groups, settings.secrets_operator_identity),
-        *rbac.policies(tenant_roles, settings.operator_identities, identities.users, identities.groups),
+        *as_platform(platform_owned.policies(identities.users, identities.groups, settings.secrets_operator_identity)),
+        *as_platform(rbac.policies(tenant_roles, settings.operator_identities, identities.users, identities.groups)),
         *scheduling.policies(settings.allowed_priority_classes),
         *side_doors.policies(storage_classes),
         *network_policies.policies(),
-        *secret_stores.policies(identities.users, identities.groups),
-        *flux.policies(identities.users, identities.groups),
-        *suspension.policies(identities.users, identities.groups),
-        *vcluster_kubeconfig.policies(identities.users, identities.groups),
+        *as_platform(secret_stores.policies(identities.users, identities.groups)),
+        *as_platform(flux.policies(identities.users, identities.groups)),
+        *[
+            as_platform([d])[0] if platform_passes(d) else d
+            for d in suspension.policies(identities.users, identities.groups)
+        ],
+        *as_platform(vcluster_kubeconfig.policies(identities.users, identities.groups)),
+        *preview_dry_run.policies(preview.users, preview.groups),
     ]
 
 

@@ -78,9 +78,12 @@ def _load_balancer_validations() -> list[Validation]:
     ]
 
 
+FLUX_POLICY = "tenancy-suspension-flux"
+
+
 def _flux(users: list[str], groups: list[str]) -> PolicyDefinition:
     return PolicyDefinition(
-        name="tenancy-suspension-flux",
+        name=FLUX_POLICY,
         rule="suspension",
         resource_rules=flux_resource_rules(),
         match_conditions=[
