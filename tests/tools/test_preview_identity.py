@@ -120,7 +120,7 @@ def test_the_preview_role_cannot_patch_what_admission_cannot_guard() -> None:
     """ValidatingAdmissionPolicies never see writes of admission policies and bindings (k8s.io/apiserver
     v0.34.0 pkg/admission/plugin/policy/generic/plugin.go `admissionResources`), so
     `tenancy-preview-dry-run` could not refuse a real patch of the bundle: the role only reads them."""
-    _, _, _, (cluster_role, _) = _committed()
+    _, _, _, (cluster_role, _, *_) = _committed()
     admission = [rule for rule in cluster_role["rules"] if "admissionregistration.k8s.io" in rule["apiGroups"]]
     assert admission, "the program manages admission policies: the role must read them"
     assert all(rule["verbs"] == ["get", "list", "watch"] for rule in admission)
