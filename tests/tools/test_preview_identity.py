@@ -131,7 +131,7 @@ def test_the_bound_group_is_the_settings_default_preview_group() -> None:
     """The ClusterRoleBinding's group is what `tenancy:policy.previewIdentities.groups` holds to dry runs."""
     from components.model.admission import PolicySettings
 
-    _, _, _, (_, binding) = _committed()
+    _, _, _, (_, binding, *_) = _committed()
     [subject] = binding["subjects"]
     assert subject["kind"] == "Group"
     assert PolicySettings().preview_identities.groups == [subject["name"]]
