@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from components.model import engine_support
 from components.model.capabilities import CloudRules
 from components.model.consistency import consistency_problems
 from components.model.data_checks import data_problems, pool_problems, stack_data_problems
@@ -343,6 +344,13 @@ def load_catalog(
         previous_outputs or {},
         settings.data.reused_tenant_names,
         settings.source,
+    )
+    problems += engine_support.past_support_problems(
+        [(e.spec, e.source) for e in entries],
+        settings,
+        cloud.capabilities.end_of_standard_support,
+        previous_outputs or {},
+        engine_support.today(),
     )
     if problems:
         raise ConfigurationError(problems)
