@@ -289,6 +289,26 @@ def _domain_problems(spec: TenantSpec, label: str, suffix: str, claimed: DomainC
     return problems
 
 
+def _previous_run_problems(
+    entries: Sequence[CatalogEntry],
+    settings: StackSettings,
+    cloud: CloudRules,
+    previous_virtual_clusters: Mapping[str, Sequence[str]] | None,
+    previous_outputs: Any,
+) -> list[Problem]:
+    """What the stack's last deployment forbids: a silent switch back from virtual clusters,
+    re-onboarding a released name, a new database on a version past its end of standard support."""
+    pairs = [(e.spec, e.source) for e in entries]
+    previous = previous_outputs or {}
+    return [
+        *switch_back_problems(pairs, previous_virtual_clusters or {}),
+        *reonboarding_problems(pairs, previous, settings.data.reused_tenant_names, settings.source),
+        *engine_support.past_support_problems(
+            pairs, settings, cloud.capabilities.end_of_standard_support, previous, engine_support.today()
+        ),
+    ]
+
+
 def load_catalog(
     tenants_dir: Path,
     settings: StackSettings,
@@ -338,20 +358,7 @@ def load_catalog(
             entries.append(CatalogEntry(spec=spec, source=label))
     entries.sort(key=lambda entry: entry.spec.name)
     problems += _cross_check(entries, settings, cloud)
-    problems += switch_back_problems([(e.spec, e.source) for e in entries], previous_virtual_clusters or {})
-    problems += reonboarding_problems(
-        [(e.spec, e.source) for e in entries],
-        previous_outputs or {},
-        settings.data.reused_tenant_names,
-        settings.source,
-    )
-    problems += engine_support.past_support_problems(
-        [(e.spec, e.source) for e in entries],
-        settings,
-        cloud.capabilities.end_of_standard_support,
-        previous_outputs or {},
-        engine_support.today(),
-    )
+    problems += _previous_run_problems(entries, settings, cloud, previous_virtual_clusters, previous_outputs)
     if problems:
         raise ConfigurationError(problems)
     return Catalog(stack=stack, tenants=entries)
