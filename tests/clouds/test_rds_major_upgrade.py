@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support import DECOMMISSIONED_ON, plan, tenant_document, write_tenants
-from tools.harness import ProgramRun
+from tools.harness import ProgramRun, RecordedResource
 
 GROUP = "aws:rds/parameterGroup:ParameterGroup"
 INSTANCE = "aws:rds/instance:Instance"
@@ -27,7 +27,7 @@ def _billing(version: str, **fields: object) -> dict[str, object]:
     return tenant_document("shop", databases=[{"name": "billing", "engine": "mysql", "version": version}], **fields)
 
 
-def _of_shop(run: ProgramRun, kind: str) -> list:  # type: ignore[type-arg]
+def _of_shop(run: ProgramRun, kind: str) -> list[RecordedResource]:
     return [r for r in run.of_type(kind) if r.name.startswith("shop-")]
 
 
