@@ -59,12 +59,16 @@ class Catalog:
 
     def for_stack_role(self, settings: StackSettings) -> list[CatalogEntry]:
         """The tenants this stack manages: all of them, or one shard's worth in a tenants shard."""
-        if settings.stack_role == "platform":
-            return []
-        if settings.stack_role == "tenants" and settings.shards.index is not None:
-            count, index = settings.shards.count, settings.shards.index
-            return [e for e in self.tenants if shard_of(e.spec.name, count, e.spec.shard) == index]
-        return list(self.tenants)
+        return _managed(self.tenants, settings)
+
+
+def _managed(entries: Sequence[CatalogEntry], settings: StackSettings) -> list[CatalogEntry]:
+    if settings.stack_role == "platform":
+        return []
+    if settings.stack_role == "tenants" and settings.shards.index is not None:
+        count, index = settings.shards.count, settings.shards.index
+        return [e for e in entries if shard_of(e.spec.name, count, e.spec.shard) == index]
+    return list(entries)
 
 
 try:
@@ -300,11 +304,13 @@ def _previous_run_problems(
     re-onboarding a released name, a new database on a version past its end of standard support."""
     pairs = [(e.spec, e.source) for e in entries]
     previous = previous_outputs or {}
+    # Only the stack's own tenants: its outputs list no other shard's databases.
+    managed = [(e.spec, e.source) for e in _managed(entries, settings)]
     return [
         *switch_back_problems(pairs, previous_virtual_clusters or {}),
         *reonboarding_problems(pairs, previous, settings.data.reused_tenant_names, settings.source),
         *engine_support.past_support_problems(
-            pairs, settings, cloud.capabilities.end_of_standard_support, previous, engine_support.today()
+            managed, settings, cloud.capabilities.end_of_standard_support, previous, engine_support.today()
         ),
     ]
 

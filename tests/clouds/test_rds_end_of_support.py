@@ -13,6 +13,7 @@ and https://docs.aws.amazon.com/AmazonRDS/latest/PostgreSQLReleaseNotes/postgres
 
 from __future__ import annotations
 
+import shutil
 from datetime import date
 from pathlib import Path
 
@@ -21,8 +22,11 @@ import pytest
 from components.clouds.aws.engine_rules import END_OF_STANDARD_SUPPORT
 from components.model import engine_support
 from components.model.errors import ConfigurationError
+from components.model.sharding import shard_of
 from tests.support import plan, tenant_document, write_tenants
 from tests.vcluster.helpers import previous_outputs
+from tools.harness import PROJECT_ROOT, run_stack
+from tools.shards import generated_files
 
 # The calendars' dates, as read from the AWS tables (see the module docstring).
 CALENDAR = {
@@ -108,3 +112,24 @@ def test_the_example_tenants_plan_on_aws() -> None:
     instances = plan("prod-aws").of_type("aws:rds/instance:Instance")
     billing = {i.inputs["engineVersion"] for i in instances if "legacy" in i.name}
     assert billing == {"8.4"}
+
+
+@pytest.mark.usefixtures("after_mysql_80")
+def test_split_stacks_judge_only_the_databases_they_manage(tmp_path: Path) -> None:
+    """A shard's outputs list only its own tenants and the platform stack's none: a database
+    another stack deployed is not new to this one, so only its own shard may refuse it."""
+    shutil.copy(PROJECT_ROOT / "Pulumi.prod-aws.yaml", tmp_path / "Pulumi.prod-aws.yaml")
+    files = generated_files("prod-aws", 2, "acme-platform", "https://git.example.org/p/t.git", root=tmp_path)
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    tenants = write_tenants(tmp_path / "tenants", _billing())
+    overrides = {"tenancy:tenantsDir": str(tenants)}
+    own = shard_of("shop", 2)
+    run_stack("prod-aws-platform", overrides, root=tmp_path)
+    run_stack(f"prod-aws-shard-{1 - own}", overrides, root=tmp_path)
+    with pytest.raises(ConfigurationError, match=r"databases\.0\.version: mysql 8\.0"):
+        run_stack(f"prod-aws-shard-{own}", overrides, root=tmp_path)
+    databases = {env: {"billing": {"instance": f"shop-{env}-db-billing"}} for env in ("dev", "prod")}
+    with previous_outputs(f"prod-aws-shard-{own}", {"tenants": {"shop": {"data": {"databases": databases}}}}):
+        run_stack(f"prod-aws-shard-{own}", overrides, root=tmp_path)
