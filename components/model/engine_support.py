@@ -68,8 +68,9 @@ def past_support_problems(
                         f"databases.{index}.version",
                         f"{database.engine} {database.version} reached its end of standard support on "
                         f"{ended.isoformat()}: this stack creates instances without paid extended support, and "
-                        f"the cloud refuses to create one on that version ({', '.join(new)}); ask for a newer "
-                        "version (for this stack only through overrides.<stack>.databases)",
+                        f"the cloud refuses to create one on that version ({', '.join(new)}, not in the stack's "
+                        "last outputs); ask for a newer version (for this stack only through "
+                        "overrides.<stack>.databases)",
                     )
                 )
     return problems
