@@ -88,6 +88,8 @@ READS: dict[str, tuple[str, ...]] = {
     "aws:kms/alias:Alias": ("kms:ListAliases",),
     "aws:kms/key:Key": ("kms:DescribeKey", "kms:GetKeyPolicy", "kms:GetKeyRotationStatus", "kms:ListResourceTags"),
     "aws:rds/instance:Instance": ("rds:DescribeDBInstances", "rds:ListTagsForResource"),
+    # terraform-provider-aws internal/service/rds/parameter_group.go, resourceParameterGroupRead:
+    # findDBParameterGroupByName, then DescribeDBParameters; tags through ListTagsForResource.
     "aws:rds/parameterGroup:ParameterGroup": (
         "rds:DescribeDBParameterGroups",
         "rds:DescribeDBParameters",

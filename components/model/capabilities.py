@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -49,6 +50,9 @@ class CloudCapabilities:
     # machine type, version: components/clouds/gcp/checks.py), as (field path, message) pairs for
     # `databases.<index>` of the tenant's file; None when the cloud has no such rules.
     database_rules: Callable[[TenantSpec, int, StackSettings], list[tuple[str, str]]] | None = None
+    # (engine, major version) -> end of standard support, where the cloud refuses to create a new
+    # instance past it (components/model/engine_support.py); empty when it creates them anyway.
+    end_of_standard_support: Mapping[tuple[str, str], date] = field(default_factory=dict)
 
 
 class CloudRules(Protocol):

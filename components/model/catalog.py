@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from components.model import engine_support
 from components.model.capabilities import CloudRules
 from components.model.consistency import consistency_problems
 from components.model.data_checks import data_problems, pool_problems, stack_data_problems
@@ -61,12 +62,16 @@ class Catalog:
 
     def for_stack_role(self, settings: StackSettings) -> list[CatalogEntry]:
         """The tenants this stack manages: all of them, or one shard's worth in a tenants shard."""
-        if settings.stack_role == "platform":
-            return []
-        if settings.stack_role == "tenants" and settings.shards.index is not None:
-            count, index = settings.shards.count, settings.shards.index
-            return [e for e in self.tenants if shard_of(e.spec.name, count, e.spec.shard) == index]
-        return list(self.tenants)
+        return _managed(self.tenants, settings)
+
+
+def _managed(entries: Sequence[CatalogEntry], settings: StackSettings) -> list[CatalogEntry]:
+    if settings.stack_role == "platform":
+        return []
+    if settings.stack_role == "tenants" and settings.shards.index is not None:
+        count, index = settings.shards.count, settings.shards.index
+        return [e for e in entries if shard_of(e.spec.name, count, e.spec.shard) == index]
+    return list(entries)
 
 
 try:
@@ -295,6 +300,28 @@ def _domain_problems(spec: TenantSpec, label: str, suffix: str, claimed: DomainC
     return problems
 
 
+def _previous_run_problems(
+    entries: Sequence[CatalogEntry],
+    settings: StackSettings,
+    cloud: CloudRules,
+    previous_virtual_clusters: Mapping[str, Sequence[str]] | None,
+    previous_outputs: Any,
+) -> list[Problem]:
+    """What the stack's last deployment forbids: a silent switch back from virtual clusters,
+    re-onboarding a released name, a new database on a version past its end of standard support."""
+    pairs = [(e.spec, e.source) for e in entries]
+    previous = previous_outputs or {}
+    # Only the stack's own tenants: its outputs list no other shard's databases.
+    managed = [(e.spec, e.source) for e in _managed(entries, settings)]
+    return [
+        *switch_back_problems(pairs, previous_virtual_clusters or {}),
+        *reonboarding_problems(pairs, previous, settings.data.reused_tenant_names, settings.source),
+        *engine_support.past_support_problems(
+            managed, settings, cloud.capabilities.end_of_standard_support, previous, engine_support.today()
+        ),
+    ]
+
+
 def load_catalog(
     tenants_dir: Path,
     settings: StackSettings,
@@ -350,13 +377,7 @@ def load_catalog(
             entries.append(CatalogEntry(spec=spec, source=label))
     entries.sort(key=lambda entry: entry.spec.name)
     problems += _cross_check(entries, settings, cloud)
-    problems += switch_back_problems([(e.spec, e.source) for e in entries], previous_virtual_clusters or {})
-    problems += reonboarding_problems(
-        [(e.spec, e.source) for e in entries],
-        previous_outputs or {},
-        settings.data.reused_tenant_names,
-        settings.source,
-    )
+    problems += _previous_run_problems(entries, settings, cloud, previous_virtual_clusters, previous_outputs)
     if problems:
         raise ConfigurationError(problems)
     return Catalog(stack=stack, tenants=entries)

@@ -13,7 +13,7 @@ from typing import Any
 import pulumi
 
 from components.clouds import legacy_keys
-from components.clouds.aws import checks
+from components.clouds.aws import checks, engine_rules
 from components.clouds.aws.network import NETWORK
 from components.clouds.base import DataBackend, Guard, PlatformValues
 from components.clouds.eso import shared_secret_store
@@ -41,6 +41,8 @@ CAPABILITIES = CloudCapabilities(
     ),
     storage_provisioner="ebs.csi.aws.com",
     storage_parameters={"type": "gp3", "encrypted": "true"},
+    # RDS refuses a new instance past these dates with Extended Support disabled (engine_rules.py).
+    end_of_standard_support=engine_rules.END_OF_STANDARD_SUPPORT,
 )
 
 

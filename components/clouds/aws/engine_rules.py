@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date
 
 EXTENDED_SUPPORT_DISABLED = "open-source-rds-extended-support-disabled"
 
@@ -48,15 +49,19 @@ ENGINES: dict[str, EngineRule] = {
     "postgres": EngineRule(tls_parameter="rds.force_ssl", max_username=63, family_prefix="postgres"),
 }
 
-# End of RDS standard support per (engine, major version), from the release calendars above.
-END_OF_STANDARD_SUPPORT: dict[tuple[str, str], str] = {
-    ("mysql", "8.0"): "2026-07-31",
-    ("mysql", "8.4"): "2029-07-31",
-    ("postgres", "13"): "2026-02-28",
-    ("postgres", "14"): "2027-02-28",
-    ("postgres", "15"): "2028-02-29",
-    ("postgres", "16"): "2029-02-28",
-    ("postgres", "17"): "2030-02-28",
+# End of RDS standard support per (engine, major version), as the release calendars above list it
+# ("RDS end of standard support date" columns; checked 2026-11-26 against those tables as
+# endoflife.date scrapes them: products/amazon-rds-mysql.md, products/amazon-rds-postgresql.md).
+# A new instance on a version past its date is refused before anything is registered
+# (components/model/engine_support.py): with Extended Support disabled, RDS would refuse to create it.
+END_OF_STANDARD_SUPPORT: dict[tuple[str, str], date] = {
+    ("mysql", "8.0"): date(2026, 7, 31),
+    ("mysql", "8.4"): date(2029, 7, 31),
+    ("postgres", "13"): date(2026, 2, 28),
+    ("postgres", "14"): date(2027, 2, 28),
+    ("postgres", "15"): date(2028, 2, 29),
+    ("postgres", "16"): date(2029, 2, 28),
+    ("postgres", "17"): date(2030, 2, 28),
 }
 
 _USERNAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")

@@ -43,8 +43,8 @@ def rds_instance(
 ) -> aws.rds.Instance:
     """Register the instance; `opts` come from a `Guard.data()` so protection follows the lifecycle.
 
-    `username` is cut to the engine's limit (MySQL 16). The parameter group follows the instance's
-    guard, so a retained instance keeps it."""
+    `username` is cut to the engine's limit (MySQL 16). The parameter group is retained with the
+    instance but not protected: a major upgrade replaces it."""
     parameters = _tls_parameters(resource_name, engine, version, tags, opts)
     return aws.rds.Instance(
         resource_name,
@@ -61,6 +61,8 @@ def rds_instance(
         parameter_group_name=parameters.name,
         # No paid Extended Support: at the end of standard support RDS upgrades the instance.
         engine_lifecycle_support=engine_rules.EXTENDED_SUPPORT_DISABLED,
+        # A tenant upgrades by changing `version` (RDS refuses a new major version without this).
+        allow_major_version_upgrade=True,
         storage_encrypted=True,
         kms_key_id=kms_key,
         # The environment's own DB subnets (subnets.py).
@@ -69,8 +71,7 @@ def rds_instance(
         vpc_security_group_ids=[*settings_aws.db_security_group_ids, *security_groups],
         publicly_accessible=False,
         multi_az=size == "large",
-        # Guards: the API refuses to delete it, a final snapshot is taken if it ever is, and
-        # automated backups outlive the instance.
+        # Guards: no delete, a final snapshot if it ever is, automated backups outlive it.
         deletion_protection=True,
         skip_final_snapshot=False,
         final_snapshot_identifier=name_rules.fit("rds-final-snapshot", final_snapshot),
@@ -78,8 +79,7 @@ def rds_instance(
         delete_automated_backups=False,
         copy_tags_to_snapshot=True,
         tags=tags,
-        # The lifecycle setting is sent on create only: an existing instance keeps its enrolment
-        # (engine_rules.py), so adding it never touches a running database.
+        # Lifecycle sent on create only: an existing instance keeps its enrolment (engine_rules.py).
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=["engineLifecycleSupport"])),
     )
 
@@ -89,9 +89,12 @@ def _tls_parameters(
 ) -> aws.rds.ParameterGroup:
     """The instance's own parameter group: its family's defaults with TLS required (engine_rules.py)."""
     family = engine_rules.family(engine, version)
-    # The instance's guard (protect / retain), not its ignore_changes (those name instance inputs).
+    # The instance's guard for retention (kept with a released instance), not its protection: the
+    # group holds no data, and a major upgrade replaces it (`family` cannot change in place), which
+    # Pulumi refuses for a protected resource. Nor the instance's ignore_changes (instance inputs).
     group_opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions())
     group_opts.ignore_changes = None
+    group_opts.protect = False
     return aws.rds.ParameterGroup(
         f"{resource_name}-parameters",
         # The family is in the name: a major upgrade creates the new group before the old goes.
