@@ -11,7 +11,7 @@ import pulumi
 
 from components.clouds.registry import cloud_for
 from components.model.catalog import load_catalog, project_stacks
-from components.model.stack import read_stack_settings
+from components.model.stack_config import read_stack_settings
 from components.model.stack_references import committed_settings
 from components.platform.cluster import build_cluster_platform
 from components.platform.installs import after_installs

@@ -34,34 +34,6 @@ from tools.shard_budget import figures_from_row
 FLOORS = ("typed-floor", "inputs-floor", "floor")
 
 
-def typical_tenant(index: int) -> dict[str, Any]:
-    """Two environments, a Postgres database, two secrets, one app: what a customer tenant carries."""
-    name = f"t{index:05d}"
-    return {
-        "name": name,
-        "displayName": f"Tenant {index}",
-        "contact": f"team-{index}@example.org",
-        "costCenter": f"cc-{index % 50}",
-        "environments": ["dev", "prod"],
-        "access": {"admin": [f"{name}-admins"], "operator": [f"{name}-ops"], "viewer": [f"{name}-viewers"]},
-        "quota": {"tier": "small"},
-        "nodePool": "shared",
-        "databases": [{"name": "app", "engine": "postgres", "version": "16", "poolSize": 20}],
-        "secrets": [{"name": "session-key", "source": "generated"}, {"name": "api-token", "source": "external"}],
-        "apps": [
-            {
-                "name": "web",
-                "chart": {"repository": "oci://registry.example.org/charts", "name": "web", "version": "1.2.3"},
-            }
-        ],
-    }
-
-
-def minimal_tenant(index: int) -> dict[str, Any]:
-    name = f"m{index:05d}"
-    return {"name": name, "displayName": f"Minimal {index}", "contact": "a@example.org", "costCenter": "cc"}
-
-
 def _measure(kind: str, count: int, stack: str, workdir: str) -> Measurement:
     """Run one measurement in a fresh child process; `workdir` carries the floors' inputs."""
     command = [sys.executable, "-m", "tools.bench", "--child", kind, "--count", str(count), "--stack", stack]

@@ -35,7 +35,7 @@ def _program_frames(trace: Any) -> int:
 
 def measure_capture(tenants: int, stack_name: str = "dev") -> dict[str, Any]:
     """Plan `tenants` typical tenants with the SDK's stack capture timed; returns the figures."""
-    from tools.bench import typical_tenant
+    from tools.bench_tenants import typical_tenant
 
     original = sdk_resource._get_stack_trace
     spent = [0.0]

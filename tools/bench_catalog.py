@@ -19,8 +19,8 @@ from typing import Any
 
 from components.clouds.registry import cloud_for
 from components.model.catalog import load_catalog
-from components.model.stack import parse_settings
-from tools.bench import typical_tenant
+from components.model.stack_config import parse_settings
+from tools.bench_tenants import typical_tenant
 from tools.harness import stack_config
 from tools.tenant_mix import write_tenants
 

@@ -30,6 +30,7 @@ from typing import Any
 import pulumi
 import yaml
 
+from tools.bench_tenants import minimal_tenant, typical_tenant
 from tools.harness import RecordedResource, RecordingMonitor, new_monitor, run_program, stack_config
 from tools.plan import summary, write_plan
 
@@ -177,8 +178,6 @@ def typed_floor(recipe: list[dict[str, Any]]) -> None:
 
 def _write_tenants(count: int, kind: str, workdir: Path) -> Path:
     """The generated tenant files (before the clock starts: users already have theirs)."""
-    from tools.bench import minimal_tenant, typical_tenant
-
     tenants_dir = workdir / "tenants"
     tenants_dir.mkdir()
     make = typical_tenant if kind == "typical" else minimal_tenant

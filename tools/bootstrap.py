@@ -40,7 +40,8 @@ from urllib.parse import parse_qs, urlsplit
 import yaml
 
 from components.model.errors import ConfigurationError
-from components.model.stack import StackSettings, parse_settings
+from components.model.stack import StackSettings
+from components.model.stack_config import parse_settings
 from tools.harness import PROJECT_ROOT, stack_config
 from tools.preview_identity import (
     GCP_ROLE_ID,

@@ -25,7 +25,8 @@ import ipaddress
 import sys
 
 from components.model.labels import pool_node_labels, pool_taint
-from components.model.stack import StackSettings, parse_settings
+from components.model.stack import StackSettings
+from components.model.stack_config import parse_settings
 from tools.harness import PROJECT_ROOT, stack_config
 
 KIND_CONFIG = PROJECT_ROOT / "kind" / "cluster.yaml"

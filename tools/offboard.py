@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from components.model.errors import ConfigurationError
-from components.model.stack import StackSettings, parse_settings
+from components.model.stack import StackSettings
+from components.model.stack_config import parse_settings
 from tools.harness import PROJECT_ROOT, run_stack, stack_config
 from tools.offboard_commands import commands_for
 from tools.retained import DecommissionedTenant, RetainedItem, decommissioned_tenants

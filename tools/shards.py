@@ -30,8 +30,9 @@ import yaml
 from components.clouds.registry import cloud_for
 from components.model.catalog import load_catalog
 from components.model.sharding import shard_of
-from components.model.stack import ShardSettings, parse_settings
+from components.model.stack import ShardSettings
 from components.model.stack_checks import OPERATOR_IDENTITY
+from components.model.stack_config import parse_settings
 from tools.harness import PROJECT_NAME, PROJECT_ROOT, run_program, stack_config
 from tools.operator_stack import PULUMI_CLOUD, OperatorSource, operator_manifest
 from tools.shard_budget import load_figures, shard_lines

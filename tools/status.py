@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from components.model.errors import ConfigurationError
-from components.model.stack import parse_settings
+from components.model.stack_config import parse_settings
 from tools.harness import PROJECT_ROOT, ProgramRun, run_stack, stack_config
 from tools.plan import is_kubernetes_object, manifest
 from tools.status_model import EnvironmentStatus, environment_status, verdict

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from tools.bench import typical_tenant
+from tools.bench_tenants import typical_tenant
 from tools.harness import run_stack
 
 

@@ -22,43 +22,12 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from components.model.fields import QuotaSpec, quantity_value
+from components.model.quota_objects import SMALL_OBJECT_COUNTS
 from components.model.tenant_file import TenantSpec
 
 if TYPE_CHECKING:
     from components.model.isolation import VirtualClusterSettings
     from components.model.stack import LimitDefaults
-
-# Object counts of the `small` tier for every namespaced kind a tenant role may create
-# (components/platform/roles.py; tests/guardrails/test_quota_budget.py keeps the two in step).
-# pods, services, secrets, configmaps and persistentvolumeclaims have their own quota names.
-SMALL_OBJECT_COUNTS: dict[str, int] = {
-    "pods": 20,
-    "services": 20,
-    "persistentvolumeclaims": 20,
-    "secrets": 100,
-    "configmaps": 100,
-    "count/endpoints": 20,
-    "count/serviceaccounts": 20,
-    "count/deployments.apps": 20,
-    "count/statefulsets.apps": 10,
-    # A Deployment keeps up to 10 old ReplicaSets for rollback.
-    "count/replicasets.apps": 200,
-    "count/jobs.batch": 50,
-    "count/cronjobs.batch": 10,
-    "count/horizontalpodautoscalers.autoscaling": 20,
-    "count/poddisruptionbudgets.policy": 20,
-    "count/ingresses.networking.k8s.io": 20,
-    "count/networkpolicies.networking.k8s.io": 20,
-    "count/httproutes.gateway.networking.k8s.io": 20,
-    "count/grpcroutes.gateway.networking.k8s.io": 20,
-    "count/tlsroutes.gateway.networking.k8s.io": 20,
-    "count/listenersets.gateway.networking.k8s.io": 10,
-    "count/certificates.cert-manager.io": 20,
-    "count/externalsecrets.external-secrets.io": 50,
-    "count/helmreleases.helm.toolkit.fluxcd.io": 20,
-    "count/helmrepositories.source.toolkit.fluxcd.io": 10,
-    "count/ocirepositories.source.toolkit.fluxcd.io": 20,
-}
 
 # The last resort for amounts neither the quota nor the stack's default tier sets.
 PLATFORM_CAPS: dict[str, str] = {

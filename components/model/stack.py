@@ -7,38 +7,31 @@ name the key, reported all at once before anything is registered.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import AfterValidator, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import AfterValidator, Field, PrivateAttr, model_validator
 
 from components.model.admission import PolicySettings
 from components.model.clouds import AwsSettings, GcpSettings
 from components.model.data import DataSettings
 from components.model.delivery import DeliverySettings
 from components.model.edge import EdgeCloud, EdgeSettings, edge_cloud
-from components.model.errors import ConfigurationError, Problem
 from components.model.fields import (
     ComputeAmounts,
     DnsLabel,
     Domain,
     QuotaSpec,
     StrictModel,
-    format_location,
     unique,
 )
 from components.model.installs import InstallSettings
 from components.model.isolation import VirtualClusterSettings
-from components.model.messages import problem_message
 from components.model.network import NetworkSettings
 from components.model.people import PeopleSettings
 from components.model.pools import NodePools
-from components.model.quota_budget import SMALL_OBJECT_COUNTS
-from components.model.stack_checks import settings_problems
+from components.model.quota_objects import SMALL_OBJECT_COUNTS
 from components.model.storage import StorageSettings
 
-CONFIG_NAMESPACE = "tenancy"
 # ValidatingAdmissionPolicy is GA from 1.30; kubernetes-validate ships schemas up to 1.37.
 _KUBERNETES_VERSION = r"^1\.(3[0-9])$"
 
@@ -244,45 +237,3 @@ class StackSettings(StrictModel):
         if self.cloud in type(self).model_fields and getattr(self, self.cloud) is None:
             raise ValueError(f"cloud is {self.cloud} but its account section tenancy:{self.cloud} is missing")
         return self
-
-
-def _decode(value: Any) -> Any:
-    """Pulumi hands structured config values to programs as JSON text; scalars stay strings.
-
-    Scalars are left for the model to coerce ("true" -> bool, "3" -> int) so that a version such as
-    "1.30" is never read as the number 1.3.
-    """
-    if not isinstance(value, str) or not value.lstrip().startswith(("{", "[")):
-        return value
-    try:
-        return json.loads(value)
-    except json.JSONDecodeError:
-        return value
-
-
-def parse_settings(raw_config: Mapping[str, Any], source: str) -> StackSettings:
-    """Validate the `tenancy:*` keys of a stack's config; raise ConfigurationError naming each key."""
-    prefix = f"{CONFIG_NAMESPACE}:"
-    values = {key[len(prefix) :]: _decode(value) for key, value in raw_config.items() if key.startswith(prefix)}
-    try:
-        settings = StackSettings.model_validate(values)
-    except ValidationError as error:
-        problems = [
-            Problem(source, f"{CONFIG_NAMESPACE}:{format_location(e['loc'])}", problem_message(e, StackSettings))
-            for e in error.errors()
-        ]
-        raise ConfigurationError(problems) from None
-    settings._source = source
-    # Checks that need the whole settings and name a key of the file (stack_checks.py).
-    problems = settings_problems(settings)
-    if problems:
-        raise ConfigurationError(problems)
-    return settings
-
-
-def read_stack_settings(stack: str) -> StackSettings:
-    """Read and validate this stack's `tenancy:` config through the Pulumi runtime."""
-    from pulumi.runtime import config as runtime_config
-
-    raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
-    return parse_settings(raw, f"Pulumi.{stack}.yaml")

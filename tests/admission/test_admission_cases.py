@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.model.stack import parse_settings
+from components.model.stack_config import parse_settings
 from tests.admission.layers import Cluster, cluster
 from tests.k8s_schema import validate_builtin
 from tests.rbac import UserInfo

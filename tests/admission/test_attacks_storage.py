@@ -11,7 +11,7 @@ import json
 import pytest
 
 from components.model.errors import ConfigurationError
-from components.model.stack import parse_settings
+from components.model.stack_config import parse_settings
 from components.model.storage import DEFAULT_CLASS
 from tests.admission.layers import WRITERS, Cluster, cluster
 from tests.admission.test_attacks_workloads import PVCS, claim

@@ -13,7 +13,7 @@ that rule only (`tenancy:policy.operatorIdentities`); a tenant making the same b
 
 from __future__ import annotations
 
-from components.model.stack import parse_settings
+from components.model.stack_config import parse_settings
 from tests.admission.layers import ACME_ADMIN, ACME_DEV, cluster
 from tests.rbac import UserInfo
 from tests.support import plan

@@ -12,7 +12,7 @@ import yaml
 
 from components.model.errors import ConfigurationError
 from components.model.labels import AUTHORIZED_DOMAINS_KEY, GROUPS_KEY, TENANT_KEY
-from components.model.stack import parse_settings
+from components.model.stack_config import parse_settings
 from tests.cel_admission import AdmissionChain, CelEngine, Request
 from tests.k8s_schema import validate_builtin
 from tests.support import EXAMPLE_TENANTS, kubernetes_objects, objects_of_kind, plan, tenant_document, write_tenants

@@ -10,7 +10,8 @@ import pytest
 
 from components.clouds.protocol import Cloud
 from components.clouds.registry import CLOUDS, cloud_for
-from components.model.stack import StackSettings, parse_settings
+from components.model.stack import StackSettings
+from components.model.stack_config import parse_settings
 from tools.harness import PROJECT_ROOT
 
 COMPONENTS = PROJECT_ROOT / "components"

@@ -18,7 +18,8 @@ import pytest
 import yaml
 
 from components.model.labels import pool_node_labels, pool_taint
-from components.model.stack import StackSettings, parse_settings
+from components.model.stack import StackSettings
+from components.model.stack_config import parse_settings
 from tools import kind_config as kind_config_tool
 from tools.harness import PROJECT_ROOT, stack_config
 

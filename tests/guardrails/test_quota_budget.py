@@ -20,7 +20,7 @@ from components.guardrails.quota import QUOTA_NAME
 from components.model.errors import ConfigurationError
 from components.model.fields import quantity_value
 from components.model.quota_budget import environment_share, split_hard
-from components.model.stack import parse_settings
+from components.model.stack_config import parse_settings
 from components.platform.roles import role_rules
 from tests.support import objects_of_kind, plan, tenant_document, write_tenants
 from tools.harness import ProgramRun, run_stack

@@ -12,7 +12,8 @@ from components.clouds.registry import cloud_for
 from components.model.catalog import load_catalog, merge_override
 from components.model.domain_claims import domains_overlap
 from components.model.errors import ConfigurationError
-from components.model.stack import StackSettings, parse_settings
+from components.model.stack import StackSettings
+from components.model.stack_config import parse_settings
 from tests.support import EXAMPLE_TENANTS, tenant_document, write_tenants
 from tools.harness import new_monitor, run_program, stack_config
 

@@ -11,7 +11,8 @@ from pydantic import BaseModel
 
 from components.model.errors import ConfigurationError
 from components.model.messages import PATTERN_WORDS, allowed_fields
-from components.model.stack import StackSettings, parse_settings
+from components.model.stack import StackSettings
+from components.model.stack_config import parse_settings
 from components.model.tenant_file import TenantFile, TenantSpec
 from tests.support import plan, tenant_document, write_tenants
 

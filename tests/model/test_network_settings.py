@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from components.model.errors import ConfigurationError
-from components.model.stack import parse_settings
+from components.model.stack_config import parse_settings
 from tests.support import plan, tenant_document, write_tenants
 from tools.harness import new_monitor, run_program, stack_config
 

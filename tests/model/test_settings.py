@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from components.model.errors import ConfigurationError
-from components.model.stack import parse_settings
+from components.model.stack_config import parse_settings
 from tools.harness import stack_config
 
 BASE = {"tenancy:domainSuffix": "tenants.example.com"}

@@ -15,8 +15,9 @@ import pytest
 from components.clouds.registry import cloud_for
 from components.model.catalog import load_catalog
 from components.model.errors import ConfigurationError
-from components.model.stack import StackSettings, parse_settings
+from components.model.stack import StackSettings
 from components.model.stack_checks import OPERATOR_IDENTITY
+from components.model.stack_config import parse_settings
 from tests.cel_admission import AdmissionChain, Request
 from tests.rbac import Authorizer, UserInfo
 from tests.support import kubernetes_objects, objects_of_kind, tenant_document, write_tenants

@@ -12,8 +12,8 @@ import json
 import pytest
 
 from components.clouds.registry import cloud_for
-from components.model.stack import parse_settings
 from components.model.stack_checks import system_pool_problems
+from components.model.stack_config import parse_settings
 from tools.harness import PROJECT_ROOT, stack_config
 
 BASE = {"tenancy:domainSuffix": "tenants.example.com"}

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from components.model.errors import ConfigurationError
-from components.model.stack import parse_settings
+from components.model.stack_config import parse_settings
 from tests.cel_admission import AdmissionChain, Decision, Request
 from tests.operators import writes
 from tests.operators.limit_ranger import limit_ranged

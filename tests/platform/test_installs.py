@@ -16,7 +16,7 @@ import yaml
 
 from components.clouds.local.network import NETWORK
 from components.model.errors import ConfigurationError
-from components.model.stack import parse_settings
+from components.model.stack_config import parse_settings
 from tests.support import plan
 from tools.harness import PROJECT_ROOT, ProgramRun, RecordingMonitor, new_monitor, run_program, stack_config
 

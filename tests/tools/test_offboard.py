@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 import yaml
 
-from components.model.stack import StackSettings, parse_settings
+from components.model.stack import StackSettings
+from components.model.stack_config import parse_settings
 from tests.support import DECOMMISSIONED_ON, EXAMPLE_TENANTS, tenant_document, write_tenants
 from tools import offboard
 from tools.harness import ProgramRun, run_stack, stack_config

@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from tests.support import write_tenants
-from tools.bench import typical_tenant
+from tools.bench_tenants import typical_tenant
 from tools.harness import ProgramRun, RecordedResource, run_stack
 from tools.plan import group_by_tenant, summary, write_plan
 

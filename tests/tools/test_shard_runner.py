@@ -22,7 +22,7 @@ import yaml
 from packaging.specifiers import SpecifierSet
 
 from components.model.errors import ConfigurationError
-from components.model.stack import parse_settings
+from components.model.stack_config import parse_settings
 from tests.pins import pins
 from tools.ci_stacks import waves
 from tools.harness import PROJECT_ROOT

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.vcluster.helpers import run_tenants
-from tools.bench import typical_tenant
+from tools.bench_tenants import typical_tenant
 from tools.harness import ProgramRun
 from tools.tenant_mix import hard_tenant, tenant_mix
 

@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 import yaml
 
-from components.model.stack import parse_settings
+from components.model.stack_config import parse_settings
 from tests.k8s_schema import validate_builtin, validate_custom
 from tests.support import objects_of_kind
 from tests.vcluster.helpers import HARD, HARD_PROD, hard_tenant, run_tenants, soft_tenant
