@@ -14,7 +14,7 @@ import yaml
 from components.clouds.registry import cloud_for
 from components.model.catalog import load_catalog
 from components.model.data import DataSettings
-from components.model.stack import parse_settings
+from components.model.stack_config import parse_settings
 from components.vcluster.rbac import access_rules
 from components.vcluster.values import CONTROL_PLANE_PORT, KUBECONFIG_KEY, KUBECONFIG_SECRET, RELEASE_NAME, server_url
 from tests.support import tenant_document, write_tenants

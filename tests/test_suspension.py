@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from components.delivery.objects import SKIP_AWAIT
-from components.model.stack import parse_settings
+from components.model.stack_config import parse_settings
 from tests.admission.layers import ACME_ADMIN, ACME_DEV, ACME_PROD, Cluster, cluster, platform_identity
 from tests.k8s_schema import validate_builtin, validate_custom
 from tests.rbac import Authorizer, Subject

@@ -14,7 +14,8 @@ from pathlib import Path
 import yaml
 
 from components.model.errors import ConfigurationError
-from components.model.stack import StackSettings, parse_settings
+from components.model.stack import StackSettings
+from components.model.stack_config import parse_settings
 from components.model.tenant_file import TenantSpec
 
 

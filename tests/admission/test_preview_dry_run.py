@@ -26,7 +26,7 @@ from components.admission.rules.preview_dry_run import POLICY
 from components.model.admission import PolicySettings
 from components.model.errors import ConfigurationError
 from components.model.labels import PLATFORM_OWNED_KEY, TENANT_KEY
-from components.model.stack import parse_settings
+from components.model.stack_config import parse_settings
 from tests.admission.layers import ACME_ADMIN, ACME_DEV, Cluster, cluster, platform_identity
 from tests.cel_admission import Request
 from tests.rbac import UserInfo

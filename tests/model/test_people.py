@@ -11,7 +11,7 @@ import pytest
 from components.clouds.registry import cloud_for
 from components.model.catalog import load_catalog
 from components.model.errors import ConfigurationError
-from components.model.stack import parse_settings
+from components.model.stack_config import parse_settings
 from tests.support import tenant_document, write_tenants
 
 BASE = {"tenancy:domainSuffix": "tenants.example.com"}
