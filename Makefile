@@ -81,13 +81,13 @@ e2e: $(BIN)/activate
 	scripts/e2e/no-changes.sh
 	scripts/e2e/decommission.sh
 
-## e2e-manifests: regenerate scripts/e2e/cases/ from tools/admission_cases.py
+## e2e-manifests: regenerate scripts/e2e/cases/ from tools/generators/admission_cases.py
 e2e-manifests: $(BIN)/activate
 	$(BIN)/tenancy e2e-manifests --write
 
 ## bench: `tenancy plan` end to end beside the typed, inputs and SDK floors (docs/scale.md)
 bench: $(BIN)/activate
-	$(BIN)/tenancy bench --sizes 10,100,1000,3000 --markdown --figures tools/scale_figures.json
+	$(BIN)/tenancy bench --sizes 10,100,1000,3000 --markdown --figures tools/scale/scale_figures.json
 
 clean:
 	rm -rf build .pytest_cache .mypy_cache .ruff_cache

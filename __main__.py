@@ -10,9 +10,9 @@ from pathlib import Path
 import pulumi
 
 from components.clouds.registry import cloud_for
-from components.model.catalog import load_catalog, project_stacks
-from components.model.stack_config import read_stack_settings
-from components.model.stack_references import committed_settings
+from components.model.catalog.load import load_catalog, project_stacks
+from components.model.catalog.stack_config import read_stack_settings
+from components.model.checks.stack_references import committed_settings
 from components.platform.cluster import build_cluster_platform
 from components.platform.installs import after_installs
 from components.platform.link import PLATFORM_OUTPUT, local_platform, referenced_platform

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import pulumi
 
 from components.clouds.base import Guard
-from components.model.labels import SUSPENDED_KEY
-from components.model.tenant_file import Lifecycle, TenantSpec
+from components.model.core.labels import SUSPENDED_KEY
+from components.model.tenant_file.spec import Lifecycle, TenantSpec
 
 
 @dataclass(frozen=True)

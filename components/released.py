@@ -1,5 +1,5 @@
 """The stack's record of released tenant names, read and written around each run
-(components/model/released_names.py says why)."""
+(components/model/checks/released_names.py says why)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 import pulumi
 from pulumi.runtime import settings as runtime_settings
 
-from components.model.released_names import OUTPUT, next_record
-from components.model.tenant_file import TenantSpec
+from components.model.checks.released_names import OUTPUT, next_record
+from components.model.tenant_file.spec import TenantSpec
 from components.vcluster.previous import READ_STACK_OUTPUTS, own_stack_name
 
 

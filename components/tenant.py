@@ -18,10 +18,10 @@ from components.guardrails.namespace import (
     register_namespace,
 )
 from components.lifecycle import holds_cluster_data, retained_environments, state_of
-from components.model.labels import namespace_name
-from components.model.network import CloudNetworkFacts
-from components.model.stack import StackSettings
-from components.model.tenant_file import TenantSpec
+from components.model.core.labels import namespace_name
+from components.model.settings.network import CloudNetworkFacts
+from components.model.settings.stack import StackSettings
+from components.model.tenant_file.spec import TenantSpec
 from components.vcluster.environments import VirtualClusters, build_virtual_clusters
 
 

@@ -91,7 +91,7 @@ def check_records(records: Sequence[Mapping[str, Any]], config: Mapping[str, Any
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m policy_pack.offline", description=__doc__.split("\n\n")[0])
-    parser.add_argument("plans", nargs="+", type=Path, help="plan directories written by tools.plan --out")
+    parser.add_argument("plans", nargs="+", type=Path, help="plan directories written by tools.plan.run --out")
     args = parser.parse_args(argv)
     failed = False
     for plan in args.plans:

@@ -8,7 +8,7 @@ no credentials (forks).
 
 The pack reads only what the engine hands it, never the program's modules: it must judge the
 program from the outside, the way the API server would see the result. The label keys below are
-therefore repeated here; a test keeps them equal to `components/model/labels.py`.
+therefore repeated here; a test keeps them equal to `components/model/core/labels.py`.
 """
 
 from __future__ import annotations
@@ -32,12 +32,12 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-# Kept equal to components/model/labels.py by tests/policy_pack/test_policy_pack.py.
+# Kept equal to components/model/core/labels.py by tests/policy_pack/test_policy_pack.py.
 TENANT_KEY = "tenancy.io/tenant"
 # Set by the API server on every namespace; selectors on it cannot be forged.
 METADATA_NAME = "kubernetes.io/metadata.name"
 PSA_ENFORCE_KEY = "pod-security.kubernetes.io/enforce"
-# How the offline plan (tools/harness.py) writes a redacted secret; the engine passes Secret objects
+# How the offline plan (tools/plan/harness.py) writes a redacted secret; the engine passes Secret objects
 # to remediations instead.
 SECRET_PLACEHOLDER = "[secret]"
 CLUSTER_ADMIN = "cluster-admin"

@@ -14,4 +14,4 @@ python="${PYTHON:-$ROOT/.venv/bin/python}"
 [[ " $* " == *" --dry-run "* ]] || "$ROOT/scripts/check-tools.sh" pulumi
 export PULUMI_SKIP_UPDATE_CHECK=true
 cd "$ROOT"
-exec "$python" -m tools.bootstrap "$@"
+exec "$python" -m tools.operations.bootstrap "$@"

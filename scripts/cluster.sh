@@ -11,10 +11,10 @@ need docker kind kubectl
 case "$action" in
   create)
     # kind/cluster.yaml follows the dev stack's pools and version (tenancy kind-config).
-    "$PYTHON" -m tools.kind_config --write >/dev/null
+    "$PYTHON" -m tools.generators.kind_config --write >/dev/null
     # kind's Docker network carries the API server address the dev stack opens to CloudNativePG
     # (tenancy:network.apiServer.cidrs): create it with that subnet, or check the one there.
-    subnet="$("$PYTHON" -m tools.kind_config --subnet)"
+    subnet="$("$PYTHON" -m tools.generators.kind_config --subnet)"
     if ! docker network inspect kind >/dev/null 2>&1; then
       docker network create kind --driver bridge --subnet "$subnet" \
         -o com.docker.network.bridge.enable_ip_masquerade=true -o com.docker.network.driver.mtu=1500 >/dev/null

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support import plan
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 
 @pytest.fixture(scope="session")

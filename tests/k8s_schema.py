@@ -14,7 +14,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from tools.harness import PROJECT_ROOT
+from tools.plan.harness import PROJECT_ROOT
 
 CRDS_DIR = Path(os.environ.get("TENANCY_CRDS_DIR", PROJECT_ROOT.parent / "shared" / "crds"))
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import yaml
 
-from tools.harness import MOCK_SECRET_PREFIX, PROJECT_ROOT, ProgramRun, RecordedResource, run_stack
-from tools.plan import is_kubernetes_object, manifest, write_plan
+from tools.plan.harness import MOCK_SECRET_PREFIX, PROJECT_ROOT, ProgramRun, RecordedResource, run_stack
+from tools.plan.run import is_kubernetes_object, manifest, write_plan
 
 EXAMPLE_TENANTS = PROJECT_ROOT / "tenants"
 # The day tests' decommissioned tenants were decommissioned, unless a test says otherwise.
@@ -26,7 +26,7 @@ def tenant_document(name: str, **fields: Any) -> dict[str, Any]:
     }
     document.update(fields)
     if document.get("lifecycle") == "decommissioned":
-        # A decommissioned tenant file must say since when (components/model/consistency.py).
+        # A decommissioned tenant file must say since when (components/model/tenant_file/consistency.py).
         document.setdefault("decommissionedOn", DECOMMISSIONED_ON)
     return document
 

@@ -9,7 +9,7 @@ import re
 
 import yaml
 
-from tools.harness import PROJECT_ROOT
+from tools.plan.harness import PROJECT_ROOT
 
 DOCS = sorted([PROJECT_ROOT / "README.md", *(PROJECT_ROOT / "docs").rglob("*.md")])
 _KMS_URL = re.compile(r"(?:gcpkms|awskms)://[^\s`'\")|]+")

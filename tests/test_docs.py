@@ -1,7 +1,7 @@
 """The docs stay true to the tree: named paths exist, links resolve, generated parts are fresh.
 
 Paths are read from inline code spans and link targets of README.md and docs/**/*.md (fenced code
-blocks are examples, not claims about the tree). The generated regions of tools/docs.py are left
+blocks are examples, not claims about the tree). The generated regions of tools/generators/docs.py are left
 out of the path check: they are rendered from the tree itself and checked for staleness instead.
 """
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tools import docs
-from tools.harness import PROJECT_ROOT
+from tools.generators import docs
+from tools.plan.harness import PROJECT_ROOT
 
 README = PROJECT_ROOT / "README.md"
 DOC_FILES = [README, *sorted((PROJECT_ROOT / "docs").rglob("*.md"))]
@@ -30,7 +30,7 @@ _ROOT_FILES = r"README\.md|Makefile|__main__\.py|requirements\.txt|pyproject\.to
 _PATH = re.compile(
     rf"(?<![\w./<>{{}}-])((?:{_ROOTS})(?:/[\w.-]+)*/?|(?:{_ROOT_FILES}))(?:::(\w+))?(?![\w<>{{}}*-])",
 )
-# Dotted module names as `python -m` takes them: `tools.plan`, `policy_pack.offline`.
+# Dotted module names as `python -m` takes them: `tools.plan.run`, `policy_pack.offline`.
 _MODULE = re.compile(r"(?<![\w./-])((?:components|tools|tests|policy_pack)(?:\.\w+)+)(?![\w/-])")
 # Paths the docs name that a command generates (they do not exist in a clean checkout).
 GENERATED_ELSEWHERE = re.compile(r"^(?:deploy/|build/|Pulumi\.[\w-]+-(?:platform|shard-[\w-]+)\.yaml$)")
@@ -130,7 +130,8 @@ def test_the_path_check_finds_what_is_wrong() -> None:
         "`tests/test_tenant.py::test_network_isolation`, `::test_gone`\n"
         "and [x](docs/gone.md), but not `tenants/<name>.yaml`, `deploy/shards/prod.json` or\n"
         "```\ncomponents/in_a_fence.py\n```\n"
-        "`components/model/stack.py`, `policy_pack/`, `tools.plan`, `tests/test_tenant.py::test_network_isolation`."
+        "`components/model/settings/stack.py`, `policy_pack/`, `tools.plan.run`, "
+        "`tests/test_tenant.py::test_network_isolation`."
     )
     assert missing_paths(text) == [
         "components/model/nowhere.py",
@@ -176,8 +177,8 @@ def test_the_layout_lists_every_module_of_components() -> None:
 
 
 def test_the_references_cover_every_field() -> None:
-    from components.model.stack import StackSettings
-    from components.model.tenant_file import TenantFile
+    from components.model.settings.stack import StackSettings
+    from components.model.tenant_file.spec import TenantFile
 
     tenant = docs.tenant_file_reference()
     for name, field in TenantFile.model_fields.items():
@@ -197,8 +198,8 @@ def test_the_readme_is_short() -> None:
 
 def test_every_field_of_both_references_is_described() -> None:
     # Lists every empty one by YAML path and model, so a new field without a description is named.
-    from components.model.stack import StackSettings
-    from components.model.tenant_file import TenantFile
+    from components.model.settings.stack import StackSettings
+    from components.model.tenant_file.spec import TenantFile
 
     missing = docs.undescribed(TenantFile, "") + docs.undescribed(StackSettings, "tenancy:")
     assert missing == [], "fields without a description (Field(description=...) or a comment above it):\n" + "\n".join(
@@ -229,8 +230,8 @@ def test_an_undescribed_field_is_named_by_path() -> None:
 
 def test_the_overviews_list_every_top_level_key() -> None:
     # The overview tables were hand-written once and left out six tenant keys; now they are generated.
-    from components.model.stack import StackSettings
-    from components.model.tenant_file import TenantFile
+    from components.model.settings.stack import StackSettings
+    from components.model.tenant_file.spec import TenantFile
 
     for model, page in ((TenantFile, "tenant-file.md"), (StackSettings, "stack-config.md")):
         text = (PROJECT_ROOT / "docs" / "reference" / page).read_text(encoding="utf-8")
@@ -279,8 +280,8 @@ def test_the_pointer_check_finds_what_is_wrong() -> None:
 
 
 def test_every_fixed_value_is_named_where_its_field_is_described() -> None:
-    from components.model.stack import StackSettings
-    from components.model.tenant_file import TenantFile
+    from components.model.settings.stack import StackSettings
+    from components.model.tenant_file.spec import TenantFile
 
     missing = docs.unexplained_values(TenantFile, "") + docs.unexplained_values(StackSettings, "tenancy:")
     assert missing == [], "values no description names (say what each choice does):\n" + "\n".join(missing)

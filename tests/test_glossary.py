@@ -12,13 +12,13 @@ from pathlib import Path
 import yaml
 
 from components.clouds.registry import cloud_for
-from components.model.catalog import load_catalog
-from components.model.data import DataSettings
-from components.model.stack_config import parse_settings
+from components.model.catalog.load import load_catalog
+from components.model.catalog.stack_config import parse_settings
+from components.model.settings.data import DataSettings
 from components.vcluster.rbac import access_rules
 from components.vcluster.values import CONTROL_PLANE_PORT, KUBECONFIG_KEY, KUBECONFIG_SECRET, RELEASE_NAME, server_url
 from tests.support import tenant_document, write_tenants
-from tools.harness import PROJECT_ROOT, stack_config
+from tools.plan.harness import PROJECT_ROOT, stack_config
 
 DOCS = PROJECT_ROOT / "docs"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
-from tools import cli
-from tools.harness import PROJECT_ROOT
-from tools.plan_all import all_stacks
+from tools.cli import main as cli
+from tools.plan.all_stacks import all_stacks
+from tools.plan.harness import PROJECT_ROOT
 
 DOC = (PROJECT_ROOT / "docs" / "go-live.md").read_text(encoding="utf-8")
 MAKEFILE = (PROJECT_ROOT / "Makefile").read_text(encoding="utf-8")

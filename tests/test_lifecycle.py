@@ -21,7 +21,7 @@ from components.lifecycle import (
     state_of,
     suspension_labels,
 )
-from components.model.tenant_file import Lifecycle, TenantSpec
+from components.model.tenant_file.spec import Lifecycle, TenantSpec
 
 PARENT = cast(pulumi.Resource, object())
 DATABASE = {"name": "orders", "engine": "postgres", "version": "16", "environments": ["prod"]}

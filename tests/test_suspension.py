@@ -17,14 +17,14 @@ import pytest
 import yaml
 
 from components.delivery.objects import SKIP_AWAIT
-from components.model.stack_config import parse_settings
+from components.model.catalog.stack_config import parse_settings
 from tests.admission.layers import ACME_ADMIN, ACME_DEV, ACME_PROD, Cluster, cluster, platform_identity
 from tests.k8s_schema import validate_builtin, validate_custom
 from tests.rbac import Authorizer, Subject
 from tests.support import EXAMPLE_TENANTS, kubernetes_objects, objects_of_kind, plan
-from tools.harness import ProgramRun, stack_config
-from tools.plan import write_plan
-from tools.plan_diff import diff_dirs
+from tools.plan.diff import diff_dirs
+from tools.plan.harness import ProgramRun, stack_config
+from tools.plan.run import write_plan
 
 SUSPENDED = ("acme", "genomics-lab")
 HTTPS_CHART = {"repository": "https://charts.acme-corp.example", "name": "docs", "version": "1.2.0"}

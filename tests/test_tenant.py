@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from components.model.labels import MANAGED_BY_KEY, TENANT_KEY
+from components.model.core.labels import MANAGED_BY_KEY, TENANT_KEY
 from tests.support import objects_of_kind, plan, resources_of_tenant, tenant_document, write_tenants
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 
 def test_one_tenant_component_per_tenant_in_the_stack(dev_plan: ProgramRun, prod_plan: ProgramRun) -> None:

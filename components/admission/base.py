@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import pulumi_kubernetes as k8s
 
-from components.model.labels import TENANT_KEY
+from components.model.core.labels import TENANT_KEY
 
 ResourceRule = k8s.admissionregistration.v1.NamedRuleWithOperationsArgsDict
 Validation = k8s.admissionregistration.v1.ValidationArgsDict

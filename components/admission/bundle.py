@@ -19,8 +19,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.admission.rules import PolicyDefinition, node_pool, validating_policies
-from components.model.admission import PolicySettings, RuleAction
-from components.model.labels import TENANT_KEY, platform_labels
+from components.model.core.labels import TENANT_KEY, platform_labels
+from components.model.settings.admission import PolicySettings, RuleAction
 from components.platform.roles import ROLE_NAMES
 from components.vcluster.rbac import ROLE_RULES as VIRTUAL_CLUSTER_ROLES
 

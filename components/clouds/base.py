@@ -64,7 +64,7 @@ class Guard:
         """Options for what holds no data but kept data uses (an RDS instance's security group):
         unprotected, and retained with the data once released, so removing the tenant never
         deletes it from under a kept instance (AWS refuses: DependencyViolation).
-        tools/engine_rules.py (`kept_dependencies`) finds what lacks it."""
+        tools/plan/engine_rules.py (`kept_dependencies`) finds what lacks it."""
         return pulumi.ResourceOptions.merge(self.base, pulumi.ResourceOptions(retain_on_delete=self.release, **extra))
 
 

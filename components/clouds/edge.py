@@ -9,7 +9,7 @@ from __future__ import annotations
 import pulumi
 
 from components.edge.identity import EdgeIdentity
-from components.model.stack import StackSettings
+from components.model.settings.stack import StackSettings
 
 
 def edge_identity(

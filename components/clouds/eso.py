@@ -18,8 +18,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.clouds.base import WORKLOAD_ACCOUNT, DeliveryTarget, Guard, TenantIdentity
-from components.model.data import SharedSecret
-from components.model.labels import PLATFORM_OWNED_KEY, TENANT_KEY, platform_labels
+from components.model.core.labels import PLATFORM_OWNED_KEY, TENANT_KEY, platform_labels
+from components.model.settings.data import SharedSecret
 
 SECRET_STORE = "tenancy-secrets"
 SHARED_STORE = "tenancy-shared"

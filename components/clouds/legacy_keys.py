@@ -18,11 +18,11 @@ from typing import Any
 import pulumi
 from pulumi.runtime import settings as runtime_settings
 
-from components.model.data import DataSettings
-from components.model.errors import Problem
-from components.model.legacy_key_checks import RUNBOOK
-from components.model.stack import StackSettings
-from components.model.tenant_file import TenantSpec
+from components.model.checks.legacy_keys import RUNBOOK
+from components.model.core.errors import Problem
+from components.model.settings.data import DataSettings
+from components.model.settings.stack import StackSettings
+from components.model.tenant_file.spec import TenantSpec
 from components.vcluster.previous import READ_STACK_OUTPUTS, own_stack_name
 
 

@@ -13,11 +13,11 @@ from typing import Any, Protocol, runtime_checkable
 import pulumi
 
 from components.clouds.base import DataBackend, Guard
-from components.model.capabilities import CloudCapabilities
-from components.model.errors import Problem
-from components.model.network import CloudNetworkFacts
-from components.model.stack import StackSettings
-from components.model.tenant_file import TenantSpec
+from components.model.checks.capabilities import CloudCapabilities
+from components.model.core.errors import Problem
+from components.model.settings.network import CloudNetworkFacts
+from components.model.settings.stack import StackSettings
+from components.model.tenant_file.spec import TenantSpec
 
 
 @runtime_checkable

@@ -13,8 +13,8 @@ from components.clouds.aws.cloud import AwsCloud
 from components.clouds.gcp.cloud import GcpCloud
 from components.clouds.local.cloud import LocalCloud
 from components.clouds.protocol import Cloud
-from components.model.stack import StackSettings
-from components.model.storage import data_storage_class
+from components.model.settings.stack import StackSettings
+from components.model.settings.storage import data_storage_class
 
 _Section = TypeVar("_Section")
 

@@ -30,7 +30,7 @@ from components.clouds.base import (
     generate_password,
     shared_names,
 )
-from components.model.data import DataSettings
+from components.model.settings.data import DataSettings
 
 # The admin user of shared instances (16 characters at most for MySQL, not a reserved word).
 ADMIN_USER = "tenancy_admin"

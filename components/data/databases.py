@@ -7,7 +7,7 @@ from typing import Any
 
 from components.clouds.base import DataBackend, DatabaseEndpoint, DatabaseRequest
 from components.data.scope import EnvironmentScope
-from components.model.tenant_data import DatabaseSpec, credentials_secret_name
+from components.model.tenant_file.data import DatabaseSpec, credentials_secret_name
 
 
 def register_databases(

@@ -14,9 +14,9 @@ from components.data.secrets import register_secrets
 from components.data.summary import TenantData
 from components.guardrails.cluster_network import namespace_databases
 from components.guardrails.network import database_egress_policy
-from components.model.labels import PLATFORM_OWNED_KEY, cost_labels, kubernetes_labels
-from components.model.network import CLUSTER_MODE
-from components.model.tenant_file import TenantSpec
+from components.model.core.labels import PLATFORM_OWNED_KEY, cost_labels, kubernetes_labels
+from components.model.settings.network import CLUSTER_MODE
+from components.model.tenant_file.spec import TenantSpec
 
 
 def environment_scope(

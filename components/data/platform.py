@@ -10,8 +10,8 @@ import pulumi
 from components.clouds.base import Guard
 from components.clouds.protocol import Cloud
 from components.lifecycle import state_of
-from components.model.labels import MANAGED_BY_VALUE, namespace_name
-from components.model.tenant_file import TenantSpec
+from components.model.core.labels import MANAGED_BY_VALUE, namespace_name
+from components.model.tenant_file.spec import TenantSpec
 
 
 def shared_secret_namespaces(specs: Iterable[TenantSpec]) -> list[str]:

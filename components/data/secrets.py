@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from components.clouds.base import DataBackend, SecretRequest, generate_password
 from components.data.scope import EnvironmentScope
-from components.model.tenant_data import SecretSpec
+from components.model.tenant_file.data import SecretSpec
 
 
 def register_secrets(*, scope: EnvironmentScope, backend: DataBackend, secrets: Sequence[SecretSpec]) -> list[str]:

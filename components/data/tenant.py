@@ -23,9 +23,9 @@ from components.data.environment import environment_data, environment_scope
 from components.data.summary import TenantData
 from components.guardrails.namespace import EnvironmentResources
 from components.lifecycle import data_guard
-from components.model.labels import cost_labels, namespace_name
-from components.model.stack import StackSettings
-from components.model.tenant_file import TenantSpec
+from components.model.core.labels import cost_labels, namespace_name
+from components.model.settings.stack import StackSettings
+from components.model.tenant_file.spec import TenantSpec
 
 
 def build_tenant_data(

@@ -24,10 +24,10 @@ from components.delivery.images import image_version, register_image_app
 from components.delivery.objects import DeliveryTarget
 from components.guardrails.namespace import EnvironmentResources
 from components.lifecycle import state_of
-from components.model.delivery import DeliverySettings
-from components.model.labels import kubernetes_labels
-from components.model.tenant_apps import AppSpec
-from components.model.tenant_file import TenantSpec
+from components.model.core.labels import kubernetes_labels
+from components.model.settings.delivery import DeliverySettings
+from components.model.tenant_file.apps import AppSpec
+from components.model.tenant_file.spec import TenantSpec
 
 
 @dataclass

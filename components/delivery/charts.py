@@ -25,9 +25,9 @@ import pulumi_kubernetes as k8s
 from components.delivery.objects import SOURCE_API, DeliveryTarget, flux_object, secret_ref, suspension
 from components.delivery.pod_patch import pod_patches
 from components.guardrails.access import DEPLOYER_ACCOUNT
-from components.model.delivery import DeliverySettings
-from components.model.tenant_apps import AppSpec, ChartSource
-from components.model.tenant_data import credentials_secret_name
+from components.model.settings.delivery import DeliverySettings
+from components.model.tenant_file.apps import AppSpec, ChartSource
+from components.model.tenant_file.data import credentials_secret_name
 
 HELM_RELEASE_API = "helm.toolkit.fluxcd.io/v2"
 # The media type of a Helm chart's layer in an OCI artifact; Flux extracts it as the chart.

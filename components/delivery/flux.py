@@ -20,7 +20,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.model.delivery import DeliverySettings
+from components.model.settings.delivery import DeliverySettings
 
 LOCKDOWN_ARGS = ["--no-remote-bases=true"]
 

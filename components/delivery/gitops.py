@@ -14,7 +14,7 @@ import pulumi_kubernetes as k8s
 from components.delivery.objects import SOURCE_API, DeliveryTarget, flux_object, secret_ref, suspension
 from components.delivery.pod_patch import pod_patches
 from components.guardrails.access import DEPLOYER_ACCOUNT
-from components.model.tenant_apps import GitOpsSpec
+from components.model.tenant_file.apps import GitOpsSpec
 
 KUSTOMIZE_API = "kustomize.toolkit.fluxcd.io/v1"
 # Name of the GitRepository and Kustomization in each tenant namespace (one repository per tenant).

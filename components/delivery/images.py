@@ -12,9 +12,9 @@ from typing import Any, cast
 import pulumi_kubernetes as k8s
 
 from components.delivery.objects import SKIP_AWAIT, DeliveryTarget
-from components.model.labels import APP_NAME_KEY, NODE_POOL_KEY, NODE_POOL_TAINT_EFFECT
-from components.model.tenant_apps import AppSpec, ImageSource
-from components.model.tenant_data import credentials_secret_name
+from components.model.core.labels import APP_NAME_KEY, NODE_POOL_KEY, NODE_POOL_TAINT_EFFECT
+from components.model.tenant_file.apps import AppSpec, ImageSource
+from components.model.tenant_file.data import credentials_secret_name
 
 SECRET_MOUNT_ROOT = "/var/run/secrets/tenancy"
 # pulumi-kubernetes: force a server-side apply over field-manager conflicts for this object.

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from components.model.labels import NODE_POOL_KEY, NODE_POOL_TAINT_EFFECT
+from components.model.core.labels import NODE_POOL_KEY, NODE_POOL_TAINT_EFFECT
 
 
 def pod_patches(pool: str | None, *, service_account: str | None = None) -> list[dict[str, Any]]:

@@ -25,11 +25,11 @@ import pulumi_kubernetes as k8s
 
 from components.clouds.edge import edge_identity
 from components.edge.identity import EdgeIdentity
-from components.model.edge import controller_chart, gateway_class, txt_owner_id, wildcard_domain
-from components.model.installs import ChartInstall
-from components.model.labels import TENANT_KEY, platform_labels
-from components.model.stack import StackSettings
-from components.model.tenant_file import TenantSpec
+from components.model.core.labels import TENANT_KEY, platform_labels
+from components.model.settings.edge import controller_chart, gateway_class, txt_owner_id, wildcard_domain
+from components.model.settings.installs import ChartInstall
+from components.model.settings.stack import StackSettings
+from components.model.tenant_file.spec import TenantSpec
 from components.platform.installs import helm_release
 
 GATEWAY_API = "gateway.networking.k8s.io/v1"

@@ -21,9 +21,9 @@ import pulumi_kubernetes as k8s
 
 from components.edge.platform import CERT_MANAGER_API, GATEWAY_API, issuer_name
 from components.guardrails.namespace import EnvironmentResources
-from components.model.labels import kubernetes_labels
-from components.model.stack import StackSettings
-from components.model.tenant_file import TenantSpec
+from components.model.core.labels import kubernetes_labels
+from components.model.settings.stack import StackSettings
+from components.model.tenant_file.spec import TenantSpec
 
 DOMAINS_LISTENER_SET = "tenant-domains"
 DOMAINS_SECRET = "tenant-domains-tls"

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.model.tenant_file import AccessSpec
+from components.model.tenant_file.spec import AccessSpec
 from components.platform.roles import ROLE_NAMES
 
 DEPLOYER_ACCOUNT = "deployer"

@@ -34,16 +34,16 @@ import pulumi_kubernetes as k8s
 
 from components.clouds.base import DatabaseEgress
 from components.guardrails.network import NetworkRules, network_rules
-from components.model.labels import TENANT_KEY, platform_labels
-from components.model.network import (
+from components.model.checks.network import MAX_ITEMS
+from components.model.core.labels import TENANT_KEY, platform_labels
+from components.model.settings.network import (
     CloudNetworkFacts,
     EgressEntry,
     EgressTarget,
     egress_grant_label,
     internet_carve_outs,
 )
-from components.model.network_checks import MAX_ITEMS
-from components.model.stack import PlatformNamespace, StackSettings
+from components.model.settings.stack import PlatformNamespace, StackSettings
 
 API_VERSION = "policy.networking.k8s.io/v1alpha2"
 KIND = "ClusterNetworkPolicy"

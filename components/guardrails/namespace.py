@@ -32,8 +32,7 @@ from components.guardrails.network import (
 )
 from components.guardrails.quota import LIMITS_NAME, QUOTA_NAME, environment_hard, register_limits, register_quota
 from components.lifecycle import namespace_options, people_read_only, state_of, suspension_labels
-from components.model.edge import data_plane
-from components.model.labels import (
+from components.model.core.labels import (
     ALLOW_LOAD_BALANCER_KEY,
     AUTHORIZED_DOMAINS_KEY,
     COST_CENTER_KEY,
@@ -48,9 +47,10 @@ from components.model.labels import (
     kubernetes_labels,
     namespace_name,
 )
-from components.model.network import CLUSTER_MODE, CloudNetworkFacts
-from components.model.stack import PlatformNamespace, StackSettings
-from components.model.tenant_file import TenantSpec
+from components.model.settings.edge import data_plane
+from components.model.settings.network import CLUSTER_MODE, CloudNetworkFacts
+from components.model.settings.stack import PlatformNamespace, StackSettings
+from components.model.tenant_file.spec import TenantSpec
 from components.vcluster.rbac import ACCESS_ROLE as VCLUSTER_ACCESS_ROLE
 
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.model.edge import data_plane
-from components.model.labels import namespace_name
-from components.model.network import (
+from components.model.core.labels import namespace_name
+from components.model.settings.edge import data_plane
+from components.model.settings.network import (
     CLUSTER_MODE,
     CloudNetworkFacts,
     EgressTarget,
@@ -24,8 +24,8 @@ from components.model.network import (
     TenantPeer,
     egress_grant_label,
 )
-from components.model.stack import DnsSettings, PlatformNamespace, StackSettings
-from components.model.tenant_file import TenantSpec
+from components.model.settings.stack import DnsSettings, PlatformNamespace, StackSettings
+from components.model.tenant_file.spec import TenantSpec
 
 ISOLATION_POLICY = "tenancy-isolation"
 DATABASES_POLICY = "tenancy-databases"

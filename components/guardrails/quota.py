@@ -12,10 +12,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.lifecycle import state_of
-from components.model.fields import QuotaSpec
-from components.model.quota_budget import environment_share, split_hard, tenant_total
-from components.model.stack import LimitDefaults
-from components.model.tenant_file import TenantSpec
+from components.model.checks.quota_budget import environment_share, split_hard, tenant_total
+from components.model.core.fields import QuotaSpec
+from components.model.settings.stack import LimitDefaults
+from components.model.tenant_file.spec import TenantSpec
 
 QUOTA_NAME = "tenancy-quota"
 LIMITS_NAME = "tenancy-limits"
@@ -29,7 +29,7 @@ def environment_hard(
     default_tier: str,
     quota_split: Mapping[str, int],
 ) -> dict[str, str]:
-    """One environment's share of the tenant's budget (components/model/quota_budget.py).
+    """One environment's share of the tenant's budget (components/model/checks/quota_budget.py).
 
     The tier or custom quota is the tenant's total; missing amounts come from the default tier and
     the platform caps first, so nothing a tenant can create is left unbounded.

@@ -20,11 +20,11 @@ from components.data.platform import build_platform_data
 from components.delivery.flux import ClusterFlux, install_flux
 from components.edge.platform import PlatformEdge, build_edge
 from components.guardrails.cluster_network import ClusterIsolation, cluster_isolation_args
-from components.model.catalog import Catalog
-from components.model.isolation_checks import uses_virtual_clusters
-from components.model.network import CLUSTER_MODE
-from components.model.stack import StackSettings
-from components.model.storage import tenant_storage_classes
+from components.model.catalog.load import Catalog
+from components.model.checks.isolation import uses_virtual_clusters
+from components.model.settings.network import CLUSTER_MODE
+from components.model.settings.stack import StackSettings
+from components.model.settings.storage import tenant_storage_classes
 from components.platform.installs import PlatformInstalls, after_installs, install_platform
 from components.platform.roles import PlatformRoles, PlatformRolesArgs
 from components.platform.storage import PlatformStorage, PlatformStorageArgs

@@ -16,7 +16,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.model.installs import ChartInstall, InstallSettings, install_order
+from components.model.settings.installs import ChartInstall, InstallSettings, install_order
 
 # How long Helm waits for one release to become ready (seconds); an operator image pull on a cold
 # kind node takes a few minutes.

@@ -12,9 +12,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.clouds.protocol import Cloud
-from components.model.errors import ConfigurationError
-from components.model.stack import ClusterSettings
-from components.model.stack_checks import cluster_context_problems
+from components.model.checks.stack import cluster_context_problems
+from components.model.core.errors import ConfigurationError
+from components.model.settings.stack import ClusterSettings
 
 
 @dataclass

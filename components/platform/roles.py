@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.model.labels import platform_labels
+from components.model.core.labels import platform_labels
 
 READ = ["get", "list", "watch"]
 WRITE = ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"]

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.model.labels import platform_labels
-from components.model.storage import StorageClassSpec
+from components.model.core.labels import platform_labels
+from components.model.settings.storage import StorageClassSpec
 
 # StorageClass marks the cluster default with this annotation (the DefaultStorageClass plugin reads it).
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"

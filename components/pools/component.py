@@ -2,7 +2,7 @@
 
 Every pool, whatever its kind, is the same contract with the rest of the platform: its nodes carry
 the label `tenancy.io/pool=<pool>` and the taint `tenancy.io/pool=<pool>:NoSchedule`
-(components/model/labels.py), its tenants' namespaces carry the same label, and the policy bundle holds
+(components/model/core/labels.py), its tenants' namespaces carry the same label, and the policy bundle holds
 their pods to it. The kind only decides who makes the nodes: GKE, an EKS managed node group,
 Karpenter, or an operator with `kubectl` (`existing`).
 
@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 
 import pulumi
 
-from components.model.clouds import GcpSettings
-from components.model.labels import NODE_POOL_KEY, pool_node_labels, pool_taint
-from components.model.pools import EksPool, GkePool, KarpenterPool, NodePoolSettings
-from components.model.tenant_file import TenantSpec
+from components.model.core.labels import NODE_POOL_KEY, pool_node_labels, pool_taint
+from components.model.settings.clouds import GcpSettings
+from components.model.settings.pools import EksPool, GkePool, KarpenterPool, NodePoolSettings
+from components.model.tenant_file.spec import TenantSpec
 from components.pools.eks import eks_node_group
 from components.pools.gke import gke_node_pool
 from components.pools.karpenter import karpenter_pool

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from components.model.labels import pool_cost_labels, pool_node_labels, pool_taint
-from components.model.pools import EksPool
+from components.model.core.labels import pool_cost_labels, pool_node_labels, pool_taint
+from components.model.settings.pools import EksPool
 
 _EKS_EFFECT = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
 # Where the node's writable storage lives: the root volume on AL2023, the data volume on Bottlerocket.

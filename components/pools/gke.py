@@ -5,8 +5,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
-from components.model.labels import pool_cost_labels, pool_node_labels, pool_taint
-from components.model.pools import GkePool
+from components.model.core.labels import pool_cost_labels, pool_node_labels, pool_taint
+from components.model.settings.pools import GkePool
 
 # GKE spells taint effects in the API's enum form.
 _GKE_EFFECT = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}

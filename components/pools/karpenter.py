@@ -12,8 +12,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.model.labels import platform_labels, pool_cost_labels, pool_node_labels, pool_taint
-from components.model.pools import KarpenterPool
+from components.model.core.labels import platform_labels, pool_cost_labels, pool_node_labels, pool_taint
+from components.model.settings.pools import KarpenterPool
 
 NODE_CLASS_GROUP = "karpenter.k8s.aws"
 # The tag the Karpenter getting-started setup puts on the cluster's node subnets and security groups.

@@ -13,10 +13,10 @@ import pulumi
 
 from components.guardrails.namespace import EnvironmentResources
 from components.lifecycle import state_of
-from components.model.labels import kubernetes_labels
-from components.model.stack import StackSettings
-from components.model.storage import data_storage_class
-from components.model.tenant_file import TenantSpec
+from components.model.core.labels import kubernetes_labels
+from components.model.settings.stack import StackSettings
+from components.model.settings.storage import data_storage_class
+from components.model.tenant_file.spec import TenantSpec
 from components.vcluster.inside import inside_manifests
 from components.vcluster.objects import VirtualClusterTarget, register_virtual_cluster
 from components.vcluster.values import KUBECONFIG_KEY, KUBECONFIG_SECRET

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from components.guardrails.access import DEPLOYER_ACCOUNT
-from components.model.tenant_file import AccessSpec
+from components.model.tenant_file.spec import AccessSpec
 
 _RBAC = "rbac.authorization.k8s.io"
 

@@ -21,9 +21,9 @@ import pulumi_kubernetes as k8s
 from components.delivery.objects import SKIP_AWAIT
 from components.guardrails.access import DEPLOYER_ACCOUNT
 from components.guardrails.cluster_network import control_plane_spec, namespace_control_plane
-from components.model.isolation import VirtualClusterSettings
-from components.model.labels import PLATFORM_OWNED_KEY
-from components.model.network import CLUSTER_MODE, EgressTarget
+from components.model.core.labels import PLATFORM_OWNED_KEY
+from components.model.settings.network import CLUSTER_MODE, EgressTarget
+from components.model.tenant_file.isolation import VirtualClusterSettings
 from components.vcluster.rbac import ACCESS_ROLE, SYNCER_ROLE
 from components.vcluster.values import (
     CONTROL_PLANE_PORT,

@@ -7,7 +7,7 @@ field named instead of failing halfway through an update. The stack output read 
 `__main__.py` exports: `tenants.<name>.virtualClusters.<environment>`.
 
 The offline plan has no deployed stack to ask: there the mocks answer the same invoke with the
-previous plan's outputs.json (tools/plan_dirs.py `as_last_deployment`), so this module reads the
+previous plan's outputs.json (tools/plan/dirs.py `as_last_deployment`), so this module reads the
 same thing on `make plan` and on `pulumi up`.
 """
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.model.labels import platform_labels
+from components.model.core.labels import platform_labels
 from components.vcluster.rbac import ROLE_RULES
 
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.model.isolation import VirtualClusterSettings
-from components.model.labels import NODE_POOL_KEY, NODE_POOL_TAINT_EFFECT
+from components.model.core.labels import NODE_POOL_KEY, NODE_POOL_TAINT_EFFECT
+from components.model.tenant_file.isolation import VirtualClusterSettings
 
 # The Helm release name: the StatefulSet is `vcluster`, its pod `vcluster-0`, its Service `vcluster`.
 RELEASE_NAME = "vcluster"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # e2e step 4: `kubectl auth can-i` for every persona, against the real authorizer.
-# Reads scripts/e2e/cases/can-i.tsv (generated from tools/admission_cases.py, judged offline by
+# Reads scripts/e2e/cases/can-i.tsv (generated from tools/generators/admission_cases.py, judged offline by
 # tests/admission/test_admission_cases.py): persona  user  groups  verb  resource  subresource
 # namespace  expect(yes|no). Exit 1 listing every row the cluster answers differently.
 set -euo pipefail

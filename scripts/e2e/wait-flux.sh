@@ -11,9 +11,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 timeout="${1:-600s}"
 python="${PYTHON:-$ROOT/.venv/bin/python}"
 need kubectl
-resources="$(cd "$ROOT" && "$python" -c 'from tools.flux_public import KUBECTL_RESOURCES; print(KUBECTL_RESOURCES)')"
+resources="$(cd "$ROOT" && "$python" -c 'from tools.ci.flux_public import KUBECTL_RESOURCES; print(KUBECTL_RESOURCES)')"
 objects="$(kubectl get "$resources" -A -o json)"
-wanted="$(cd "$ROOT" && printf '%s' "$objects" | "$python" -m tools.flux_public)"
+wanted="$(cd "$ROOT" && printf '%s' "$objects" | "$python" -m tools.ci.flux_public)"
 [[ -n "$wanted" ]] || die "no Flux object with a public source: the dev stack renders the virtual clusters' chart repository (charts.loft.sh); did pulumi up run?"
 while read -r resource namespace name; do
   echo "waiting: $namespace $resource/$name Ready"

@@ -16,11 +16,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.model.admission import PolicySettings
+from components.model.settings.admission import PolicySettings
 from tests.cel_admission import AdmissionChain, Decision, Request
 from tests.rbac import Authorizer, Subject, UserInfo, user_info
 from tests.support import kubernetes_objects, objects_of_kind
-from tools.harness import ProgramRun, stack_config
+from tools.plan.harness import ProgramRun, stack_config
 
 ACME_DEV, ACME_PROD = "tenant-acme-dev", "tenant-acme-prod"
 ACME_ADMIN = Subject("Group", "acme-admins")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.model.network import NON_INTERNET_CIDRS
+from components.model.settings.network import NON_INTERNET_CIDRS
 
 METADATA_NAME = "kubernetes.io/metadata.name"
 HTTPS = [{"protocol": "TCP", "port": 443}]

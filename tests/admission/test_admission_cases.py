@@ -1,4 +1,4 @@
-"""The e2e admission cases (tools/admission_cases.py), judged offline on the dev stack.
+"""The e2e admission cases (tools/generators/admission_cases.py), judged offline on the dev stack.
 
 scripts/e2e/admission.sh sends the same cases to a real kind cluster as server-side dry-run
 creates, impersonating the same identities, and expects the same outcomes; here each is played
@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.model.stack_config import parse_settings
+from components.model.catalog.stack_config import parse_settings
 from tests.admission.layers import Cluster, cluster
 from tests.k8s_schema import validate_builtin
 from tests.rbac import UserInfo
-from tools import e2e_manifests
-from tools.admission_cases import ACCESS, CASES, PERSONAS, Access, Case
-from tools.harness import ProgramRun, stack_config
+from tools.generators import e2e_manifests
+from tools.generators.admission_cases import ACCESS, CASES, PERSONAS, Access, Case
+from tools.plan.harness import ProgramRun, stack_config
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import pytest
 from tests.admission.layers import ACME_PROD, WRITERS, Cluster, cluster, platform_identity
 from tests.rbac import Subject
 from tests.support import kubernetes_objects
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 HELM_RELEASES = "helm.toolkit.fluxcd.io/v2/helmreleases"
 KUSTOMIZATIONS = "kustomize.toolkit.fluxcd.io/v1/kustomizations"

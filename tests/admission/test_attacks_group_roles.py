@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from components.model.labels import GROUP_ROLES_KEY, TENANT_KEY
+from components.model.core.labels import GROUP_ROLES_KEY, TENANT_KEY
 from tests.admission.layers import ACME_ADMIN, ACME_DEV, ACME_PROD, Cluster, cluster, platform_identity
 from tests.rbac import Subject, UserInfo
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 NS = "/v1/namespaces"
 STRAY = UserInfo("ns-robot@example.com", ("system:authenticated",))

@@ -17,7 +17,7 @@ from tests.admission.layers import WRITERS, Cluster, cluster, stack_policy
 from tests.admission.test_attacks_workloads import pod
 from tests.rbac import Subject
 from tests.support import kubernetes_objects, objects_of_kind, plan
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 PODS = "/v1/pods"
 CACHED_PULL = "must set imagePullPolicy: Always"

@@ -13,7 +13,7 @@ import pytest
 
 from tests.admission.layers import ACME_ADMIN, ACME_DEV, ACME_PROD, Cluster, cluster, platform_identity
 from tests.rbac import Subject, UserInfo
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 RB = "rbac.authorization.k8s.io/v1/rolebindings"
 STRAY = UserInfo("ci-robot@example.com", ("system:authenticated",))

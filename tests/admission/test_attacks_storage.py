@@ -10,14 +10,14 @@ import json
 
 import pytest
 
-from components.model.errors import ConfigurationError
-from components.model.stack_config import parse_settings
-from components.model.storage import DEFAULT_CLASS
+from components.model.catalog.stack_config import parse_settings
+from components.model.core.errors import ConfigurationError
+from components.model.settings.storage import DEFAULT_CLASS
 from tests.admission.layers import WRITERS, Cluster, cluster
 from tests.admission.test_attacks_workloads import PVCS, claim
 from tests.rbac import Subject
 from tests.support import objects_of_kind, plan
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 PROVISIONERS = {"dev": "rancher.io/local-path", "prod": "pd.csi.storage.gke.io", "prod-aws": "ebs.csi.aws.com"}
 NOT_PLATFORM = "must set spec.storageClassName to a platform class (tenancy-standard)"

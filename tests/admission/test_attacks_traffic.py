@@ -15,7 +15,7 @@ import pytest
 from tests.admission.layers import ACME_ADMIN, ACME_DEV, WRITERS, Cluster, cluster, platform_identity, stack_policy
 from tests.rbac import Subject
 from tests.support import kubernetes_objects
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 OWN = "shop.acme-corp.example"  # authorized for acme on every stack
 FOREIGN = "genomics-lab.tenants.example.com"

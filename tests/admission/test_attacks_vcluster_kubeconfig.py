@@ -13,7 +13,7 @@ import pytest
 from components.vcluster.values import KUBECONFIG_SECRET, SYNCER_ACCOUNT
 from tests.admission.layers import Cluster, cluster, platform_identity
 from tests.rbac import Subject
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 SECRETS = "/v1/secrets"
 NAMESPACES = ["tenant-operator-lab-dev", "tenant-operator-lab-prod"]

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from components.model.labels import NODE_POOL_KEY, TENANT_KEY
-from components.model.storage import DEFAULT_CLASS
+from components.model.core.labels import NODE_POOL_KEY, TENANT_KEY
+from components.model.settings.storage import DEFAULT_CLASS
 from tests.admission.layers import (
     ACME_ADMIN,
     ACME_DEV,
@@ -28,7 +28,7 @@ from tests.admission.layers import (
 from tests.cel_admission import AdmissionChain, Request
 from tests.rbac import Subject, UserInfo
 from tests.support import plan
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 PODS = "/v1/pods"
 

@@ -26,7 +26,7 @@ from tests.cel_admission import AdmissionChain, Request
 from tests.guardrails.test_cluster_network_policy import cluster_mode
 from tests.rbac import Authorizer, Subject
 from tests.support import kubernetes_objects, objects_of_kind, plan, tenant_document, write_tenants
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 NS, VICTIM, SIBLING = "tenant-payer-dev", "tenant-victim-dev", "tenant-payer-prod"
 ADMIN = Subject("Group", "payer-admins")

@@ -13,11 +13,11 @@ that rule only (`tenancy:policy.operatorIdentities`); a tenant making the same b
 
 from __future__ import annotations
 
-from components.model.stack_config import parse_settings
+from components.model.catalog.stack_config import parse_settings
 from tests.admission.layers import ACME_ADMIN, ACME_DEV, cluster
 from tests.rbac import UserInfo
 from tests.support import plan
-from tools.harness import ProgramRun, stack_config
+from tools.plan.harness import ProgramRun, stack_config
 
 CNPG = UserInfo(
     "system:serviceaccount:cnpg-system:cloudnative-pg",

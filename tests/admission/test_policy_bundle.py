@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 import yaml
 
-from components.model.errors import ConfigurationError
-from components.model.labels import AUTHORIZED_DOMAINS_KEY, GROUPS_KEY, TENANT_KEY
-from components.model.stack_config import parse_settings
+from components.model.catalog.stack_config import parse_settings
+from components.model.core.errors import ConfigurationError
+from components.model.core.labels import AUTHORIZED_DOMAINS_KEY, GROUPS_KEY, TENANT_KEY
 from tests.cel_admission import AdmissionChain, CelEngine, Request
 from tests.k8s_schema import validate_builtin
 from tests.support import EXAMPLE_TENANTS, kubernetes_objects, objects_of_kind, plan, tenant_document, write_tenants
 from tests.vcluster.helpers import stack_virtual_clusters
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 BUNDLE_KINDS = {
     "ValidatingAdmissionPolicy",

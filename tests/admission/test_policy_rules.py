@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from components.model.labels import NODE_POOL_KEY
+from components.model.core.labels import NODE_POOL_KEY
 from tests.cel_admission import AdmissionChain, Decision, Request
 from tests.support import kubernetes_objects, objects_of_kind
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 ACME_DEV = "tenant-acme-dev"
 PLATFORM_GROUPS = ["system:masters", "system:authenticated"]

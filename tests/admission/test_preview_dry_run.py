@@ -8,7 +8,7 @@ sees the difference in `request.dryRun` (AdmissionRequest.dryRun; k8s.io/apiserv
 pkg/admission/plugin/cel/compile.go declares it, condition.go sets it from `attr.IsDryRun()`).
 
 Each request is played through RBAC (the committed preview ClusterRole and its bindings, as
-tools/bootstrap.py applies them) and the rendered admission chain with the real CEL engine
+tools/operations/bootstrap.py applies them) and the rendered admission chain with the real CEL engine
 (tests/cel_admission.py), on dev (kind), prod (GKE: the preview service account is a user) and
 prod-aws (EKS: the preview role's access entry carries the group `tenancy-preview`).
 """
@@ -23,17 +23,17 @@ import pytest
 import yaml
 
 from components.admission.rules.preview_dry_run import POLICY
-from components.model.admission import PolicySettings
-from components.model.errors import ConfigurationError
-from components.model.labels import PLATFORM_OWNED_KEY, TENANT_KEY
-from components.model.stack_config import parse_settings
+from components.model.catalog.stack_config import parse_settings
+from components.model.core.errors import ConfigurationError
+from components.model.core.labels import PLATFORM_OWNED_KEY, TENANT_KEY
+from components.model.settings.admission import PolicySettings
 from tests.admission.layers import ACME_ADMIN, ACME_DEV, Cluster, cluster, platform_identity
 from tests.cel_admission import Request
 from tests.rbac import UserInfo
 from tests.support import kubernetes_objects
-from tools.bootstrap import BootstrapError, check_preview_identity, preview_subject
-from tools.harness import ProgramRun, stack_config
-from tools.preview_identity import OUT_DIR, kubernetes_resource
+from tools.ci.preview_identity import OUT_DIR, kubernetes_resource
+from tools.operations.bootstrap import BootstrapError, check_preview_identity, preview_subject
+from tools.plan.harness import ProgramRun, stack_config
 
 AUTHENTICATED = "system:authenticated"
 PLATFORM_OWNED_POLICIES = ("tenancy-platform-owned", "tenancy-platform-owned-namespaces")
@@ -54,7 +54,7 @@ def settings_of(stack: str) -> Any:
 
 
 def preview(stack: str) -> UserInfo:
-    """The preview identity as the stack's cluster sees it (tools/bootstrap.py preview_subject)."""
+    """The preview identity as the stack's cluster sees it (tools/operations/bootstrap.py preview_subject)."""
     subject = preview_subject(stack, settings_of(stack))
     if subject is not None and subject[0] == "User":
         return UserInfo(subject[1], (AUTHENTICATED,))

@@ -16,7 +16,7 @@ import pytest
 from tests.cel_admission import AdmissionChain, Request
 from tests.rbac import Authorizer, Subject
 from tests.support import kubernetes_objects, objects_of_kind, plan, tenant_document, write_tenants
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 ADMIN_GROUP = "payer-admins"
 # Admins write dev by hand; prod is written by the deployer (GitOps) under the same rules.

@@ -24,7 +24,7 @@ from typing import Any
 from components.clouds.aws.trust_rules import chained_actions
 from tests.clouds.iam_policy import Request, allowed
 from tests.support import objects_of_kind
-from tools.harness import MOCK_ACCOUNT, MOCK_PROJECT, ProgramRun, RecordedResource
+from tools.plan.harness import MOCK_ACCOUNT, MOCK_PROJECT, ProgramRun, RecordedResource
 
 SECRET_READERS = {"roles/secretmanager.secretAccessor", "roles/secretmanager.admin", "roles/owner", "roles/editor"}
 KEY_USERS = {"roles/cloudkms.cryptoKeyEncrypterDecrypter", "roles/cloudkms.cryptoKeyDecrypter", "roles/owner"}

@@ -11,7 +11,7 @@ the EC2 and Security Groups for Pods documentation:
   that port whose source is the group itself (`self`: the pod is a member) or a group the pod
   carries. Groups the plan does not render (the stack's `aws.dbSecurityGroupIds`, for the runner)
   admit no pod: the documented requirement on them.
-- Group ids are the mocks' (`<resource name>-id`, tools/harness.py).
+- Group ids are the mocks' (`<resource name>-id`, tools/plan/harness.py).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.support import objects_of_kind
-from tools.harness import ProgramRun, RecordedResource
+from tools.plan.harness import ProgramRun, RecordedResource
 
 NODE = "node-security-group"
 

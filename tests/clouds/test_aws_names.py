@@ -12,7 +12,7 @@ import pytest
 from components.clouds.aws import name_rules
 from components.clouds.aws.name_rules import AUTONAME_SUFFIX, RULES, fit, problems, rds_identifier
 from tests.support import plan, tenant_document, write_tenants
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 LONG_TENANT = "t" + "a" * 62  # 63: the DNS label limit
 LONG_ENVIRONMENT = "e" + "b" * 62

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from components.model.errors import ConfigurationError
-from components.model.labels import DATABASE_CLIENT_KEY
+from components.model.core.errors import ConfigurationError
+from components.model.core.labels import DATABASE_CLIENT_KEY
 from tests.admission.layers import ACME_ADMIN, ACME_DEV, WRITERS, cluster
 from tests.clouds.security_groups import NODE, admits, pod_groups
 from tests.k8s_schema import has_crd, validate_custom
 from tests.support import EXAMPLE_TENANTS, objects_of_kind, plan, tenant_document, write_tenants
-from tools.harness import ProgramRun, new_monitor, run_program, stack_config
+from tools.plan.harness import ProgramRun, new_monitor, run_program, stack_config
 
 CLUSTER_GROUP = "sg-0c1d2e3f405162738"
 CLIENT = {DATABASE_CLIENT_KEY: "true"}

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from components.model.errors import ConfigurationError
+from components.model.core.errors import ConfigurationError
 from tests.support import EXAMPLE_TENANTS, plan, tenant_document, write_tenants
-from tools.harness import new_monitor, run_program, stack_config
+from tools.plan.harness import new_monitor, run_program, stack_config
 
 _ORDERS = {"name": "orders", "engine": "postgres", "version": "16"}
 

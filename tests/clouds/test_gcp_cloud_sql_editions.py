@@ -12,9 +12,9 @@ import pytest
 
 from components.clouds.gcp import cloud_sql
 from components.clouds.gcp.cloud_sql import api_default_edition, edition_problems, machine
-from components.model.errors import ConfigurationError
+from components.model.core.errors import ConfigurationError
 from tests.support import EXAMPLE_TENANTS, plan, tenant_document, write_tenants
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 _INSTANCE = "gcp:sql/databaseInstance:DatabaseInstance"
 _VERSION = {"POSTGRES": "postgres", "MYSQL": "mysql"}

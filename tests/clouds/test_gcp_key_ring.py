@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from components.clouds.gcp.key_ring import key_ring_problems, state_key_ring
-from components.model.clouds import GcpSettings
-from components.model.errors import ConfigurationError
+from components.model.core.errors import ConfigurationError
+from components.model.settings.clouds import GcpSettings
 from tests.support import plan, write_tenants
-from tools.harness import PROJECT_ROOT
+from tools.plan.harness import PROJECT_ROOT
 
 STATE_KEY = "gcpkms://projects/tenancy-prod/locations/europe-west1/keyRings/tenancy-prod/cryptoKeys/pulumi-state"
 
@@ -85,7 +85,7 @@ def test_renaming_a_ring_that_exists_replaces_protected_keys(
 ) -> None:
     # A stack whose ring was created under another name (here `tenancy-old`) must keep it: the
     # upgrade preview shows the ring and the keys in it replaced, refused because they are protected.
-    from tools import key_migration
+    from tools.operations import key_migration
 
     fixture = PROJECT_ROOT / "tests" / "tools" / "fixtures" / "state-before-per-environment-keys-prod.json"
     state = tmp_path / "state.json"

@@ -14,9 +14,9 @@ import pytest
 
 from components.clouds.gcp.data import key_name, service_account_id
 from components.clouds.gcp.name_rules import AUTONAME_SUFFIX, RULES, cloud_sql_instance_name
-from components.model.labels import MAX_DNS_LABEL, NAMESPACE_PREFIX
+from components.model.core.labels import MAX_DNS_LABEL, NAMESPACE_PREFIX
 from tests.support import EXAMPLE_TENANTS, plan, tenant_document, write_tenants
-from tools.harness import ProgramRun, RecordedResource
+from tools.plan.harness import ProgramRun, RecordedResource
 
 PAIRS = [("a-b", "c"), ("a", "b-c"), ("acme", "dev"), ("acme", "prod"), ("x" * 40, "staging-eu-west"), ("ab", "d")]
 # tenant + environment: the longest pair whose namespace `tenant-<t>-<e>` is a DNS label.

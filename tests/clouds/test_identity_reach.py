@@ -23,7 +23,7 @@ from tests.clouds.identity_reach import (
 )
 from tests.k8s_schema import validate_custom
 from tests.support import EXAMPLE_TENANTS, objects_of_kind, plan, tenant_document, write_tenants
-from tools.harness import ProgramRun, stack_config
+from tools.plan.harness import ProgramRun, stack_config
 
 _PLANS: dict[str, ProgramRun] = {}
 # What a tenant environment's identity reaches besides probes. On GCP no key: only the Cloud SQL and

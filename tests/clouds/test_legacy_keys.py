@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from components.clouds.legacy_keys import one_identity_tenants
-from components.model.errors import ConfigurationError
+from components.model.core.errors import ConfigurationError
 from tests.clouds.identity_reach import aws_identities, gcp_identities
 from tests.support import EXAMPLE_TENANTS, plan, tenant_document, write_tenants
 from tests.vcluster.helpers import previous_outputs
-from tools.harness import ProgramRun, RecordedResource, new_monitor, run_program, stack_config
+from tools.plan.harness import ProgramRun, RecordedResource, new_monitor, run_program, stack_config
 
 ACME = {"environment": "prod", "databases": ["dev/orders"]}
 KEY_TYPE = {"prod": "gcp:kms/cryptoKey:CryptoKey", "prod-aws": "aws:kms/key:Key"}

@@ -1,5 +1,5 @@
 """New RDS databases on a major version past its end of standard support are refused before
-anything is registered (components/model/engine_support.py).
+anything is registered (components/model/checks/engine_support.py).
 
 The program creates every instance with `EngineLifecycleSupport` =
 `open-source-rds-extended-support-disabled`; the API reference says that "creating the DB instance
@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 
 from components.clouds.aws.engine_rules import END_OF_STANDARD_SUPPORT
-from components.model import engine_support
-from components.model.errors import ConfigurationError
-from components.model.sharding import shard_of
+from components.model.checks import engine_support
+from components.model.core.errors import ConfigurationError
+from components.model.settings.sharding import shard_of
 from tests.support import plan, tenant_document, write_tenants
 from tests.vcluster.helpers import previous_outputs
-from tools.harness import PROJECT_ROOT, run_stack
-from tools.shards import generated_files
+from tools.plan.harness import PROJECT_ROOT, run_stack
+from tools.scale.shards import generated_files
 
 # The calendars' dates, as read from the AWS tables (see the module docstring).
 CALENDAR = {

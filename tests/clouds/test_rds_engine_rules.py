@@ -14,7 +14,7 @@ from components.clouds.aws.cloud import CAPABILITIES
 from components.clouds.aws.engine_rules import END_OF_STANDARD_SUPPORT, ENGINES, EXTENDED_SUPPORT_DISABLED
 from tests.clouds.test_identity_reach import _run
 from tests.support import plan, tenant_document, write_tenants
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 
 def _groups(run: ProgramRun) -> dict[str, dict[str, object]]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support import DECOMMISSIONED_ON, plan, tenant_document, write_tenants
-from tools.harness import ProgramRun, RecordedResource
+from tools.plan.harness import ProgramRun, RecordedResource
 
 GROUP = "aws:rds/parameterGroup:ParameterGroup"
 INSTANCE = "aws:rds/instance:Instance"

@@ -10,14 +10,14 @@ import pytest
 
 from components.clouds.protocol import Cloud
 from components.clouds.registry import CLOUDS, cloud_for
-from components.model.stack import StackSettings
-from components.model.stack_config import parse_settings
-from tools.harness import PROJECT_ROOT
+from components.model.catalog.stack_config import parse_settings
+from components.model.settings.stack import StackSettings
+from tools.plan.harness import PROJECT_ROOT
 
 COMPONENTS = PROJECT_ROOT / "components"
 # The settings model reads its own `cloud` field to require the account section named after it
 # (`tenancy:gcp` when cloud is gcp); it names no cloud and decides nothing for one.
-_ALLOWED = {COMPONENTS / "model" / "stack.py"}
+_ALLOWED = {COMPONENTS / "model" / "settings" / "stack.py"}
 # Each cloud with the smallest settings that select it.
 _SECTIONS = {
     "local": {},

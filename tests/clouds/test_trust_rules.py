@@ -10,7 +10,7 @@ from components.clouds.aws.trust_rules import CONTROLLER_CHAINING, chained_actio
 from tests.clouds.iam_policy import Request, allowed
 from tests.clouds.test_identity_reach import _controller, _run
 from tests.support import objects_of_kind
-from tools.harness import MOCK_ACCOUNT
+from tools.plan.harness import MOCK_ACCOUNT
 
 
 def test_pod_identity_chaining_needs_tag_session() -> None:

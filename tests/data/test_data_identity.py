@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from components.model.errors import ConfigurationError
+from components.model.core.errors import ConfigurationError
 from tests.support import objects_of_kind, plan, tenant_document, write_tenants
-from tools.harness import ProgramRun, RecordedResource, new_monitor, run_program, stack_config
+from tools.plan.harness import ProgramRun, RecordedResource, new_monitor, run_program, stack_config
 
 REGION = "eu-west-1"
 ACCOUNT = "111122223333"

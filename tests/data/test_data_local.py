@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.k8s_schema import validate_builtin
 from tests.support import plan, tenant_document, write_tenants
-from tools.harness import ProgramRun, RecordedResource
+from tools.plan.harness import ProgramRun, RecordedResource
 
 EXTERNAL = {"name": "payment-api-key", "source": "external", "key": "api-key"}
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from components.model.errors import ConfigurationError
+from components.model.core.errors import ConfigurationError
 from tests.k8s_schema import validate_custom
 from tests.support import assert_no_plain_secret, kubernetes_objects, plan, tenant_document, write_tenants
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 DATA_TYPES = (
     "gcp:sql/databaseInstance",

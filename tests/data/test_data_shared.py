@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from components.model.errors import ConfigurationError
+from components.model.core.errors import ConfigurationError
 from tests.k8s_schema import validate_custom
 from tests.support import (
     assert_no_plain_secret,
@@ -19,7 +19,7 @@ from tests.support import (
     tenant_document,
     write_tenants,
 )
-from tools.harness import (
+from tools.plan.harness import (
     PROJECT_ROOT,
     SECRET_PLACEHOLDER,
     ProgramRun,
@@ -29,7 +29,7 @@ from tools.harness import (
     run_stack,
     stack_config,
 )
-from tools.shards import generated_files
+from tools.scale.shards import generated_files
 
 SHARED_PG = {"name": "orders", "engine": "postgres", "version": "16", "placement": "shared"}
 SHARED_MYSQL = {"name": "legacy_billing", "engine": "mysql", "version": "8.4", "placement": "shared"}

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.support import assert_no_plain_secret, plan, tenant_document, write_tenants
-from tools.harness import PROJECT_ROOT, SECRET_PLACEHOLDER, ProgramRun, RecordedResource, run_stack
-from tools.shards import generated_files
+from tools.plan.harness import PROJECT_ROOT, SECRET_PLACEHOLDER, ProgramRun, RecordedResource, run_stack
+from tools.scale.shards import generated_files
 
 SHARED_PG = {"name": "orders", "engine": "postgres", "version": "16", "placement": "shared"}
 SHARED_MYSQL = {"name": "legacy_billing", "engine": "mysql", "version": "8.0", "placement": "shared"}

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from components.model.errors import ConfigurationError
+from components.model.core.errors import ConfigurationError
 from tests.support import objects_of_kind, plan, tenant_document, write_tenants
 
 POOLED = {"name": "orders", "engine": "postgres", "version": "16", "size": "medium", "poolSize": 40}

@@ -1,5 +1,5 @@
 """The first preview of a GCP stack whose shared databases were Cloud SQL API resources, modelled
-offline (tools/upgrade_preview.py), and after the runbook's steps
+offline (tools/operations/upgrade_preview.py), and after the runbook's steps
 (docs/runbooks/shared-cloud-sql-logins.md).
 
 The "before" state is built from today's plan with the shared databases as they were registered
@@ -13,9 +13,9 @@ from pathlib import Path
 
 from tests.data.test_data_shared_gcp import GCP_SHARED, TENANTS
 from tests.support import plan, write_tenants
-from tools.harness import ProgramRun, RecordedResource
-from tools.harness import _computed_outputs as mock_outputs
-from tools.upgrade_preview import StateResource, preview
+from tools.operations.upgrade_preview import StateResource, preview
+from tools.plan.harness import ProgramRun, RecordedResource
+from tools.plan.harness import _computed_outputs as mock_outputs
 
 _NEW = ("postgresql:", "mysql:")
 _MYSQL = "shop-prod-db-legacy-billing"

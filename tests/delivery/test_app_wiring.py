@@ -13,11 +13,11 @@ import pulumi
 import pytest
 import yaml
 
-from components.model.errors import ConfigurationError
-from components.model.tenant_data import DATABASE_KEYS
+from components.model.core.errors import ConfigurationError
+from components.model.tenant_file.data import DATABASE_KEYS
 from tests.k8s_schema import validate_builtin, validate_custom
 from tests.support import objects_of_kind, plan, tenant_document, write_tenants
-from tools.harness import ProgramRun, RecordingMonitor, new_monitor, run_program, stack_config
+from tools.plan.harness import ProgramRun, RecordingMonitor, new_monitor, run_program, stack_config
 
 STACKS = ("dev", "prod", "prod-aws")
 # Where each stack's tenants get a cloud identity (dev is a local cluster: none).

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from components.model.errors import ConfigurationError
+from components.model.core.errors import ConfigurationError
 from tests.k8s_schema import validate_builtin, validate_custom
 from tests.support import objects_of_kind, plan, tenant_document, write_tenants
-from tools.harness import ProgramRun, new_monitor, run_program, stack_config
+from tools.plan.harness import ProgramRun, new_monitor, run_program, stack_config
 
 FLUX_KINDS = ("HelmRelease", "OCIRepository", "HelmRepository", "GitRepository", "Kustomization")
 
@@ -132,7 +132,7 @@ def test_status_page_gets_a_service_for_its_port(prod_plan: ProgramRun) -> None:
 
 def test_a_digest_pin_is_what_the_node_pulls() -> None:
     from components.delivery.images import image_reference
-    from components.model.tenant_apps import ImageSource
+    from components.model.tenant_file.apps import ImageSource
 
     digest = "sha256:" + "4f" * 32
     assert image_reference(ImageSource(repository="ghcr.io/example/app", digest=digest)) == (

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from components.delivery.objects import SKIP_AWAIT
 from tests.support import kubernetes_objects
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 NOT_AWAITED = {
     "Deployment",

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from components.model.errors import ConfigurationError
+from components.model.core.errors import ConfigurationError
 from tests.support import objects_of_kind, plan, tenant_document, write_tenants
-from tools.harness import ProgramRun, new_monitor, run_program, stack_config
+from tools.plan.harness import ProgramRun, new_monitor, run_program, stack_config
 
 URL = "https://git.example.org/shop.git"
 

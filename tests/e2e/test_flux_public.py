@@ -1,4 +1,4 @@
-"""tools.flux_public: the Flux objects the e2e waits for (scripts/e2e/wait-flux.sh), chosen from
+"""tools.ci.flux_public: the Flux objects the e2e waits for (scripts/e2e/wait-flux.sh), chosen from
 what the dev stack really renders, and the scripts that wait for them, with stand-in tools."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from tools.flux_public import KUBECTL_RESOURCES, public_url, to_wait_for
-from tools.harness import PROJECT_ROOT, run_stack
+from tools.ci.flux_public import KUBECTL_RESOURCES, public_url, to_wait_for
+from tools.plan.harness import PROJECT_ROOT, run_stack
 
 HELM_REPOSITORIES = "helmrepositories.source.toolkit.fluxcd.io"
 HELM_RELEASES = "helmreleases.helm.toolkit.fluxcd.io"
@@ -87,7 +87,7 @@ def test_suspended_objects_and_unknown_sources_are_not_awaited() -> None:
 def test_the_cli_reads_kubectl_json(dev_flux_objects: list[dict[str, Any]]) -> None:
     document = json.dumps({"apiVersion": "v1", "kind": "List", "items": dev_flux_objects})
     result = subprocess.run(
-        [sys.executable, "-m", "tools.flux_public"],
+        [sys.executable, "-m", "tools.ci.flux_public"],
         input=document,
         cwd=PROJECT_ROOT,
         capture_output=True,

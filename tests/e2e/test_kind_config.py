@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 import yaml
 
-from components.model.labels import pool_node_labels, pool_taint
-from components.model.stack import StackSettings
-from components.model.stack_config import parse_settings
-from tools import kind_config as kind_config_tool
-from tools.harness import PROJECT_ROOT, stack_config
+from components.model.catalog.stack_config import parse_settings
+from components.model.core.labels import pool_node_labels, pool_taint
+from components.model.settings.stack import StackSettings
+from tools.generators import kind_config as kind_config_tool
+from tools.plan.harness import PROJECT_ROOT, stack_config
 
 KIND_CONFIG = PROJECT_ROOT / "kind" / "cluster.yaml"
 NODE_IMAGE = re.compile(r"^kindest/node:v(?P<minor>\d+\.\d+)\.\d+@sha256:[0-9a-f]{64}$")

@@ -17,7 +17,7 @@ from tests.admission.layers import ACME_ADMIN, WRITERS, Cluster, cluster, platfo
 from tests.cel_admission import _selector_matches
 from tests.rbac import Subject
 from tests.support import kubernetes_objects, objects_of_kind
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 ROUTES = "gateway.networking.k8s.io/v1/httproutes"
 LISTENERSETS = "gateway.networking.k8s.io/v1/listenersets"

@@ -11,7 +11,7 @@ import pytest
 from tests.crd_rules import CrdRules
 from tests.k8s_schema import require_crds
 from tests.support import kubernetes_objects, objects_of_kind
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 KINDS = {"Gateway", "ListenerSet", "HTTPRoute", "GatewayClass", "Certificate", "ClusterIssuer"}
 

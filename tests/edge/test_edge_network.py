@@ -15,7 +15,7 @@ import pytest
 
 from tests.guardrails.network_analyzer import Connectivity, analyze, nca_command
 from tests.support import EXAMPLE_TENANTS, plan, tenant_document, write_tenants
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 pytestmark = pytest.mark.skipif(nca_command() is None, reason="network-config-analyzer (nca) is not installed")
 

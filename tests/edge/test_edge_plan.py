@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from components.model.errors import ConfigurationError
-from components.model.stack_config import parse_settings
+from components.model.catalog.stack_config import parse_settings
+from components.model.core.errors import ConfigurationError
 from tests.k8s_schema import require_crds, validate_builtin, validate_custom
 from tests.support import kubernetes_objects, objects_of_kind, plan, tenant_document, write_tenants
-from tools.harness import ProgramRun, RecordedResource, stack_config
+from tools.plan.harness import ProgramRun, RecordedResource, stack_config
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 EDGE_KINDS = {"Gateway", "GatewayClass", "ListenerSet", "HTTPRoute", "Certificate", "ClusterIssuer"}

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from components.model.tenant_file import Lifecycle
+from components.model.tenant_file.spec import Lifecycle
 from tests.engine.mixes import LIFECYCLES, STACKS, plan_mix
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 Mixes = dict[tuple[str, Lifecycle], ProgramRun]
 

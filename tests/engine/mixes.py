@@ -14,9 +14,9 @@ from typing import Any
 
 import yaml
 
-from components.model.tenant_file import Lifecycle
+from components.model.tenant_file.spec import Lifecycle
 from tests.support import DECOMMISSIONED_ON, EXAMPLE_TENANTS, plan, tenant_document, write_tenants
-from tools.harness import ProgramRun, stack_config
+from tools.plan.harness import ProgramRun, stack_config
 
 STACKS = ("dev", "prod", "prod-aws")
 LIFECYCLES: tuple[Lifecycle, ...] = ("active", "suspended", "decommissioned")
@@ -65,13 +65,13 @@ def plan_mix(stack: str, lifecycle: Lifecycle, directory: Path) -> ProgramRun:
 
 
 def records(run: ProgramRun) -> list[dict[str, Any]]:
-    """The run's resources as `resources.json` holds them (tools/plan.py), tenant included."""
+    """The run's resources as `resources.json` holds them (tools/plan/run.py), tenant included."""
     tenants = run.tenants()
     return [{**resource.as_json(), "tenant": tenants[resource.urn]} for resource in run.resources]
 
 
 def disabled_providers(stack: str) -> list[str]:
     """`pulumi:disable-default-providers` of Pulumi.<stack>.yaml."""
-    from tools.engine_rules import disabled_default_providers
+    from tools.plan.engine_rules import disabled_default_providers
 
     return disabled_default_providers(stack_config(stack)[0])

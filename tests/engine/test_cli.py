@@ -1,4 +1,4 @@
-"""`python -m tools.engine_rules PLAN_DIR --stack STACK`: the rules on a written plan."""
+"""`python -m tools.plan.engine_rules PLAN_DIR --stack STACK`: the rules on a written plan."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tools.engine_rules import main
-from tools.harness import ProgramRun
-from tools.plan import write_plan
+from tools.plan.engine_rules import main
+from tools.plan.harness import ProgramRun
+from tools.plan.run import write_plan
 
 
 def test_a_written_plan_keeps_the_rules_and_a_broken_one_is_named(

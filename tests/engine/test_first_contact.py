@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from tests.engine.conftest import Mixes
 from tests.engine.mixes import records
-from tools.engine_rules import PlanGraph
-from tools.harness import ProgramRun, RecordedResource
+from tools.plan.engine_rules import PlanGraph
+from tools.plan.harness import ProgramRun, RecordedResource
 
 
 def _named(run: ProgramRun, name: str) -> RecordedResource:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from tests.engine.mixes import records
-from tools.engine_rules import CRD_PREREQUISITES, PlanGraph
-from tools.harness import PROJECT_ROOT, ProgramRun
+from tools.plan.engine_rules import CRD_PREREQUISITES, PlanGraph
+from tools.plan.harness import PROJECT_ROOT, ProgramRun
 
 DOC = PROJECT_ROOT / "docs" / "first-run.md"
 

@@ -1,4 +1,4 @@
-"""Engine invariants (tools/engine_rules.py) on the plans of every example stack and of tenant
+"""Engine invariants (tools/plan/engine_rules.py) on the plans of every example stack and of tenant
 mixes in every placement and lifecycle state: what the real engine would refuse, or order wrongly,
 on a first `up`, found offline. The mutation tests (test_mutations.py) show each rule can fail."""
 
@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from components.model.tenant_file import Lifecycle
+from components.model.tenant_file.spec import Lifecycle
 from tests.engine.conftest import Mixes
 from tests.engine.mixes import LIFECYCLES, STACKS, disabled_providers, records
 from tests.support import plan
-from tools.engine_rules import (
+from tools.plan.engine_rules import (
     PlanGraph,
     Violation,
     api_group,
@@ -25,7 +25,7 @@ from tools.engine_rules import (
     namespaces_before_objects,
     unique_urns,
 )
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 MIXES = [(stack, lifecycle) for stack in STACKS for lifecycle in LIFECYCLES]
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from tests.engine.conftest import Mixes
 from tests.engine.mixes import disabled_providers, records
-from tools.engine_rules import (
+from tools.plan.engine_rules import (
     PlanGraph,
     check_plan,
     crds_after_installs,
@@ -21,7 +21,7 @@ from tools.engine_rules import (
     namespaces_before_objects,
     unique_urns,
 )
-from tools.harness import ProgramRun, run_program
+from tools.plan.harness import ProgramRun, run_program
 
 Records = list[dict[str, Any]]
 

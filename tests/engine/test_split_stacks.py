@@ -1,4 +1,4 @@
-"""The engine rules on split stacks: the platform stack and its tenants shards (tools/shards.py),
+"""The engine rules on split stacks: the platform stack and its tenants shards (tools/scale/shards.py),
 each a plan of its own. A shard relies on the CRDs its platform stack installs, deployed before."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.engine.mixes import disabled_providers, records
-from tools.engine_rules import PlanGraph, check_plan, installed_groups
-from tools.harness import PROJECT_ROOT, run_stack
-from tools.shards import generated_files
+from tools.plan.engine_rules import PlanGraph, check_plan, installed_groups
+from tools.plan.harness import PROJECT_ROOT, run_stack
+from tools.scale.shards import generated_files
 
 COUNT = 2
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from components.model.tenant_file import Lifecycle
+from components.model.tenant_file.spec import Lifecycle
 from tests.engine.conftest import Mixes
 from tests.engine.mixes import STACKS, records
-from tools.engine_rules import PlanGraph, kept_unchanged
+from tools.plan.engine_rules import PlanGraph, kept_unchanged
 
 TRANSITIONS: list[tuple[Lifecycle, Lifecycle]] = [
     ("active", "suspended"),

@@ -26,7 +26,7 @@ import yaml
 
 from tests.guardrails.cnp_translation import calico_policies
 from tests.support import kubernetes_objects, tenant_document, write_tenants
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 METADATA_NAME = "kubernetes.io/metadata.name"
 PodSample = tuple[str, str, dict[str, str]]
@@ -195,7 +195,7 @@ def analyze(
     return Connectivity(edges, result.stdout)
 
 
-# One address in each range an internet grant must never reach (components/model/network.py).
+# One address in each range an internet grant must never reach (components/model/settings/network.py).
 NOT_INTERNET_SAMPLES = [
     "0.0.0.1",
     "10.0.0.1",

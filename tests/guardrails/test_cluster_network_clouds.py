@@ -15,7 +15,7 @@ from tests.guardrails.network_analyzer import analyze, nca_command
 from tests.guardrails.test_cluster_network_policy import cluster_mode
 from tests.k8s_schema import require_crds, validate_custom
 from tests.support import EXAMPLE_TENANTS, objects_of_kind, plan, tenant_document, write_tenants
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 needs_nca = pytest.mark.skipif(nca_command() is None, reason="network-config-analyzer (nca) is not installed")
 CLOUD_STACKS = ["prod", "prod-aws"]

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from components.model.errors import ConfigurationError
-from components.model.labels import TENANT_KEY
+from components.model.core.errors import ConfigurationError
+from components.model.core.labels import TENANT_KEY
 from policy_pack import offline
 from tests.guardrails.network_analyzer import (
     Connectivity,
@@ -22,7 +22,7 @@ from tests.guardrails.network_analyzer import (
 )
 from tests.k8s_schema import require_crds, validate_custom
 from tests.support import EXAMPLE_TENANTS, kubernetes_objects, objects_of_kind, plan, tenant_document, write_tenants
-from tools.harness import ProgramRun, stack_config
+from tools.plan.harness import ProgramRun, stack_config
 
 needs_nca = pytest.mark.skipif(nca_command() is None, reason="network-config-analyzer (nca) is not installed")
 SHARED = ["tenancy-baseline-deny", "tenancy-baseline-own", "tenancy-platform"]

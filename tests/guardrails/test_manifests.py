@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from components.model.stack_config import parse_settings
+from components.model.catalog.stack_config import parse_settings
 from tests.k8s_schema import is_builtin, validate_builtin, validate_custom
 from tests.support import kubernetes_objects
-from tools.harness import ProgramRun, stack_config
+from tools.plan.harness import ProgramRun, stack_config
 
 
 def _version(stack: str) -> str:

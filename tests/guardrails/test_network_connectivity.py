@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from components.model.labels import DATABASE_CLIENT_KEY
+from components.model.core.labels import DATABASE_CLIENT_KEY
 from tests.admission.network_policy_cases import load_balancer
 from tests.guardrails.network_analyzer import (
     Connectivity,
@@ -23,7 +23,7 @@ from tests.guardrails.network_analyzer import (
 )
 from tests.guardrails.test_cluster_network_policy import cluster_mode
 from tests.support import EXAMPLE_TENANTS, objects_of_kind, plan, tenant_document, write_tenants
-from tools.harness import ProgramRun, stack_config
+from tools.plan.harness import ProgramRun, stack_config
 
 pytestmark = pytest.mark.skipif(nca_command() is None, reason="network-config-analyzer (nca) is not installed")
 STACKS = ["dev", "prod", "prod-aws"]

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from components.model.errors import ConfigurationError
-from components.model.fields import quantity_value
+from components.model.core.errors import ConfigurationError
+from components.model.core.fields import quantity_value
 from tests.support import objects_of_kind, plan, tenant_document, write_tenants
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 ORDERS = {"name": "orders", "engine": "postgres", "version": "16", "size": "medium", "storageGb": 50}
 STATUS_APP = {"name": "status", "image": {"repository": "docker.io/nginxinc/nginx-unprivileged", "tag": "1.29.4"}}

@@ -22,7 +22,7 @@ from tests.cel_admission import AdmissionChain, Request
 from tests.guardrails.network_analyzer import Connectivity, analyze, nca_command
 from tests.guardrails.test_cluster_network_policy import cluster_mode
 from tests.support import EXAMPLE_TENANTS, kubernetes_objects, objects_of_kind, plan
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 pytestmark = pytest.mark.skipif(nca_command() is None, reason="network-config-analyzer (nca) is not installed")
 NAMESPACES = ["tenant-acme-dev", "tenant-acme-prod"]

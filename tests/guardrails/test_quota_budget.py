@@ -17,13 +17,13 @@ from typing import cast
 import pytest
 
 from components.guardrails.quota import QUOTA_NAME
-from components.model.errors import ConfigurationError
-from components.model.fields import quantity_value
-from components.model.quota_budget import environment_share, split_hard
-from components.model.stack_config import parse_settings
+from components.model.catalog.stack_config import parse_settings
+from components.model.checks.quota_budget import environment_share, split_hard
+from components.model.core.errors import ConfigurationError
+from components.model.core.fields import quantity_value
 from components.platform.roles import role_rules
 from tests.support import objects_of_kind, plan, tenant_document, write_tenants
-from tools.harness import ProgramRun, run_stack
+from tools.plan.harness import ProgramRun, run_stack
 
 # Quota names of the kinds that have their own (pods, services...) instead of count/<resource>.
 _OWN_QUOTA_NAME = {"pods", "services", "secrets", "configmaps", "persistentvolumeclaims"}

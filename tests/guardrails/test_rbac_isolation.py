@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from components.model.labels import GROUPS_KEY, TENANT_KEY
+from components.model.core.labels import GROUPS_KEY, TENANT_KEY
 from tests.rbac import Authorizer, Subject, UserInfo
 from tests.support import kubernetes_objects, objects_of_kind
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 ACME_ADMIN = Subject("Group", "acme-admins")
 ACME_OPERATOR = Subject("Group", "acme-oncall")

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from components.model.errors import ConfigurationError
+from components.model.core.errors import ConfigurationError
 from tests.guardrails.network_analyzer import analyze, nca_command
 from tests.guardrails.test_cluster_network_policy import cluster_mode
 from tests.support import objects_of_kind, plan, tenant_document, write_tenants
-from tools.harness import ProgramRun, new_monitor, run_program, stack_config
+from tools.plan.harness import ProgramRun, new_monitor, run_program, stack_config
 
 # (stack, network mode): the namespaced mode on every cloud, the cluster mode where it is available.
 PLANS = [

@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 
 from components.clouds.registry import cloud_for
-from components.model.catalog import load_catalog, merge_override
-from components.model.domain_claims import domains_overlap
-from components.model.errors import ConfigurationError
-from components.model.stack import StackSettings
-from components.model.stack_config import parse_settings
+from components.model.catalog.load import load_catalog, merge_override
+from components.model.catalog.stack_config import parse_settings
+from components.model.checks.domain_claims import domains_overlap
+from components.model.core.errors import ConfigurationError
+from components.model.settings.stack import StackSettings
 from tests.support import EXAMPLE_TENANTS, tenant_document, write_tenants
-from tools.harness import new_monitor, run_program, stack_config
+from tools.plan.harness import new_monitor, run_program, stack_config
 
 SETTINGS = parse_settings(
     {

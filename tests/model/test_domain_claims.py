@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from components.model.domain_claims import Claim, DomainClaims, domains_overlap
+from components.model.checks.domain_claims import Claim, DomainClaims, domains_overlap
 
 # Few labels and shallow names, so that equal names, parents and wildcards meet often.
 _LABELS = ["a", "b", "c", "ab"]

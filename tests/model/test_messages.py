@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from components.model.errors import ConfigurationError
-from components.model.messages import PATTERN_WORDS, allowed_fields
-from components.model.stack import StackSettings
-from components.model.stack_config import parse_settings
-from components.model.tenant_file import TenantFile, TenantSpec
+from components.model.catalog.stack_config import parse_settings
+from components.model.core.errors import ConfigurationError
+from components.model.core.messages import PATTERN_WORDS, allowed_fields
+from components.model.settings.stack import StackSettings
+from components.model.tenant_file.spec import TenantFile, TenantSpec
 from tests.support import plan, tenant_document, write_tenants
 
 
@@ -36,7 +36,7 @@ def patterns(node: Any) -> set[str]:
 @pytest.mark.parametrize("model", [TenantFile, TenantSpec, StackSettings])
 def test_every_pattern_of_the_models_is_described_in_words(model: type[BaseModel]) -> None:
     missing = patterns(model.model_json_schema(by_alias=True)) - PATTERN_WORDS.keys()
-    assert missing == set(), "describe these in components/model/messages.py PATTERN_WORDS"
+    assert missing == set(), "describe these in components/model/core/messages.py PATTERN_WORDS"
 
 
 def test_unknown_tenant_field_suggests_the_close_one(tmp_path: Path) -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from components.model.errors import ConfigurationError
-from components.model.stack_config import parse_settings
+from components.model.catalog.stack_config import parse_settings
+from components.model.core.errors import ConfigurationError
 from tests.support import plan, tenant_document, write_tenants
-from tools.harness import new_monitor, run_program, stack_config
+from tools.plan.harness import new_monitor, run_program, stack_config
 
 BASE = {"tenancy:domainSuffix": "tenants.example.com"}
 

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from components.clouds.registry import cloud_for
-from components.model.catalog import load_catalog
-from components.model.errors import ConfigurationError
-from components.model.stack_config import parse_settings
+from components.model.catalog.load import load_catalog
+from components.model.catalog.stack_config import parse_settings
+from components.model.core.errors import ConfigurationError
 from tests.support import tenant_document, write_tenants
 
 BASE = {"tenancy:domainSuffix": "tenants.example.com"}

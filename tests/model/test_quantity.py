@@ -1,4 +1,4 @@
-"""The runtime quantity parser (components/model/quantity.py) against two references.
+"""The runtime quantity parser (components/model/core/quantity.py) against two references.
 
 1. k8s.io/apimachinery's own expectations for `resource.ParseQuantity` (its TestQuantityParse
    table: the values the API server gives, with its rounding to nano and its 2^63-1 cap on binary
@@ -21,8 +21,8 @@ import pytest
 from kubernetes.utils import parse_quantity as client_parse_quantity
 from pydantic import ValidationError
 
-from components.model.fields import ComputeAmounts, quantity_value
-from components.model.quantity import parse_quantity
+from components.model.core.fields import ComputeAmounts, quantity_value
+from components.model.core.quantity import parse_quantity
 
 INT64_MAX = 2**63 - 1
 BINARY = ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]

@@ -1,4 +1,4 @@
-"""Re-onboarding a released tenant name (components/model/released_names.py): the stack carries
+"""Re-onboarding a released tenant name (components/model/checks/released_names.py): the stack carries
 the names of decommissioned tenants forward, and a file re-adding one after its file was deleted
 is refused, naming file and field, until the operator says the retained data is gone."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from components.model.errors import ConfigurationError
-from components.model.released_names import OUTPUT, next_record, released
+from components.model.checks.released_names import OUTPUT, next_record, released
+from components.model.core.errors import ConfigurationError
 from tests.support import DECOMMISSIONED_ON, plan, tenant_document, write_tenants
 from tests.vcluster.helpers import previous_outputs
 

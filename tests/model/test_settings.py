@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from components.model.errors import ConfigurationError
-from components.model.stack_config import parse_settings
-from tools.harness import stack_config
+from components.model.catalog.stack_config import parse_settings
+from components.model.core.errors import ConfigurationError
+from tools.plan.harness import stack_config
 
 BASE = {"tenancy:domainSuffix": "tenants.example.com"}
 

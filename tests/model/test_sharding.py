@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from components.clouds.registry import cloud_for
-from components.model.catalog import load_catalog
-from components.model.errors import ConfigurationError
-from components.model.sharding import shard_of
-from components.model.stack_config import parse_settings
+from components.model.catalog.load import load_catalog
+from components.model.catalog.stack_config import parse_settings
+from components.model.core.errors import ConfigurationError
+from components.model.settings.sharding import shard_of
 from tests.support import tenant_document, write_tenants
 
 NAMES = [f"tenant-{index}" for index in range(2000)]

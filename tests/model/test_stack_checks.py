@@ -13,15 +13,15 @@ from typing import Any
 import pytest
 
 from components.clouds.registry import cloud_for
-from components.model.catalog import load_catalog
-from components.model.errors import ConfigurationError
-from components.model.stack import StackSettings
-from components.model.stack_checks import OPERATOR_IDENTITY
-from components.model.stack_config import parse_settings
+from components.model.catalog.load import load_catalog
+from components.model.catalog.stack_config import parse_settings
+from components.model.checks.stack import OPERATOR_IDENTITY
+from components.model.core.errors import ConfigurationError
+from components.model.settings.stack import StackSettings
 from tests.cel_admission import AdmissionChain, Request
 from tests.rbac import Authorizer, UserInfo
 from tests.support import kubernetes_objects, objects_of_kind, tenant_document, write_tenants
-from tools.harness import ProgramRun, run_stack
+from tools.plan.harness import ProgramRun, run_stack
 
 BASE = {"tenancy:domainSuffix": "tenants.example.com"}
 # The edge needs zones, an ACME account and roles on a cloud (tests/edge/); these checks are about others.

@@ -12,9 +12,9 @@ import json
 import pytest
 
 from components.clouds.registry import cloud_for
-from components.model.stack_checks import system_pool_problems
-from components.model.stack_config import parse_settings
-from tools.harness import PROJECT_ROOT, stack_config
+from components.model.catalog.stack_config import parse_settings
+from components.model.checks.stack import system_pool_problems
+from tools.plan.harness import PROJECT_ROOT, stack_config
 
 BASE = {"tenancy:domainSuffix": "tenants.example.com"}
 GCP = {
@@ -59,8 +59,8 @@ def test_the_committed_cloud_stacks_name_their_system_pool(stack: str) -> None:
 
 
 def test_the_plan_refuses_the_stack_and_registers_nothing() -> None:
-    from components.model.errors import ConfigurationError
-    from tools.harness import new_monitor, run_program
+    from components.model.core.errors import ConfigurationError
+    from tools.plan.harness import new_monitor, run_program
 
     config, secret_keys = stack_config("prod", {"tenancy:cluster": '{"name": "tenancy-prod"}'}, root=PROJECT_ROOT)
     monitor = new_monitor()

@@ -12,9 +12,9 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from components.model.fields import QUANTITY_PATTERN, ComputeAmounts
+from components.model.core.fields import QUANTITY_PATTERN, ComputeAmounts
 from tests.support import EXAMPLE_TENANTS
-from tools.schema import SCHEMA_PATH, rendered
+from tools.generators.schema import SCHEMA_PATH, rendered
 
 
 def test_committed_schema_matches_the_model() -> None:

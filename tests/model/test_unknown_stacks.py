@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from components.model.catalog import project_stacks
-from components.model.errors import ConfigurationError
+from components.model.catalog.load import project_stacks
+from components.model.core.errors import ConfigurationError
 from tests.support import plan, tenant_document, write_tenants
-from tools.harness import PROJECT_ROOT
+from tools.plan.harness import PROJECT_ROOT
 
 STACKS = ["dev", "prod", "prod-aws"]
 
@@ -50,7 +50,7 @@ def test_project_stacks_are_the_stack_files_not_the_generated_shards(tmp_path: P
     assert project_stacks(PROJECT_ROOT) == set(STACKS)
     (tmp_path / "Pulumi.live.yaml").write_text("config: {}\n")
     (tmp_path / "Pulumi.live-shard-0.yaml").write_text(
-        "# Generated from Pulumi.live.yaml by `python -m tools.shards`\n"
+        "# Generated from Pulumi.live.yaml by `python -m tools.scale.shards`\n"
     )
     assert project_stacks(tmp_path) == {"live"}
 

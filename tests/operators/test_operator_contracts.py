@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from components.model.errors import ConfigurationError
-from components.model.stack_config import parse_settings
+from components.model.catalog.stack_config import parse_settings
+from components.model.core.errors import ConfigurationError
 from tests.cel_admission import AdmissionChain, Decision, Request
 from tests.operators import writes
 from tests.operators.limit_ranger import limit_ranged
@@ -35,7 +35,7 @@ from tests.operators.writes import (
 )
 from tests.pod_security import restricted_violations
 from tests.support import kubernetes_objects, objects_of_kind
-from tools.harness import ProgramRun, stack_config
+from tools.plan.harness import ProgramRun, stack_config
 
 STACKS = {"dev": "dev_plan", "prod": "prod_plan", "prod-aws": "prod_aws_plan"}
 

@@ -22,11 +22,11 @@ from typing import Any
 from components.admission.rules.platform_owned import ESO_FINALIZER
 from components.clouds.local.operator_pods import CNPG_BOOTSTRAP_CONTAINER
 from components.guardrails.access import DEPLOYER_ACCOUNT
-from components.model.labels import PLATFORM_OWNED_KEY
+from components.model.core.labels import PLATFORM_OWNED_KEY
 from components.vcluster.values import SYNCER_ACCOUNT
 from tests.cel_admission import Request
 from tests.support import kubernetes_objects
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 CNPG_IDENTITY = "system:serviceaccount:cnpg-system:cloudnative-pg"
 CNPG_OPERATOR_IMAGE = "ghcr.io/cloudnative-pg/cloudnative-pg:1.30.1"

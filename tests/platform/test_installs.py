@@ -15,10 +15,10 @@ import pytest
 import yaml
 
 from components.clouds.local.network import NETWORK
-from components.model.errors import ConfigurationError
-from components.model.stack_config import parse_settings
+from components.model.catalog.stack_config import parse_settings
+from components.model.core.errors import ConfigurationError
 from tests.support import plan
-from tools.harness import PROJECT_ROOT, ProgramRun, RecordingMonitor, new_monitor, run_program, stack_config
+from tools.plan.harness import PROJECT_ROOT, ProgramRun, RecordingMonitor, new_monitor, run_program, stack_config
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 

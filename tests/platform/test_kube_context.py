@@ -12,9 +12,9 @@ import json
 import pytest
 import yaml
 
-from components.model.errors import ConfigurationError
+from components.model.core.errors import ConfigurationError
 from tests.support import plan
-from tools.harness import PROJECT_ROOT, ProgramRun
+from tools.plan.harness import PROJECT_ROOT, ProgramRun
 
 
 def test_the_dev_stack_applies_to_its_kind_cluster_only(dev_plan: ProgramRun) -> None:

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from tests.support import plan
-from tools.harness import PROJECT_ROOT, ProgramRun
+from tools.plan.harness import PROJECT_ROOT, ProgramRun
 
 STACKS = sorted(path.name.removeprefix("Pulumi.").removesuffix(".yaml") for path in PROJECT_ROOT.glob("Pulumi.*.yaml"))
 GUARDED_PACKAGES = {"kubernetes", "gcp", "aws"}

@@ -28,7 +28,7 @@ from pulumi_policy import (
 from pulumi_policy.deserialize import deserialize_properties, serialize_properties
 from pulumi_policy.proxy import unknown_checking_proxy
 
-from components.model import labels
+from components.model.core import labels
 from policy_pack import offline
 from policy_pack.tenancy_policies import (
     POLICIES,
@@ -42,7 +42,7 @@ from policy_pack.tenancy_policies import (
 )
 from tests.pins import pins
 from tests.support import plan
-from tools.harness import PROJECT_ROOT
+from tools.plan.harness import PROJECT_ROOT
 
 POLICY_DIR = PROJECT_ROOT / "policy_pack"
 RBAC = "kubernetes:rbac.authorization.k8s.io/v1"

@@ -17,12 +17,12 @@ import yaml
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_strings
 
-from components.model.errors import ConfigurationError
-from components.model.labels import COST_CODE_KEY, NODE_POOL_KEY
+from components.model.core.errors import ConfigurationError
+from components.model.core.labels import COST_CODE_KEY, NODE_POOL_KEY
 from tests.cel_admission import AdmissionChain, Request
 from tests.k8s_schema import CRDS_DIR, require_crds, validate_custom
 from tests.support import kubernetes_objects, objects_of_kind, plan, tenant_document, write_tenants
-from tools.harness import PROJECT_ROOT, ProgramRun, RecordedResource, new_monitor, run_program, stack_config
+from tools.plan.harness import PROJECT_ROOT, ProgramRun, RecordedResource, new_monitor, run_program, stack_config
 
 GKE = "gcp:container/nodePool:NodePool"
 EKS = "aws:eks/nodeGroup:NodeGroup"

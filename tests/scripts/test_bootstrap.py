@@ -1,4 +1,4 @@
-"""scripts/bootstrap.sh (tools/bootstrap.py) with stand-ins for pulumi, gcloud, aws and kubectl on
+"""scripts/bootstrap.sh (tools/operations/bootstrap.py) with stand-ins for pulumi, gcloud, aws and kubectl on
 PATH: the exact commands a fresh project and cluster would receive, in order, that `stack init`
 gets the secrets-provider URL committed in each stack file, and that a second run creates nothing.
 
@@ -18,9 +18,9 @@ import pytest
 import yaml
 
 from tests.scripts.test_scripts import Stubs
-from tools.bootstrap import Runner, bootstrap
-from tools.harness import PROJECT_ROOT
-from tools.shards import generated_files
+from tools.operations.bootstrap import Runner, bootstrap
+from tools.plan.harness import PROJECT_ROOT
+from tools.scale.shards import generated_files
 
 PULUMI = """case "$1" in
   version) echo v3.272.0 ;;
@@ -242,7 +242,7 @@ def test_a_split_stack_inits_its_platform_and_every_shard_with_the_committed_url
 def test_a_shard_under_another_key_is_refused_before_anything_runs(
     clis: Stubs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tools.bootstrap import BootstrapError
+    from tools.operations.bootstrap import BootstrapError
 
     root = _split(tmp_path / "project")
     shard = root / "Pulumi.prod-shard-1.yaml"

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from tools import e2e_manifests
-from tools.admission_cases import ACCESS, CASES
-from tools.harness import PROJECT_ROOT
+from tools.generators import e2e_manifests
+from tools.generators.admission_cases import ACCESS, CASES
+from tools.plan.harness import PROJECT_ROOT
 
 SCRIPTS = sorted(path for folder in ("", "e2e", "ci") for path in (PROJECT_ROOT / "scripts" / folder).glob("*.sh"))
 SHELLCHECK = shutil.which("shellcheck") or str(Path(sys.executable).parent / "shellcheck")

@@ -1,7 +1,8 @@
-"""tools.affected: a merge deploys only the stacks and shards whose offline plan changed.
+"""tools.plan.affected: a merge deploys only the stacks and shards whose offline plan changed.
 
 Each test works on a copy of this project in a temporary git repository, with the dev stack split
-into two shards by `tools.shards` (each holding tenants), and plans it for real (the tree's own program, fresh process).
+into two shards by `tools.scale.shards` (each holding tenants), and plans it for real (the tree's own
+program, fresh process).
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from components.model.sharding import shard_of
+from components.model.settings.sharding import shard_of
 from tests.support import tenant_document, write_tenants
-from tools.affected import affected, plan_digests, select
-from tools.ci_stacks import waves
-from tools.harness import PROJECT_ROOT
-from tools.shards import generated_files
+from tools.ci.stacks import waves
+from tools.plan.affected import affected, plan_digests, select
+from tools.plan.harness import PROJECT_ROOT
+from tools.scale.shards import generated_files
 
 PARTS = ["dev-platform", "dev-shard-0", "dev-shard-1"]
 
@@ -80,7 +81,7 @@ def _restore(repo: Path) -> None:
 def test_a_change_no_plan_sees_deploys_nothing(project: tuple[Path, str], base_digests: dict[str, str]) -> None:
     repo, _ = project
     assert set(base_digests) == set(PARTS)
-    _edit(repo, "components/model/labels.py", '"""Label keys', '"""Label keys (a comment-only refactor)')
+    _edit(repo, "components/model/core/labels.py", '"""Label keys', '"""Label keys (a comment-only refactor)')
     _edit(repo, "README.md", "# tenancy", "# tenancy (docs only)")
     try:
         assert _selected(repo, base_digests) == []
@@ -103,7 +104,9 @@ def test_shared_code_selects_the_platform_and_every_shard(
     project: tuple[Path, str], base_digests: dict[str, str]
 ) -> None:
     repo, _ = project
-    _edit(repo, "components/model/labels.py", 'MANAGED_BY_VALUE = "tenancy"', 'MANAGED_BY_VALUE = "tenancy-platform"')
+    _edit(
+        repo, "components/model/core/labels.py", 'MANAGED_BY_VALUE = "tenancy"', 'MANAGED_BY_VALUE = "tenancy-platform"'
+    )
     try:
         assert _selected(repo, base_digests) == PARTS
     finally:
@@ -144,7 +147,7 @@ def test_cli_between_two_commits_prints_the_one_changed_shard(project: tuple[Pat
     _edit(repo, "tenants/genomics-lab.yaml", "displayName:", "displayName: Renamed #")
     head = _commit(repo, "rename genomics-lab")
     try:
-        command = [sys.executable, "-m", "tools.affected", "--stacks", '["dev"]', "--base", base, "--head", head]
+        command = [sys.executable, "-m", "tools.plan.affected", "--stacks", '["dev"]', "--base", base, "--head", head]
         result = subprocess.run(
             [*command, "--repo", str(repo)], cwd=PROJECT_ROOT, capture_output=True, text=True, check=False
         )
@@ -183,7 +186,7 @@ def test_a_missing_deployment_record_deploys_everything(project: tuple[Path, str
 
 def test_the_record_lists_every_stack_and_shard_of_both_lists(project: tuple[Path, str]) -> None:
     repo, _ = project
-    command = [sys.executable, "-m", "tools.affected", "--record", '["dev"]', '["prod"]', "--repo", str(repo)]
+    command = [sys.executable, "-m", "tools.plan.affected", "--record", '["dev"]', '["prod"]', "--repo", str(repo)]
     result = subprocess.run(command, cwd=PROJECT_ROOT, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout == 'stacks=["dev-platform","dev-shard-0","dev-shard-1","prod"]\n'

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from tests.support import write_tenants
-from tools.bench import linearity, markdown
-from tools.bench_runs import TYPED_FLOOR_PROGRAM, record_classes, stop_recording_classes, typed_recipe
-from tools.bench_tenants import typical_tenant
-from tools.harness import RecordedResource, new_monitor, run_program, stack_config
+from tools.plan.harness import RecordedResource, new_monitor, run_program, stack_config
+from tools.scale.bench import linearity, markdown
+from tools.scale.bench_runs import TYPED_FLOOR_PROGRAM, record_classes, stop_recording_classes, typed_recipe
+from tools.scale.bench_tenants import typical_tenant
 
 
 def _plan_with_classes(tmp_path: Path) -> tuple[list[RecordedResource], dict[str, str]]:

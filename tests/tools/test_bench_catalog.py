@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.bench_catalog import catalog_seconds, main, tenant_with_domains
+from tools.scale.bench_catalog import catalog_seconds, main, tenant_with_domains
 
 
 def test_each_tenant_claims_domains_no_other_claims() -> None:

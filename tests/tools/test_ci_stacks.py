@@ -1,4 +1,4 @@
-"""tools.ci_stacks: CI's stack lists become deployment waves, split stacks become their parts."""
+"""tools.ci.stacks: CI's stack lists become deployment waves, split stacks become their parts."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tools.ci_stacks import waves
-from tools.harness import PROJECT_ROOT
-from tools.shards import generated_files
+from tools.ci.stacks import waves
+from tools.plan.harness import PROJECT_ROOT
+from tools.scale.shards import generated_files
 
 
 def _split(root: Path, stack: str, shards: int) -> None:
@@ -53,7 +53,7 @@ def test_reads_the_layout_file_that_tools_shards_writes(tmp_path: Path) -> None:
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "tools.ci_stacks", *args], cwd=PROJECT_ROOT, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "tools.ci.stacks", *args], cwd=PROJECT_ROOT, capture_output=True, text=True, check=False
     )
 
 
@@ -90,7 +90,7 @@ def test_a_malformed_layout_file_names_the_file(tmp_path: Path) -> None:
 def test_runs_without_the_project_requirements() -> None:
     # The workflows call it with the runner's python3 before anything is installed (-S: no site-packages).
     result = subprocess.run(
-        [sys.executable, "-S", "-m", "tools.ci_stacks", "--stacks", '["dev"]'],
+        [sys.executable, "-S", "-m", "tools.ci.stacks", "--stacks", '["dev"]'],
         cwd=PROJECT_ROOT,
         capture_output=True,
         text=True,

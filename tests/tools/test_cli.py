@@ -1,4 +1,4 @@
-"""The `tenancy` command (tools/cli.py): one subcommand per tool, each answering `--help` with a
+"""The `tenancy` command (tools/cli/main.py): one subcommand per tool, each answering `--help` with a
 `tenancy <name>` usage line, exit codes as docs/cli.md's table says, and the docs and the Makefile
 using it instead of `python -m tools.<module>`."""
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import click
 import pytest
 
-from tools import cli
-from tools.harness import PROJECT_ROOT
+from tools.cli import main as cli
+from tools.plan.harness import PROJECT_ROOT
 
 CLI_DOC = PROJECT_ROOT / "docs" / "cli.md"
 DOC_FILES = [PROJECT_ROOT / "README.md", *sorted((PROJECT_ROOT / "docs").rglob("*.md"))]
@@ -150,14 +150,14 @@ def test_the_exit_code_table_covers_every_subcommand_and_only_codes_it_can_retur
 
 
 def test_the_exit_code_check_sees_a_code_the_table_does_not_list(tmp_path: Path) -> None:
-    assert returned_codes("tools.ci_pulumi") == {0, 1, 2}
-    assert returned_codes("tools.schema") == {0, 1}
-    assert returned_codes("tools.bench") == {0}
+    assert returned_codes("tools.ci.pulumi_run") == {0, 1, 2}
+    assert returned_codes("tools.generators.schema") == {0, 1}
+    assert returned_codes("tools.scale.bench") == {0}
 
 
 def test_pyproject_declares_the_command_on_click() -> None:
     project = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    assert project["project"]["scripts"] == {"tenancy": "tools.cli:main"}
+    assert project["project"]["scripts"] == {"tenancy": "tools.cli.main:main"}
     assert any(d.startswith("click==") for d in project["project"]["dependencies"])
     assert project["build-system"]["build-backend"] == "setuptools.build_meta"
     assert isinstance(cli.tenancy, click.Group)
@@ -191,7 +191,7 @@ def test_readme_and_docs_use_tenancy_not_python_m_tools() -> None:
 
 
 def test_the_docs_check_finds_python_m_tools_without_a_reason() -> None:
-    assert python_m_tools("run:\n    python -m tools.status --stack dev\n") == [
-        (2, "    python -m tools.status --stack dev")
+    assert python_m_tools("run:\n    python -m tools.operations.status --stack dev\n") == [
+        (2, "    python -m tools.operations.status --stack dev")
     ]
     assert python_m_tools("# the base checkout's code (docs/cli.md)\npython -m tools.plan --stack dev\n") == []

@@ -3,7 +3,7 @@ set that `pulumi up`, the policy pack and the Pulumi Kubernetes Operator install
 and no Kubernetes client (issue 16), nor anything only the `ops` or `dev` groups need.
 
 The pip files are what a fresh machine installs (`make test`: requirements-dev.txt; `pulumi install`
-and the operator's workspace: requirements.txt; `tools.status`: requirements-ops.txt), so they must
+and the operator's workspace: requirements.txt; `tools.operations.status`: requirements-ops.txt), so they must
 be exactly what `uv export` writes from the lock, with a hash for every requirement (pip then
 refuses anything else).
 """
@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from tests.pins import pins
-from tools import requirements
-from tools.harness import PROJECT_ROOT
-from tools.requirements import EXPORTS
+from tools.generators import requirements
+from tools.generators.requirements import EXPORTS
+from tools.plan.harness import PROJECT_ROOT
 
 TEST_TOOLS = {
     "pytest",
@@ -38,7 +38,7 @@ TEST_TOOLS = {
 }
 
 
-# The client of `tools.status` (the `ops` group); the runtime parses quantities without it.
+# The client of `tools.operations.status` (the `ops` group); the runtime parses quantities without it.
 OPS_TOOLS = {"kubernetes"}
 
 
@@ -117,7 +117,7 @@ def test_the_program_and_the_policy_pack_run_without_the_kubernetes_client(tmp_p
         "        runpy.run_module(module, run_name='__main__')\n"
         "    except SystemExit as done:\n"
         "        assert not done.code, (module, done.code)\n"
-        f"run('tools.plan', '--stack', 'dev', '--out', {str(tmp_path / 'dev')!r})\n"
+        f"run('tools.plan.run', '--stack', 'dev', '--out', {str(tmp_path / 'dev')!r})\n"
         f"run('policy_pack.offline', {str(tmp_path / 'dev')!r})\n"
         "assert sys.modules['kubernetes'] is None\n"
     )

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from tools.harness import PROJECT_ROOT
+from tools.plan.harness import PROJECT_ROOT
 
 WORKFLOW = PROJECT_ROOT / ".github" / "workflows" / "e2e.yml"
 

@@ -1,9 +1,9 @@
 """An existing GCP/AWS stack's first preview after keys became per environment (issue 13 follow-up).
 
 The state files are what a stack deployed from the commit before per-environment keys holds: its
-cloud and random resources, made from `tools.plan --stack prod|prod-aws` of commit 5e3f2b4 with
+cloud and random resources, made from `tools.plan.run --stack prod|prod-aws` of commit 5e3f2b4 with
 the mocks' ids and ARNs as outputs (the shape of `pulumi stack export`). Each test plans today's
-program over them and reads the steps the engine would take (tools/upgrade_preview.py).
+program over them and reads the steps the engine would take (tools/operations/upgrade_preview.py).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from tools import key_migration
-from tools.key_migration import legacy_keys_block, legacy_tenants, plan_with
-from tools.upgrade_preview import StateResource, Step, preview, read_state
+from tools.operations import key_migration
+from tools.operations.key_migration import legacy_keys_block, legacy_tenants, plan_with
+from tools.operations.upgrade_preview import StateResource, Step, preview, read_state
 
 FIXTURES = Path(__file__).parent / "fixtures"
 STACKS = ["prod", "prod-aws"]

@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 import yaml
 
-from components.model.stack import StackSettings
-from components.model.stack_config import parse_settings
+from components.model.catalog.stack_config import parse_settings
+from components.model.settings.stack import StackSettings
 from tests.support import DECOMMISSIONED_ON, EXAMPLE_TENANTS, tenant_document, write_tenants
-from tools import offboard
-from tools.harness import ProgramRun, run_stack, stack_config
-from tools.offboard_commands import commands_for
-from tools.retained import decommissioned_tenants
+from tools.operations import offboard
+from tools.operations.offboard_commands import commands_for
+from tools.operations.retained import decommissioned_tenants
+from tools.plan.harness import ProgramRun, run_stack, stack_config
 
 SHARED = {
     "dev": [{"name": "ledger", "engine": "mysql", "version": "8.0", "placement": "shared"}],

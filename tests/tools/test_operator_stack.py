@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 import yaml
 
-from components.model.stack_checks import OPERATOR_IDENTITY, OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT
+from components.model.checks.stack import OPERATOR_IDENTITY, OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT
 from tests.k8s_schema import CRDS_DIR, has_crd, require_crds, validate_builtin, validate_custom
 from tests.rbac import Authorizer, Subject
-from tools import operator_stack
-from tools.harness import PROJECT_ROOT
-from tools.operator_stack import OperatorSource, memory_request_mib, operator_manifest, program_peak_mib
-from tools.shard_budget import load_figures
+from tools.plan.harness import PROJECT_ROOT
+from tools.scale import operator_stack
+from tools.scale.operator_stack import OperatorSource, memory_request_mib, operator_manifest, program_peak_mib
+from tools.scale.shard_budget import load_figures
 
 REPO = "https://git.example.org/platform/tenancy.git"
 KEY = "sshPrivateKey"
@@ -126,7 +126,7 @@ def test_git_auth_follows_the_repository_url(repo: str, expected: dict[str, Any]
 
 
 def test_memory_request_comes_from_the_measured_peak() -> None:
-    # The benchmark's figures (tools/scale_figures.json): base RSS plus KB per resource.
+    # The benchmark's figures (tools/scale/scale_figures.json): base RSS plus KB per resource.
     figures = load_figures()
     assert program_peak_mib(10_000) == round(figures.base_rss_mb + figures.kb_per_resource * 10_000 / 1024)
     budget = base("prod")["config"].get("tenancy:shards", {}).get("resourceBudget", 2000)
@@ -163,7 +163,7 @@ def test_the_service_account_may_apply_the_program_and_answer_the_operator() -> 
     assert authz.allowed(account, "patch", "resourcequotas", "acme-dev")
     stranger = Subject("ServiceAccount", "default", OPERATOR_NAMESPACE)
     assert not authz.allowed(stranger, "create", "tokenreviews", "", group="authentication.k8s.io")
-    # Its Kubernetes identity is what the shard stack files add to platformIdentities (tools/shards.py).
+    # Its Kubernetes identity is what the shard stack files add to platformIdentities (tools/scale/shards.py).
     assert f"system:serviceaccount:{OPERATOR_NAMESPACE}:{OPERATOR_SERVICE_ACCOUNT}" == OPERATOR_IDENTITY
 
 
@@ -177,7 +177,7 @@ def test_shards_wait_for_the_platform_and_never_destroy() -> None:
 
 
 def test_manifest_path_is_what_shards_write(tmp_path: Path) -> None:
-    from tools.shards import generated_files
+    from tools.scale.shards import generated_files
 
     document = base("prod")
     document["config"]["tenancy:shards"] = {"runner": "operator"}

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.support import tenant_document, write_tenants
-from tools import plan_all
-from tools.harness import PROJECT_ROOT
+from tools.plan import all_stacks as plan_all
+from tools.plan.harness import PROJECT_ROOT
 
 
 def test_every_stack_file_is_planned() -> None:

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from tests.support import tenant_document, write_tenants
-from tools.plan import main
+from tools.plan.run import main
 
 
 def test_plan_writes_manifests_and_resources(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,4 +1,4 @@
-"""Added and changed resources show what they cost in the plan diff (tools/plan_cost.py)."""
+"""Added and changed resources show what they cost in the plan diff (tools/plan/cost.py)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from tests.support import EXAMPLE_TENANTS, tenant_document
-from tools.harness import run_program, stack_config
-from tools.plan import write_plan
-from tools.plan_cost import cost_line
-from tools.plan_diff import PlanDiff, diff_dirs, render_markdown
+from tools.plan.cost import cost_line
+from tools.plan.diff import PlanDiff, diff_dirs, render_markdown
+from tools.plan.harness import run_program, stack_config
+from tools.plan.run import write_plan
 
 DATABASE = {"name": "main", "engine": "postgres", "version": "16", "size": "medium", "storageGb": 20}
 

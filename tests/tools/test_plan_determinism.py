@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.harness import PROJECT_ROOT
+from tools.plan.harness import PROJECT_ROOT
 
 ISO_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 STACKS = sorted(path.name.removeprefix("Pulumi.").removesuffix(".yaml") for path in PROJECT_ROOT.glob("Pulumi.*.yaml"))
@@ -25,7 +25,7 @@ STACKS = sorted(path.name.removeprefix("Pulumi.").removesuffix(".yaml") for path
 def _plan(stack: str, out: Path, hash_seed: str) -> str:
     environment = {**os.environ, "PYTHONHASHSEED": hash_seed}
     result = subprocess.run(
-        [sys.executable, "-m", "tools.plan", "--stack", stack, "--out", str(out)],
+        [sys.executable, "-m", "tools.plan.run", "--stack", stack, "--out", str(out)],
         cwd=PROJECT_ROOT,
         env=environment,
         capture_output=True,

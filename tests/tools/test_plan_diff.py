@@ -11,11 +11,11 @@ import pytest
 import yaml
 
 from tests.support import EXAMPLE_TENANTS, tenant_document
-from tools import harness
-from tools.harness import run_program, stack_config
-from tools.plan import main as plan_main
-from tools.plan import write_plan
-from tools.plan_diff import CLUSTER_SCOPE, PlanDiff, diff_dirs, diff_records, field_changes, main, render_markdown
+from tools.plan import harness
+from tools.plan.diff import CLUSTER_SCOPE, PlanDiff, diff_dirs, diff_records, field_changes, main, render_markdown
+from tools.plan.harness import run_program, stack_config
+from tools.plan.run import main as plan_main
+from tools.plan.run import write_plan
 
 
 def _write_plan(out: Path, stack: str = "dev", tenants_dir: Path | None = None, **config: str) -> Path:

@@ -1,4 +1,4 @@
-"""`tools.plan` with directories it must not destroy, a missing diff base, the previous plan of a
+"""`tools.plan.run` with directories it must not destroy, a missing diff base, the previous plan of a
 stack, and `--set` overrides: one clear line each, and the problem charged to its cause."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import tenant_document, write_tenants
-from tools.plan import main
+from tools.plan.run import main
 
 
 def test_out_that_is_not_a_plan_is_refused_and_left_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -14,9 +14,9 @@ from typing import Any
 import yaml
 
 from tests.support import write_tenants
-from tools.bench_tenants import typical_tenant
-from tools.harness import ProgramRun, RecordedResource, run_stack
-from tools.plan import group_by_tenant, summary, write_plan
+from tools.plan.harness import ProgramRun, RecordedResource, run_stack
+from tools.plan.run import group_by_tenant, summary, write_plan
+from tools.scale.bench_tenants import typical_tenant
 
 
 class CountingList(list[RecordedResource]):

@@ -1,4 +1,4 @@
-"""List entries in the plan diff are matched by what they are, not where they sit (tools/plan_lists.py)."""
+"""List entries in the plan diff are matched by what they are, not where they sit (tools/plan/lists.py)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from tools.harness import run_program, stack_config
-from tools.plan import write_plan
-from tools.plan_diff import diff_dirs, field_changes, render_markdown
-from tools.plan_lists import CONTENT, FieldChange, diff_values, identity
+from tools.plan.diff import diff_dirs, field_changes, render_markdown
+from tools.plan.harness import run_program, stack_config
+from tools.plan.lists import CONTENT, FieldChange, diff_values, identity
+from tools.plan.run import write_plan
 
 
 def _write_plan(out: Path, stack: str = "dev", **config: str) -> Path:

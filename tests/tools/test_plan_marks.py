@@ -13,9 +13,9 @@ import yaml
 
 from tests.k8s_schema import validate_builtin
 from tests.support import plan
-from tools.harness import MOCK_SECRET_PREFIX, SECRET_PLACEHOLDER, redact
-from tools.mock_marks import matcher, mock_paths
-from tools.plan import write_plan
+from tools.plan.harness import MOCK_SECRET_PREFIX, SECRET_PLACEHOLDER, redact
+from tools.plan.mock_marks import matcher, mock_paths
+from tools.plan.run import write_plan
 
 _SIG = "4dabf18193072939515e22adb298388d"
 _SECRET = "1b47061264138c4ac30d75fd1eb44270"

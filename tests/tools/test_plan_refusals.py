@@ -15,10 +15,10 @@ import yaml
 from tests.support import EXAMPLE_TENANTS
 from tests.tools.test_workflows import load as load_workflow
 from tests.vcluster.helpers import previous_outputs
-from tools.plan import main as plan_main
-from tools.plan_diff import CLUSTER_SCOPE, EXIT_REFUSED, PlanDiff, diff_records, render_markdown
-from tools.plan_diff import main as diff_main
-from tools.plan_refusals import refusals
+from tools.plan.diff import CLUSTER_SCOPE, EXIT_REFUSED, PlanDiff, diff_records, render_markdown
+from tools.plan.diff import main as diff_main
+from tools.plan.refusals import refusals
+from tools.plan.run import main as plan_main
 
 
 def _tenants(tmp_path: Path) -> Path:
@@ -59,7 +59,7 @@ def test_removing_a_tenant_file_with_protected_data_exits_3_naming_tenant_and_re
     assert f"- {lines[0]}" in captured.out
     # The plan itself is still written, so the diff can be read.
     assert (out / "resources.json").is_file()
-    # tools.plan_diff over the same two plans says the same and exits the same.
+    # tools.plan.diff over the same two plans says the same and exits the same.
     assert diff_main([str(tmp_path / "plan.previous"), str(out)]) == EXIT_REFUSED
     assert capsys.readouterr().err.splitlines() == lines
 
@@ -158,7 +158,7 @@ def _plan_step_lines() -> list[str]:
     """The head plan and diff commands of the pull request workflow's plan step."""
     workflow = load_workflow("pull-request.yml")
     script = "\n".join(str(step.get("run", "")) for step in workflow["jobs"]["plan"]["steps"])
-    wanted = ('--out "$PLANS/head/', "-m tools.plan_diff")
+    wanted = ('--out "$PLANS/head/', "-m tools.plan.diff")
     return [line.strip() for line in script.splitlines() if any(part in line for part in wanted)]
 
 

@@ -20,9 +20,8 @@ import pytest
 import yaml
 
 from tests.k8s_schema import CRDS_DIR, require_crds
-from tools import preview_identity
-from tools.harness import RecordedResource, run_stack
-from tools.preview_identity import (
+from tools.ci import preview_identity
+from tools.ci.preview_identity import (
     AWS_SECRET_PREFIX,
     GCP_SECRET_PREFIX,
     OUT_DIR,
@@ -30,6 +29,7 @@ from tools.preview_identity import (
     cloud_of,
     kubernetes_resource,
 )
+from tools.plan.harness import RecordedResource, run_stack
 
 CLOUD_STACKS = {"prod": "gcp", "prod-aws": "aws"}
 
@@ -52,7 +52,7 @@ def test_every_cloud_type_the_plans_register_has_its_reads(plans: dict[str, list
         {r.type for resources in plans.values() for r in resources if r.custom and cloud_of(r.type) in ("gcp", "aws")}
         - set(READS)
     )
-    assert not missing, f"add what each provider's read needs to tools/preview_identity.py READS: {missing}"
+    assert not missing, f"add what each provider's read needs to tools/ci/preview_identity.py READS: {missing}"
 
 
 def test_committed_identity_files_are_current() -> None:
@@ -129,7 +129,7 @@ def test_the_preview_role_cannot_patch_what_admission_cannot_guard() -> None:
 
 def test_the_bound_group_is_the_settings_default_preview_group() -> None:
     """The ClusterRoleBinding's group is what `tenancy:policy.previewIdentities.groups` holds to dry runs."""
-    from components.model.admission import PolicySettings
+    from components.model.settings.admission import PolicySettings
 
     _, _, _, (_, binding, *_) = _committed()
     [subject] = binding["subjects"]

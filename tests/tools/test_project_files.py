@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from tests.pins import pins
-from tools.harness import PROJECT_ROOT
+from tools.plan.harness import PROJECT_ROOT
 
 PROJECT_SCHEMA = PROJECT_ROOT.parent / "shared" / "schemas" / "pulumi-project.schema.json"
 

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from tools.shard_budget import FIGURES_PATH, Figures, figures_from_row, load_figures, shard_lines
-from tools.shards import main
+from tools.scale.shard_budget import FIGURES_PATH, Figures, figures_from_row, load_figures, shard_lines
+from tools.scale.shards import main
 
 
 def test_expected_time_and_memory_grow_linearly_with_resources() -> None:

@@ -1,4 +1,4 @@
-"""`tools.shards write` regenerates shard stack files without losing what `pulumi stack init` added.
+"""`tools.scale.shards write` regenerates shard stack files without losing what `pulumi stack init` added.
 
 `pulumi stack init --secrets-provider <kms url>` writes the stack's data key (`encryptedkey`, or
 `encryptionsalt` for a passphrase) into `Pulumi.<stack>.yaml`; without it the CLI cannot decrypt
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import yaml
 
-from tools.harness import PROJECT_ROOT
-from tools.shards import generated_files
+from tools.plan.harness import PROJECT_ROOT
+from tools.scale.shards import generated_files
 
 REPO = "https://git.example.org/platform/tenancy.git"
 

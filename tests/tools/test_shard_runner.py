@@ -2,8 +2,8 @@
 
 The Pulumi Kubernetes Operator and CI's deploy workflow share no lock: both running `up` on one
 shard race on its state. `tenancy:shards.runner` in the base stack file says which one owns the
-split; `tools.shards write` writes the operator's Stack objects only for `operator`, and
-`tools.ci_stacks` leaves operator-owned stacks out of CI's deployment waves.
+split; `tools.scale.shards write` writes the operator's Stack objects only for `operator`, and
+`tools.ci.stacks` leaves operator-owned stacks out of CI's deployment waves.
 
 The operator's workspace image defaults to `pulumi/pulumi:latest-nonroot` (its Workspace
 defaulter, `SecurityProfileRestrictedDefaultImage`, pulumi/pulumi-kubernetes-operator v2): a CLI
@@ -21,13 +21,13 @@ import pytest
 import yaml
 from packaging.specifiers import SpecifierSet
 
-from components.model.errors import ConfigurationError
-from components.model.stack_config import parse_settings
+from components.model.catalog.stack_config import parse_settings
+from components.model.core.errors import ConfigurationError
 from tests.pins import pins
-from tools.ci_stacks import waves
-from tools.harness import PROJECT_ROOT
-from tools.operator_stack import pulumi_version, workspace_image
-from tools.shards import generated_files, main, stale_operator_manifest
+from tools.ci.stacks import waves
+from tools.plan.harness import PROJECT_ROOT
+from tools.scale.operator_stack import pulumi_version, workspace_image
+from tools.scale.shards import generated_files, main, stale_operator_manifest
 
 REPO = "https://git.example.org/platform/tenancy.git"
 

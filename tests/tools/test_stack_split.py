@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.model.stack_checks import OPERATOR_IDENTITY
+from components.model.checks.stack import OPERATOR_IDENTITY
 from tests.k8s_schema import CRDS_DIR, has_crd, validate_custom
-from tools.harness import PROJECT_ROOT, ProgramRun, run_stack
-from tools.shards import generated_files, layout
+from tools.plan.harness import PROJECT_ROOT, ProgramRun, run_stack
+from tools.scale.shards import generated_files, layout
 
 COUNT = 2
 
@@ -86,7 +86,7 @@ def test_generated_stack_files_carry_the_role(split: tuple[str, Path, dict[Path,
     assert shard["tenancy:stackRole"] == "tenants"
     assert shard["tenancy:shards"] == {"count": COUNT, "index": 1}
     # The base config carries over unchanged, except that the operator's identity joins the platform
-    # identities (components/model/stack_checks.py refuses a split stack without it).
+    # identities (components/model/checks/stack.py refuses a split stack without it).
     policy = shard["tenancy:policy"]
     assert OPERATOR_IDENTITY in policy["platformIdentities"]["users"]
     base_policy = base.get("tenancy:policy", {})

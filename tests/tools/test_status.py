@@ -23,10 +23,10 @@ from kubernetes.client.exceptions import ApiException
 
 from tests.k8s_schema import is_builtin, validate_builtin, validate_custom
 from tests.support import EXAMPLE_TENANTS, plan
-from tools import status
-from tools.harness import PROJECT_ROOT, ProgramRun
-from tools.status_model import environment_status, object_status, verdict
-from tools.status_read import CLIENT_MISSING, CUSTOM_KINDS, NO_CLUSTER, ClusterReader, NamespaceObjects
+from tools.operations import status
+from tools.operations.status_model import environment_status, object_status, verdict
+from tools.operations.status_read import CLIENT_MISSING, CUSTOM_KINDS, NO_CLUSTER, ClusterReader, NamespaceObjects
+from tools.plan.harness import PROJECT_ROOT, ProgramRun
 
 FIXTURES = Path(__file__).parent / "fixtures" / "status"
 
@@ -246,9 +246,12 @@ def test_a_cluster_that_refuses_the_reads_is_reported_with_exit_code_2(capsys: p
 
 def test_without_the_kubernetes_client_the_command_says_what_to_install() -> None:
     # The client is in the `ops` group, not the runtime set: a machine with requirements.txt only.
-    blocked = "import runpy, sys; sys.modules['kubernetes'] = None; sys.argv = ['tools.status', '--stack', 'dev']; "
+    blocked = (
+        "import runpy, sys; sys.modules['kubernetes'] = None; "
+        "sys.argv = ['tools.operations.status', '--stack', 'dev']; "
+    )
     result = subprocess.run(
-        [sys.executable, "-c", blocked + "runpy.run_module('tools.status', run_name='__main__')"],
+        [sys.executable, "-c", blocked + "runpy.run_module('tools.operations.status', run_name='__main__')"],
         cwd=PROJECT_ROOT,
         capture_output=True,
         text=True,

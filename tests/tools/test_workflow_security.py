@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from tests.tools.test_workflows import REUSABLE, WORKFLOWS, WORKFLOWS_DIR, load
-from tools.harness import PROJECT_ROOT
+from tools.plan.harness import PROJECT_ROOT
 
 GITHUB_DIR = PROJECT_ROOT / ".github"
 PIN = re.compile(

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from tests.pins import pins
-from tools.harness import PROJECT_ROOT
+from tools.plan.harness import PROJECT_ROOT
 
 WORKFLOWS_DIR = PROJECT_ROOT / ".github" / "workflows"
 WORKFLOWS = sorted(WORKFLOWS_DIR.glob("*.yml"))
@@ -79,7 +79,7 @@ def test_pull_request_plan_diff_runs_without_secrets() -> None:
     assert "secrets." not in text and "environment" not in plan
     script = steps_text(plan)
     assert "-m tools.plan --stack" in script
-    assert "-m tools.plan_diff" in script
+    assert "-m tools.plan.diff" in script
     assert "GITHUB_STEP_SUMMARY" in script
     assert "-m policy_pack.offline" in script
     assert any(step.get("uses", "").startswith("actions/upload-artifact@") for step in plan["steps"])
@@ -111,7 +111,7 @@ def test_merge_deploys_dev_then_prod_behind_an_environment() -> None:
     assert jobs["layout"]["needs"] == "test"
     # Only what changed since the last successful deployment run (manual runs: everything).
     layout_steps = steps_text(jobs["layout"])
-    assert layout_steps.count('-m tools.affected --stacks "$STACKS" --base "$BASE"') == 2
+    assert layout_steps.count('-m tools.plan.affected --stacks "$STACKS" --base "$BASE"') == 2
     assert "--workflow deploy.yml --branch main \\\n" in layout_steps and "--status success" in layout_steps
     assert jobs["layout"]["permissions"] == {"contents": "read", "actions": "read"}
     assert jobs["layout"]["steps"][0]["with"]["fetch-depth"] == 0
@@ -146,7 +146,7 @@ def test_merge_deploys_dev_then_prod_behind_an_environment() -> None:
 @pytest.mark.parametrize(("workflow", "job"), [("drift.yml", "drift"), ("pull-request.yml", "preview")])
 def test_previews_and_drift_checks_cover_every_part_of_split_stacks(workflow: str, job: str) -> None:
     jobs = load(workflow)["jobs"]
-    assert "-m tools.ci_stacks" in steps_text(jobs["layout"])
+    assert "-m tools.ci.stacks" in steps_text(jobs["layout"])
     assert jobs["layout"]["outputs"]["stacks"] == "${{ steps.stacks.outputs.all }}"
     assert "layout" in jobs[job]["needs"]
     assert jobs[job]["strategy"]["matrix"]["include"] == "${{ fromJSON(needs.layout.outputs.stacks) }}"
@@ -159,10 +159,10 @@ def test_drift_runs_on_a_schedule_and_fails_loudly() -> None:
     assert workflow["jobs"]["drift"]["with"]["command"] == "drift"
     report = workflow["jobs"]["report"]
     assert report["if"] == "always() && needs.drift.result == 'failure'"
-    assert "-m tools.drift_report" in steps_text(report) and "scripts/ci/issue.sh" in steps_text(report)
-    # drift = preview --refresh --expect-no-changes, run and classified by tools.ci_pulumi.
+    assert "-m tools.ci.drift_report" in steps_text(report) and "scripts/ci/issue.sh" in steps_text(report)
+    # drift = preview --refresh --expect-no-changes, run and classified by tools.ci.pulumi_run.
     reusable = steps_text(load("pulumi-stack.yml")["jobs"]["run"])
-    assert '-m tools.ci_pulumi --command "$COMMAND" --stack "$STACK"' in reusable
+    assert '-m tools.ci.pulumi_run --command "$COMMAND" --stack "$STACK"' in reusable
 
 
 def pulumi_step() -> dict[str, Any]:
@@ -172,12 +172,12 @@ def pulumi_step() -> dict[str, Any]:
 
 
 def test_every_pulumi_command_runs_the_policy_pack() -> None:
-    from tools.ci_pulumi import command_argv
+    from tools.ci.pulumi_run import command_argv
 
     for command in ("preview", "up", "drift"):
         argv = command_argv(command, "dev")
         assert argv[argv.index("--policy-pack") + 1] == "policy_pack" and "--diff" in argv
-    # The action only installs the CLI (no `command`): tools.ci_pulumi runs the commands.
+    # The action only installs the CLI (no `command`): tools.ci.pulumi_run runs the commands.
     assert set(pulumi_step()["with"]) == {"pulumi-version"}
     run = load("pulumi-stack.yml")["jobs"]["run"]
     assert run["env"]["PULUMI_BACKEND_URL"] == "${{ vars.PULUMI_BACKEND_URL }}"

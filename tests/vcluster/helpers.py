@@ -10,7 +10,7 @@ from typing import Any
 
 from components.vcluster.previous import DEFAULT_ORGANIZATION
 from tests.support import plan, tenant_document, write_tenants
-from tools.harness import PREVIOUS_STACK_OUTPUTS, PROJECT_NAME, ProgramRun, stack_config
+from tools.plan.harness import PREVIOUS_STACK_OUTPUTS, PROJECT_NAME, ProgramRun, stack_config
 
 HARD = "tenant-hard-dev"
 HARD_PROD = "tenant-hard-prod"

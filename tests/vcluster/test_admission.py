@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from components.model.labels import NODE_POOL_KEY
+from components.model.core.labels import NODE_POOL_KEY
 from tests.admission.layers import Cluster, cluster, stack_policy
 from tests.cel_admission import Request
 from tests.rbac import Subject, UserInfo

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from components.model.errors import ConfigurationError
-from components.model.tenant_file import TenantSpec
+from components.model.core.errors import ConfigurationError
+from components.model.tenant_file.spec import TenantSpec
 from tests.admission.layers import stack_policy
 from tests.support import tenant_document
 from tests.vcluster.helpers import hard_tenant, previous_outputs, run_tenants, stack_virtual_clusters
-from tools.harness import ProgramRun
+from tools.plan.harness import ProgramRun
 
 _LAST_DEPLOYMENT = {"tenants": {"hard": {"virtualClusters": {"dev": {"release": "vcluster"}}}}}
 

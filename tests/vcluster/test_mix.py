@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from tests.vcluster.helpers import run_tenants
-from tools.bench_tenants import typical_tenant
-from tools.harness import ProgramRun
-from tools.tenant_mix import hard_tenant, tenant_mix
+from tools.plan.harness import ProgramRun
+from tools.scale.bench_tenants import typical_tenant
+from tools.scale.tenant_mix import hard_tenant, tenant_mix
 
 
 def test_the_mix_spreads_the_hard_share_evenly() -> None:

@@ -12,11 +12,11 @@ import jsonschema
 import pytest
 import yaml
 
-from components.model.stack_config import parse_settings
+from components.model.catalog.stack_config import parse_settings
 from tests.k8s_schema import validate_builtin, validate_custom
 from tests.support import objects_of_kind
 from tests.vcluster.helpers import HARD, HARD_PROD, hard_tenant, run_tenants, soft_tenant
-from tools.harness import ProgramRun, stack_config
+from tools.plan.harness import ProgramRun, stack_config
 
 _SCHEMA = json.loads((Path(__file__).parent / "data" / "vcluster-values.schema.json").read_text(encoding="utf-8"))
 _VALUES = jsonschema.Draft202012Validator(_SCHEMA)

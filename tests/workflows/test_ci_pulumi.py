@@ -1,4 +1,4 @@
-"""tools.ci_pulumi with a stand-in `pulumi` on PATH: what each outcome is called, and that the
+"""tools.ci.pulumi_run with a stand-in `pulumi` on PATH: what each outcome is called, and that the
 summary and comment hold the captured output whatever happened.
 
 The stand-in answers like the CLI: `pulumi preview --expect-no-changes` that finds changes prints
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tools import ci_pulumi
+from tools.ci import pulumi_run as ci_pulumi
 
 STUB = """#!/usr/bin/env bash
 echo "pulumi $*" >> "$STUB_LOG"

@@ -1,4 +1,4 @@
-"""tools.drift_report: drift only from a drift result; anything else, a missing result included, is
+"""tools.ci.drift_report: drift only from a drift result; anything else, a missing result included, is
 a failed check with its own issue."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tools import drift_report
+from tools.ci import drift_report
 
 STACKS = json.dumps([{"stack": s, "environment": "prod"} for s in ("prod-platform", "prod-shard-0", "prod-shard-1")])
 

@@ -17,8 +17,8 @@ import pytest
 
 from tests.tools.test_workflows import REUSABLE, WORKFLOWS, load
 from tests.workflows.expressions import evaluate, runs
-from tools import ci_identity
-from tools.harness import PROJECT_ROOT
+from tools.ci import identity as ci_identity
+from tools.plan.harness import PROJECT_ROOT
 
 PULUMI_ACTIONS = "pulumi/actions@8e5e406f4007fca908480587cb9893c07090f58d"
 CI_DOC = PROJECT_ROOT / "docs" / "ci.md"
@@ -120,7 +120,7 @@ def _run_steps() -> list[dict[str, Any]]:
 def test_summaries_and_comments_are_written_from_the_captured_output() -> None:
     steps = _run_steps()
     (pulumi,) = [s for s in steps if s.get("id") == "pulumi"]
-    assert "-m tools.ci_pulumi" in pulumi["run"] and pulumi["env"]["OUT"] == "${{ runner.temp }}/pulumi"
+    assert "-m tools.ci.pulumi_run" in pulumi["run"] and pulumi["env"]["OUT"] == "${{ runner.temp }}/pulumi"
     later = steps[steps.index(pulumi) + 1 :]
     summary = next(s for s in later if "GITHUB_STEP_SUMMARY" in str(s.get("run", "")))
     comment = next(s for s in later if "issues/${PR}/comments" in str(s.get("run", "")))
@@ -143,9 +143,9 @@ def test_drift_reports_only_detected_changes_as_drift() -> None:
     assert not runs(upload["if"], context(**{"inputs.command": "up"}))
     report = load("drift.yml")["jobs"]["report"]
     sort = next(s for s in report["steps"] if s.get("id") == "sort")
-    assert "-m tools.drift_report" in sort["run"] and sort["env"]["STACKS"] == "${{ needs.layout.outputs.stacks }}"
+    assert "-m tools.ci.drift_report" in sort["run"] and sort["env"]["STACKS"] == "${{ needs.layout.outputs.stacks }}"
     issues = {s["env"]["TITLE"]: s["if"] for s in report["steps"] if "scripts/ci/issue.sh" in str(s.get("run", ""))}
-    from tools.drift_report import DRIFT_TITLE, FAILED_TITLE
+    from tools.ci.drift_report import DRIFT_TITLE, FAILED_TITLE
 
     assert issues == {
         DRIFT_TITLE: "steps.sort.outputs.drift == 'true'",
@@ -255,7 +255,7 @@ def test_the_evaluator_reads_what_the_workflows_write() -> None:
 def test_every_stack_and_shard_has_a_documented_init_step() -> None:
     # No workflow sets `upsert` (test_pulumi_actions_only_installs_the_cli), so the docs must say
     # who creates the stacks and shards, and the runner's error must send people to the same place.
-    from tools.ci_pulumi import BOOTSTRAP
+    from tools.ci.pulumi_run import BOOTSTRAP
 
     doc = CI_DOC.read_text(encoding="utf-8")
     assert "**CI never creates a stack** (no `upsert`, no `--create`)" in doc

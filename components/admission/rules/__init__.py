@@ -22,7 +22,7 @@ from components.admission.rules import (
     vcluster_kubeconfig,
     workloads,
 )
-from components.model.admission import PolicySettings
+from components.model.settings.admission import PolicySettings
 
 
 def validating_policies(

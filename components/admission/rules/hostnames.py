@@ -21,7 +21,7 @@ from components.admission.base import (
     namespace_annotation_list,
     resource_rule,
 )
-from components.model.labels import AUTHORIZED_DOMAINS_KEY
+from components.model.core.labels import AUTHORIZED_DOMAINS_KEY
 
 _WRITE = ["CREATE", "UPDATE"]
 

@@ -3,7 +3,7 @@
 Controller annotations can claim or rewrite other hosts (ingress-nginx `server-alias`), write raw
 proxy configuration (`*-snippet`), send the tenant's requests and its users' credentials anywhere
 (`auth-url`, `mirror-target`), or publish DNS for any name (external-dns `hostname`). The stack's
-`tenancy:policy.ingressAnnotations` (components/model/ingress_annotations.py) lists, per governed
+`tenancy:policy.ingressAnnotations` (components/model/settings/ingress_annotations.py) lists, per governed
 prefix, the annotation names tenants may set; anything else under a governed prefix is refused.
 Where the stack lists `classes`, an Ingress must also name one of them, so no tenant is served
 by a controller meant for something else. Values of allowed annotations are held to a plain
@@ -25,7 +25,7 @@ from components.admission.base import (
     literal_list,
     resource_rule,
 )
-from components.model.ingress_annotations import IngressAnnotationPolicy
+from components.model.settings.ingress_annotations import IngressAnnotationPolicy
 
 # Enough for paths with capture groups (`/$1`), CIDR lists, origins, sizes, durations and booleans.
 SAFE_VALUE = r"^[A-Za-z0-9 $._:/,=*+-]*$"

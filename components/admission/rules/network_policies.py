@@ -41,7 +41,7 @@ from components.admission.base import (
     namespace_annotation_list,
     resource_rule,
 )
-from components.model.labels import (
+from components.model.core.labels import (
     ALLOW_LOAD_BALANCER_KEY,
     DNS_KEY,
     EGRESS_CIDRS_KEY,

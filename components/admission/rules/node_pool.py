@@ -1,6 +1,6 @@
 """Rule 3, node pool: a pod selects its tenant's pool and tolerates no other pool's taint.
 
-Pools are labelled and tainted `tenancy.io/pool=<pool>` (components/model/labels.py). The tenant's pool
+Pools are labelled and tainted `tenancy.io/pool=<pool>` (components/model/core/labels.py). The tenant's pool
 is the Namespace label of the same key. A tenant with a pool must select it with
 `nodeSelector: {tenancy.io/pool: <pool>}`; nodeSelector and node affinity are ANDed, so that alone
 pins the pod whatever affinity it adds. Tolerations decide which tainted nodes a pod may use:
@@ -24,7 +24,7 @@ from components.admission.base import (
     namespace_label,
     resource_rule,
 )
-from components.model.labels import NODE_POOL_KEY, NODE_POOL_TAINT_EFFECT, TENANT_KEY
+from components.model.core.labels import NODE_POOL_KEY, NODE_POOL_TAINT_EFFECT, TENANT_KEY
 
 _POOL: Variable = {"name": "pool", "expression": namespace_label(NODE_POOL_KEY)}
 _KEY = literal(NODE_POOL_KEY)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from components.admission.base import PolicyDefinition, Validation, Variable, literal, literal_list, resource_rule
-from components.model.labels import PLATFORM_OWNED_KEY, TENANT_KEY
+from components.model.core.labels import PLATFORM_OWNED_KEY, TENANT_KEY
 
 _ALL = ["CREATE", "UPDATE", "DELETE"]
 # external-secrets v2.9.0, pkg/controllers/externalsecret/externalsecret_controller.go.

@@ -18,7 +18,7 @@ Two things it cannot cover, both from the API server itself:
   pkg/admission/plugin/policy/generic/plugin.go: `admissionResources` is the default
   `excludedResources`, and Dispatch returns early for them), so this policy could not keep the
   preview identity from patching the bundle itself, this policy included. The preview ClusterRole
-  therefore grants no `patch` on admissionregistration.k8s.io (tools/preview_identity.py); a preview
+  therefore grants no `patch` on admissionregistration.k8s.io (tools/ci/preview_identity.py); a preview
   of those objects gets 403 from RBAC on its dry run and the provider falls back to a client-side
   diff (pulumi-kubernetes v4.32.0 provider/pkg/provider/provider.go, Create and Update:
   `if req.GetPreview() && apierrors.IsForbidden(awaitErr)` returns the inputs).

@@ -26,7 +26,7 @@ from components.admission.base import (
     namespace_annotation_list,
     resource_rule,
 )
-from components.model.labels import GROUP_ROLES_KEY
+from components.model.core.labels import GROUP_ROLES_KEY
 
 # `namespace` is a CEL reserved word; reading it by index does not depend on how an engine treats
 # reserved words in field selection (cel-go and cel-cpp both evaluate this form).

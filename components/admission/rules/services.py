@@ -13,7 +13,7 @@ CVE-2021-25740 pattern without Endpoints). The LoadBalancer switch is the tenant
 from __future__ import annotations
 
 from components.admission.base import TENANT_VARIABLE, PolicyDefinition, literal, resource_rule
-from components.model.labels import ALLOW_LOAD_BALANCER_KEY
+from components.model.core.labels import ALLOW_LOAD_BALANCER_KEY
 
 
 def policies() -> list[PolicyDefinition]:

@@ -37,7 +37,7 @@ from components.admission.base import (
     resource_rule,
 )
 from components.admission.rules.flux import flux_resource_rules, platform_requester
-from components.model.labels import PLATFORM_OWNED_KEY, SUSPENDED_KEY
+from components.model.core.labels import PLATFORM_OWNED_KEY, SUSPENDED_KEY
 
 _WRITE = ["CREATE", "UPDATE"]
 # Every kind that attaches a hostname or a listener port of a shared controller to a tenant Service.

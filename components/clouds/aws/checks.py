@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from components.clouds.aws import subnets
-from components.model.clouds import AwsSettings
-from components.model.errors import Problem
-from components.model.stack import StackSettings
-from components.model.tenant_file import TenantSpec
+from components.model.core.errors import Problem
+from components.model.settings.clouds import AwsSettings
+from components.model.settings.stack import StackSettings
+from components.model.tenant_file.spec import TenantSpec
 
 # How many tenant names a stack-level problem lists before it only counts the rest.
 _NAMED = 3

@@ -17,14 +17,14 @@ from components.clouds.aws import checks, engine_rules
 from components.clouds.aws.network import NETWORK
 from components.clouds.base import DataBackend, Guard, PlatformValues
 from components.clouds.eso import shared_secret_store
-from components.model.capabilities import CloudCapabilities
-from components.model.clouds import AwsSettings
-from components.model.data import DataSettings
-from components.model.errors import Problem
-from components.model.labels import MANAGED_BY_VALUE
-from components.model.network import CloudNetworkFacts
-from components.model.stack import StackSettings
-from components.model.tenant_file import TenantSpec
+from components.model.checks.capabilities import CloudCapabilities
+from components.model.core.errors import Problem
+from components.model.core.labels import MANAGED_BY_VALUE
+from components.model.settings.clouds import AwsSettings
+from components.model.settings.data import DataSettings
+from components.model.settings.network import CloudNetworkFacts
+from components.model.settings.stack import StackSettings
+from components.model.tenant_file.spec import TenantSpec
 
 CAPABILITIES = CloudCapabilities(
     engine_versions={

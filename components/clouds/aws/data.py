@@ -39,8 +39,8 @@ from components.clouds.base import (
 )
 from components.clouds.eso import SHARED_SECRETS_ACCOUNT, EsoDelivery, shared_secrets_account
 from components.clouds.legacy_keys import instance_options, key_options, renamed_options
-from components.model.clouds import AwsSettings
-from components.model.data import DataSettings
+from components.model.settings.clouds import AwsSettings
+from components.model.settings.data import DataSettings
 
 _SECRET_READ = ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"]
 

@@ -21,8 +21,8 @@ from components.edge.identity import (
     EdgeIdentity,
     service_account_values,
 )
-from components.model.edge import controller_chart
-from components.model.stack import StackSettings
+from components.model.settings.edge import controller_chart
+from components.model.settings.stack import StackSettings
 
 
 def _associate(

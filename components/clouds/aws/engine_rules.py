@@ -53,7 +53,7 @@ ENGINES: dict[str, EngineRule] = {
 # ("RDS end of standard support date" columns; checked 2026-11-26 against those tables as
 # endoflife.date scrapes them: products/amazon-rds-mysql.md, products/amazon-rds-postgresql.md).
 # A new instance on a version past its date is refused before anything is registered
-# (components/model/engine_support.py): with Extended Support disabled, RDS would refuse to create it.
+# (components/model/checks/engine_support.py): with Extended Support disabled, RDS would refuse to create it.
 END_OF_STANDARD_SUPPORT: dict[tuple[str, str], date] = {
     ("mysql", "8.0"): date(2026, 7, 31),
     ("mysql", "8.4"): date(2029, 7, 31),

@@ -9,7 +9,7 @@ role, which is the platform's, not the tenant's.
 
 from __future__ import annotations
 
-from components.model.network import CloudNetworkFacts, EgressTarget
+from components.model.settings.network import CloudNetworkFacts, EgressTarget
 
 NETWORK = CloudNetworkFacts(
     identity_endpoints=[EgressTarget(cidrs=["169.254.170.23/32", "fd00:ec2::23/128"], ports=[80])],

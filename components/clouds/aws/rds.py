@@ -16,8 +16,8 @@ import pulumi
 import pulumi_aws as aws
 
 from components.clouds.aws import engine_rules, name_rules
-from components.model.clouds import AwsSettings
-from components.model.data import DataSettings
+from components.model.settings.clouds import AwsSettings
+from components.model.settings.data import DataSettings
 
 CLASSES = {"small": "db.t4g.small", "medium": "db.m7g.large", "large": "db.m7g.xlarge"}
 

@@ -33,8 +33,8 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from components.clouds.base import ENGINE_PORTS, DeliveryTarget
-from components.model.clouds import AwsSettings
-from components.model.labels import DATABASE_CLIENT_KEY, PLATFORM_OWNED_KEY
+from components.model.core.labels import DATABASE_CLIENT_KEY, PLATFORM_OWNED_KEY
+from components.model.settings.clouds import AwsSettings
 
 POLICY_NAME = "tenancy-databases"
 SGP_VERSION = "vpcresources.k8s.aws/v1beta1"

@@ -28,8 +28,8 @@ from components.clouds.aws.security_groups import members_group
 from components.clouds.aws.subnets import Placement
 from components.clouds.base import DatabaseLogin, DatabaseRequest, Guard, generate_password
 from components.clouds.sql_logins import ADMIN_USER, SqlLogins, admin_document
-from components.model.clouds import AwsSettings
-from components.model.data import DataSettings, SharedInstance
+from components.model.settings.clouds import AwsSettings
+from components.model.settings.data import DataSettings, SharedInstance
 
 
 def admin_secret_name(instance: str) -> str:

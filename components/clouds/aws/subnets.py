@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.model.clouds import AwsSettings
-from components.model.data import SharedInstance
+from components.model.settings.clouds import AwsSettings
+from components.model.settings.data import SharedInstance
 
 
 @dataclass(frozen=True)

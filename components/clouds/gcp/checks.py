@@ -9,9 +9,9 @@ tenant file's field), shared instances through the cloud's stack problems (the s
 from __future__ import annotations
 
 from components.clouds.gcp.cloud_sql import edition_problems, machine
-from components.model.errors import Problem
-from components.model.stack import StackSettings
-from components.model.tenant_file import TenantSpec
+from components.model.core.errors import Problem
+from components.model.settings.stack import StackSettings
+from components.model.tenant_file.spec import TenantSpec
 
 # Where a cloud_sql.py problem points in a database entry.
 _FIELD = {"version": "version", "tier": "size", "pooling": "poolSize"}

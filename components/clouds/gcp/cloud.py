@@ -18,14 +18,14 @@ from components.clouds.eso import shared_secret_store
 from components.clouds.gcp.checks import database_rules, shared_instance_problems
 from components.clouds.gcp.key_ring import key_ring_problems
 from components.clouds.gcp.network import NETWORK
-from components.model.capabilities import CloudCapabilities
-from components.model.clouds import GcpSettings
-from components.model.data import DataSettings
-from components.model.errors import Problem
-from components.model.labels import MANAGED_BY_VALUE
-from components.model.network import CloudNetworkFacts
-from components.model.stack import StackSettings
-from components.model.tenant_file import TenantSpec
+from components.model.checks.capabilities import CloudCapabilities
+from components.model.core.errors import Problem
+from components.model.core.labels import MANAGED_BY_VALUE
+from components.model.settings.clouds import GcpSettings
+from components.model.settings.data import DataSettings
+from components.model.settings.network import CloudNetworkFacts
+from components.model.settings.stack import StackSettings
+from components.model.tenant_file.spec import TenantSpec
 
 CAPABILITIES = CloudCapabilities(
     engine_versions={

@@ -36,8 +36,8 @@ from components.clouds.gcp.cloud_sql import machine
 from components.clouds.gcp.name_rules import cloud_sql_instance_name
 from components.clouds.gcp.shared import GcpSharedLogins
 from components.clouds.legacy_keys import adopts_legacy_key, instance_options, key_options, legacy_gcp_key_name
-from components.model.clouds import GcpSettings
-from components.model.data import DataSettings
+from components.model.settings.clouds import GcpSettings
+from components.model.settings.data import DataSettings
 
 SECRET_ACCESSOR = "roles/secretmanager.secretAccessor"
 KEY_USER = "roles/cloudkms.cryptoKeyEncrypterDecrypter"

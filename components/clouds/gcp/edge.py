@@ -19,7 +19,7 @@ from components.edge.identity import (
     EdgeIdentity,
     service_account_values,
 )
-from components.model.stack import StackSettings
+from components.model.settings.stack import StackSettings
 
 DNS_ADMIN = "roles/dns.admin"
 

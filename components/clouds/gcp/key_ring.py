@@ -20,8 +20,8 @@ from pathlib import Path
 
 import yaml
 
-from components.model.clouds import GcpSettings
-from components.model.errors import Problem
+from components.model.core.errors import Problem
+from components.model.settings.clouds import GcpSettings
 
 # The gcpkms secrets provider URL, as `pulumi stack init --secrets-provider` writes it
 # (https://www.pulumi.com/docs/iac/concepts/secrets/#cloud-key-management-service-kms).

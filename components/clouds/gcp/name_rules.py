@@ -9,7 +9,7 @@ tenant + environment <= 55 characters; database names are `[a-z][a-z0-9_]{0,30}`
 - CryptoKey names: data.py `key_name` (hash past 63 characters).
 - Secret Manager ids: `tenancy_<tenant>_<env>_<secret>` / `..._db_<database>`: at most 199
   characters at the model's limits, well inside 255, from allowed characters only.
-- Label values: components/model/labels.py `cloud_label_value` squeezes them.
+- Label values: components/model/core/labels.py `cloud_label_value` squeezes them.
 - Cloud SQL instance ids: Pulumi auto-names them `<resource name>-<7 hex>`, which passes the
   documented 98 characters (with the project id) once tenant + environment + database names are
   long. `cloud_sql_instance_name` then names the instance itself, deterministically; names that fit

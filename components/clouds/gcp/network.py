@@ -9,7 +9,7 @@ identity only, so both are opened: the stack need not know which dataplane the c
 
 from __future__ import annotations
 
-from components.model.network import CloudNetworkFacts, EgressTarget
+from components.model.settings.network import CloudNetworkFacts, EgressTarget
 
 NETWORK = CloudNetworkFacts(
     identity_endpoints=[

@@ -23,8 +23,8 @@ from components.clouds.eso import SHARED_SECRETS_ACCOUNT, shared_secrets_account
 from components.clouds.gcp.data import KEY_USER, SECRET_ACCESSOR, database_version, instance_settings
 from components.clouds.gcp.name_rules import cloud_sql_instance_name
 from components.clouds.sql_logins import ADMIN_USER, admin_document
-from components.model.clouds import GcpSettings
-from components.model.data import DataSettings, SharedInstance
+from components.model.settings.clouds import GcpSettings
+from components.model.settings.data import DataSettings, SharedInstance
 
 
 def platform(settings_gcp: GcpSettings, data: DataSettings, labels: dict[str, str], guard: Guard) -> dict[str, Any]:
@@ -53,7 +53,7 @@ def platform(settings_gcp: GcpSettings, data: DataSettings, labels: dict[str, st
     return {
         # The ring once its service agents may use its keys: every tenant key is made in it, so
         # each instance and secret under a tenant key waits for the grants (else the first `up`
-        # races them: "insufficient permission to use KMS key"; tools/engine_rules.py).
+        # races them: "insufficient permission to use KMS key"; tools/plan/engine_rules.py).
         "keyRing": pulumi.Output.all(ring.id, *(grant.id for grant in grants)).apply(lambda ids: ids[0]),
         "sharedInstances": {
             name: {

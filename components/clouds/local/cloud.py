@@ -14,13 +14,13 @@ from components.clouds.local.data import LocalData
 from components.clouds.local.delivery import LocalDelivery, shared_sources
 from components.clouds.local.installs import placeholder_secrets
 from components.clouds.local.network import NETWORK
-from components.model.capabilities import CloudCapabilities
-from components.model.data import DataSettings
-from components.model.errors import Problem
-from components.model.installs import InstallSettings
-from components.model.network import CloudNetworkFacts
-from components.model.stack import StackSettings
-from components.model.tenant_file import TenantSpec
+from components.model.checks.capabilities import CloudCapabilities
+from components.model.core.errors import Problem
+from components.model.settings.data import DataSettings
+from components.model.settings.installs import InstallSettings
+from components.model.settings.network import CloudNetworkFacts
+from components.model.settings.stack import StackSettings
+from components.model.tenant_file.spec import TenantSpec
 
 # MySQL is served by MariaDB (wire-compatible with MySQL 8.0 clients). Shared: MySQL only, on a
 # platform MariaDB (CloudNativePG has no per-tenant role or database object among the CRDs the

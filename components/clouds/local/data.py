@@ -36,9 +36,9 @@ from components.clouds.local.operator_pods import (
     pooler_template,
 )
 from components.clouds.local.shared import shared_login
-from components.model.data import DataSettings
-from components.model.quota_budget import POSTGRES_INSTANCES
-from components.model.tenant_data import credentials_secret_name
+from components.model.checks.quota_budget import POSTGRES_INSTANCES
+from components.model.settings.data import DataSettings
+from components.model.tenant_file.data import credentials_secret_name
 
 # On an external Secret: how its team fills it in (Pulumi creates it empty and never reverts it).
 FILL_ANNOTATION = "tenancy.io/fill-with"

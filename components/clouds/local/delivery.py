@@ -15,7 +15,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.clouds.base import DeliveryTarget
-from components.model.data import DataSettings, SharedSecret
+from components.model.settings.data import DataSettings, SharedSecret
 
 
 def shared_sources(

@@ -18,8 +18,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.clouds.base import Guard, generate_password
-from components.model.data import DataSettings
-from components.model.labels import platform_labels
+from components.model.core.labels import platform_labels
+from components.model.settings.data import DataSettings
 
 DOCKER_CONFIG = "kubernetes.io/dockerconfigjson"
 # A valid registry login that logs in nowhere: what the API server accepts for the type.

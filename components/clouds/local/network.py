@@ -8,7 +8,7 @@ operators' Helm charts. There is no cloud identity endpoint on a local cluster.
 
 from __future__ import annotations
 
-from components.model.network import CloudNetworkFacts, OperatorAccess
+from components.model.settings.network import CloudNetworkFacts, OperatorAccess
 
 NETWORK = CloudNetworkFacts(
     operators={

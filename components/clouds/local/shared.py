@@ -26,8 +26,8 @@ from components.clouds.base import (
     generate_password,
     shared_names,
 )
-from components.model.data import DataSettings
-from components.model.labels import platform_labels
+from components.model.core.labels import platform_labels
+from components.model.settings.data import DataSettings
 
 _API_VERSION = "k8s.mariadb.com/v1alpha1"
 # Every privilege on its own database, nothing on the server (no GRANT OPTION).
@@ -43,7 +43,7 @@ def platform(data: DataSettings, guard: Guard) -> dict[str, Any]:
     """Register the platform namespace and its shared MariaDB instances (platform part); return
     `{name: {"name": MariaDB object, "namespace": its namespace}}`, the names tenants' objects
     refer to, as outputs of the objects: a tenant's Database, User and Grant then wait for the
-    namespace and the instance they go into (tools/engine_rules.py)."""
+    namespace and the instance they go into (tools/plan/engine_rules.py)."""
     if not data.shared_instances:
         return {}
     # It holds every shared database: protected like the data in it.

@@ -1,0 +1,1 @@
+"""Reading the inputs: the stack config into checked settings, the tenant files into a catalog."""

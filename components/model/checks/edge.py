@@ -1,0 +1,97 @@
+"""Refusals for the edge (`tenancy:edge`, a tenant's `routePorts` and app `hostnames`), before anything is registered.
+
+A cloud whose load balancer has no fixed address range
+needs the stack to name one; ACME needs an account; an app's hostname must be the tenant's own.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from components.model.core.errors import Problem
+from components.model.core.labels import default_domain
+from components.model.settings.edge import controller_chart
+
+if TYPE_CHECKING:
+    from components.model.settings.stack import StackSettings
+    from components.model.tenant_file.spec import TenantSpec
+
+_KEY = "tenancy:edge"
+
+
+def hostname_authorized(hostname: str, patterns: list[str]) -> bool:
+    """Whether `hostname` lies inside one of `patterns`, as the admission rule decides it
+    (components/admission/rules/hostnames.py `authorized`): equal, or below a `*.x` pattern."""
+    return any(p == hostname or (p.startswith("*.") and hostname.endswith(p[1:])) for p in patterns)
+
+
+def edge_settings_problems(settings: StackSettings) -> list[Problem]:
+    """Problems of `tenancy:edge` against the rest of the stack's settings."""
+    edge, source, facts = settings.edge, settings.source, settings.edge_facts()
+    problems: list[Problem] = []
+    platform = {ns.name for ns in settings.platform_namespaces}
+    if edge.gateway.enabled:
+        if facts.needs_source_cidrs and not edge.gateway.source_cidrs:
+            problems.append(
+                Problem(
+                    source,
+                    f"{_KEY}.gateway.sourceCidrs",
+                    "the load balancer reaches pods from its own addresses: name the CIDRs of the subnets it is "
+                    "placed in (or set gateway.enabled: false)",
+                )
+            )
+        if facts.needs_roles and edge.gateway.controller_role_arn is None and controller_chart(edge.gateway, facts):
+            problems.append(
+                Problem(
+                    source,
+                    f"{_KEY}.gateway.controllerRoleArn",
+                    "the AWS Load Balancer Controller needs its IAM role (bound to it by Pod Identity)",
+                )
+            )
+    if edge.ingress.enabled and edge.ingress.namespace not in platform:
+        problems.append(
+            Problem(
+                source,
+                "tenancy:platformNamespaces",
+                f"ingress is enabled: list its controller's namespace {edge.ingress.namespace!r} here",
+            )
+        )
+    if edge.tls.enabled and facts.cloud_dns:
+        if edge.tls.acme is None:
+            problems.append(
+                Problem(source, f"{_KEY}.tls.acme", "certificates on a cloud come from ACME: give its account email")
+            )
+        if facts.needs_roles and edge.tls.role_arn is None:
+            problems.append(
+                Problem(source, f"{_KEY}.tls.roleArn", "cert-manager needs an IAM role for Route 53 DNS-01")
+            )
+    external = edge.external_dns
+    cloud_dns = facts.cloud_dns and (external.enabled or edge.tls.enabled)
+    if cloud_dns and not edge.zones:
+        problems.append(
+            Problem(
+                source,
+                f"{_KEY}.zones",
+                "name the DNS zones of the domain suffix: external-dns writes there only, ACME answers there",
+            )
+        )
+    if external.enabled and facts.needs_roles and external.role_arn is None:
+        problems.append(Problem(source, f"{_KEY}.externalDns.roleArn", "external-dns needs an IAM role"))
+    return problems
+
+
+def tenant_edge_problems(spec: TenantSpec, suffix: str) -> list[tuple[str, str]]:
+    """(field, message) for app hostnames outside the tenant's own names."""
+    own = default_domain(spec.name, suffix)
+    patterns = [own, f"*.{own}", *spec.domains]
+    problems = []
+    for index, app in enumerate(spec.apps):
+        for position, hostname in enumerate(app.hostnames):
+            if not hostname_authorized(hostname, patterns):
+                problems.append(
+                    (
+                        f"apps.{index}.hostnames.{position}",
+                        f"{hostname!r} is not one of the tenant's names ({', '.join(patterns)})",
+                    )
+                )
+    return problems

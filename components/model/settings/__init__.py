@@ -1,0 +1,1 @@
+"""The stack settings: everything under `tenancy:` in `Pulumi.<stack>.yaml`, one model per section."""

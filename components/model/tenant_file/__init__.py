@@ -1,0 +1,1 @@
+"""The tenant file: one `tenants/<name>.yaml`, its sections and the rules inside one file."""

@@ -1,0 +1,1 @@
+"""The `tenancy` command: one subcommand per tool (docs/cli.md)."""

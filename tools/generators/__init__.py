@@ -1,0 +1,1 @@
+"""Generated files: reference docs, the tenant schema, kind config, e2e manifests, requirements."""

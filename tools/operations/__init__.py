@@ -1,0 +1,1 @@
+"""Day-two operations on a deployed stack: status, offboarding, key migration, upgrades, bootstrap."""

@@ -1,0 +1,200 @@
+"""The offline plan: run the real program for a stack under mocks and show what it would create.
+
+    python -m tools.plan --stack dev [--tenants-dir DIR] [--set tenancy:key=value]... [--out DIR [--diff BASE_DIR]]
+
+It prints a per-tenant summary. With --out it writes every Kubernetes object as YAML under
+DIR/manifests/ and every registered resource (secrets redacted) to DIR/resources.json. On invalid
+input it prints every problem to stderr, exits with code 2 and writes nothing.
+
+The previous plan (the --diff base, else the earlier plan in --out) stands in for the stack's last
+deployment: its outputs are what the program reads as the stack's last outputs (the virtual-cluster
+switch-back check), and the diff against it exits with code 3, one line per tenant on stderr, when
+the change would delete or replace protected resources (tools/plan/refusals.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from components.model.core.errors import ConfigurationError
+from tools.plan.diff import diff_dirs, render_markdown, report_refusals
+from tools.plan.dirs import (
+    as_last_deployment,
+    attribute_overrides,
+    diff_problem,
+    keep_previous,
+    out_problem,
+    previous_plan,
+)
+from tools.plan.harness import PROJECT_ROOT, ProgramRun, RecordedResource, run_stack
+from tools.plan.mock_marks import manifest_header, matcher, mock_paths
+
+CLUSTER_SCOPE = "_cluster"
+WRITERS = 8
+
+try:  # libyaml's emitter and parser when PyYAML was built with them: several times faster.
+    from yaml import CSafeDumper as _SafeDumper
+    from yaml import CSafeLoader as _SafeLoader
+except ImportError:  # pragma: no cover - depends on how PyYAML was built
+    from yaml import SafeDumper as _SafeDumper  # type: ignore[assignment]
+    from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
+
+
+def dump_yaml(document: Any) -> str:
+    """YAML text of one manifest, keys sorted (libyaml folds long strings differently; same data)."""
+    return yaml.dump(document, Dumper=_SafeDumper, sort_keys=True)
+
+
+def load_yaml(text: str) -> Any:
+    return yaml.load(text, Loader=_SafeLoader)
+
+
+def is_kubernetes_object(resource: RecordedResource) -> bool:
+    """Kubernetes API objects (not the provider, not Helm releases, which are not one object)."""
+    return (
+        resource.custom
+        and resource.type.startswith("kubernetes:")
+        and not resource.type.startswith("kubernetes:helm.sh/")
+        and "apiVersion" in resource.inputs
+    )
+
+
+def manifest(resource: RecordedResource) -> dict[str, Any]:
+    """The Kubernetes object as `kubectl apply` would see it (Pulumi-internal keys dropped)."""
+    return {key: value for key, value in resource.inputs.items() if not key.startswith("__")}
+
+
+def _parse_set(values: list[str]) -> dict[str, str]:
+    overrides: dict[str, str] = {}
+    for item in values:
+        key, separator, value = item.partition("=")
+        if not separator or ":" not in key:
+            raise SystemExit(f"--set expects NAMESPACE:KEY=VALUE, got {item!r}")
+        parsed = load_yaml(value) if value.strip().startswith(("[", "{")) else None
+        overrides[key] = json.dumps(parsed) if parsed is not None else value
+    return overrides
+
+
+def group_by_tenant(run: ProgramRun) -> dict[str, list[RecordedResource]]:
+    """Resources by tenant (cluster-wide ones under CLUSTER_SCOPE), from one pass over the run."""
+    tenants = run.tenants()
+    groups: dict[str, list[RecordedResource]] = defaultdict(list)
+    for resource in run.resources:
+        groups[tenants[resource.urn] or CLUSTER_SCOPE].append(resource)
+    return dict(sorted(groups.items()))
+
+
+def summary(run: ProgramRun) -> str:
+    """Resources by type per tenant, and totals."""
+    lines = [f"stack {run.stack}: {len(run.resources)} resources"]
+    groups = group_by_tenant(run)
+    tenants = [name for name in groups if name != CLUSTER_SCOPE]
+    for scope, resources in groups.items():
+        lines.append(f"\n{scope}: {len(resources)} resources")
+        for type_token, count in sorted(Counter(r.type for r in resources).items()):
+            lines.append(f"  {count:4d}  {type_token}")
+    per_tenant = sum(len(groups[t]) for t in tenants) / len(tenants) if tenants else 0.0
+    lines.append(f"\ntotal: {len(run.resources)} resources, {len(tenants)} tenants, {per_tenant:.1f} per tenant")
+    return "\n".join(lines)
+
+
+def _manifest_path(out: Path, scope: str, resource: RecordedResource) -> Path:
+    body = resource.inputs
+    metadata = body.get("metadata", {})
+    namespace = metadata.get("namespace")
+    name = metadata.get("name") or resource.name
+    file_name = f"{body['kind'].lower()}-{namespace + '-' if namespace else ''}{name}.yaml".replace(":", "_")
+    return out / "manifests" / scope / file_name
+
+
+def write_plan(run: ProgramRun, out: Path) -> int:
+    """Write manifests and resources.json under `out` (replacing an older plan); returns files written."""
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    files: list[tuple[Path, str]] = []
+    mocked = matcher(run.mock_made)
+    for scope, resources in group_by_tenant(run).items():
+        objects = [resource for resource in resources if is_kubernetes_object(resource)]
+        if objects:
+            (out / "manifests" / scope).mkdir(parents=True, exist_ok=True)
+        for resource in objects:
+            body = manifest(resource)
+            header = manifest_header(mock_paths(body, mocked))
+            files.append((_manifest_path(out, scope, resource), header + dump_yaml(body)))
+    tenants = run.tenants()
+    records = []
+    for resource in run.resources:
+        record = {**resource.as_json(), "tenant": tenants[resource.urn]}
+        # Fields whose values the mocks made up (tools/plan/mock_marks.py); absent when there are none.
+        if paths := mock_paths(record["inputs"], mocked):
+            record["mockMade"] = [f"inputs.{path}" for path in paths]
+        # One resource per line: the C encoder (an indented dump is pure Python) and line-wise diffs.
+        records.append(json.dumps(record, sort_keys=True))
+    files.append((out / "resources.json", "[\n" + ",\n".join(records) + "\n]\n"))
+    files.append((out / "outputs.json", json.dumps(run.outputs, indent=2, sort_keys=True) + "\n"))
+    # Creating a file mostly waits on the filesystem; a few threads overlap those waits.
+    with ThreadPoolExecutor(max_workers=WRITERS) as pool:
+        list(pool.map(_write, files))
+    return len(files)
+
+
+def _write(item: tuple[Path, str]) -> None:
+    item[0].write_text(item[1], encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tenancy plan", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--stack", required=True, help="stack name; reads Pulumi.<stack>.yaml")
+    parser.add_argument("--tenants-dir", type=Path, help="tenant files to use instead of tenants/")
+    parser.add_argument("--set", action="append", default=[], metavar="NS:KEY=VALUE", help="override a config key")
+    parser.add_argument("--out", type=Path, help="write manifests/ and resources.json here")
+    parser.add_argument("--diff", type=Path, metavar="BASE_DIR", help="with --out: Markdown diff against that plan")
+    parser.epilog = "exit codes: 0 planned; 2 invalid input; 3 the change would delete or replace protected resources"
+    args = parser.parse_args(argv)
+    if args.diff is not None and args.out is None:
+        parser.error("--diff compares against the plan written by --out; give --out too")
+    refusal = out_problem(args.out) or diff_problem(args.diff)
+    if refusal is not None:
+        print(refusal, file=sys.stderr)
+        return 2
+
+    overrides = _parse_set(args.set)
+    if args.tenants_dir is not None:
+        overrides["tenancy:tenantsDir"] = str(args.tenants_dir.resolve())
+    try:
+        with as_last_deployment(args.stack, previous_plan(args.out, args.diff)):
+            run = run_stack(args.stack, overrides)
+    except ConfigurationError as error:
+        print(str(attribute_overrides(error, args.stack, overrides)), file=sys.stderr)
+        return 2
+    except FileNotFoundError as error:
+        print(str(error), file=sys.stderr)
+        return 2
+    print(summary(run))
+    previous = None
+    if args.out is not None:
+        # The earlier plan of this directory is kept as DIR.previous and, without --diff, diffed.
+        previous = keep_previous(args.out)
+        count = write_plan(run, args.out)
+        print(f"\nwrote {count} files to {args.out}")
+    base, title = (args.diff, "Plan diff") if args.diff is not None else (previous, "Changes since the last plan")
+    if base is None or args.out is None:
+        return 0
+    diff = diff_dirs(base, args.out)
+    print("\n" + render_markdown(diff, f"{title}: {args.stack}"), end="")
+    return report_refusals(diff)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(PROJECT_ROOT))
+    raise SystemExit(main())
