@@ -39,8 +39,9 @@ def _module_tree(module: str) -> ast.Module:
 def _imported_from(tree: ast.Module, name: str) -> str | None:
     """The project module `name` is imported from at the top of `tree`, if any."""
     for node in tree.body:
-        imported = isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("tools.")
-        if imported and any((alias.asname or alias.name) == name for alias in node.names):
+        if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith("tools."):
+            continue
+        if any((alias.asname or alias.name) == name for alias in node.names):
             return node.module
     return None
 
@@ -88,13 +89,11 @@ def returned_codes(module: str, function: str = "main") -> set[int]:
 def _module_constant(module: str, name: str) -> int:
     tree = _module_tree(module)
     for node in tree.body:
-        constant = isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
-        if (
-            constant
-            and isinstance(node.value.value, int)
-            and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
-        ):
-            return node.value.value
+        if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Constant):
+            continue
+        value = node.value.value
+        if isinstance(value, int) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return value
     source = _imported_from(tree, name)
     if source is None:
         raise AssertionError(f"{module}: no int constant {name}")
