@@ -76,6 +76,7 @@ class RuleActions(StrictModel):
     suspension: RuleAction = "Deny"
     # A tenant's Flux objects act as its deployer, in its own namespace (rules/flux.py).
     flux: RuleAction = "Deny"
+    # The preview identities write dry runs only (rules/preview_dry_run.py); Warn or Audit turn the guard off.
     preview_dry_run: RuleAction = "Deny"
 
 
@@ -112,6 +113,8 @@ class PreviewIdentities(StrictModel):
 
     # On GKE the preview service account is a user (its e-mail); EKS maps the preview role to the group.
     users: list[Identity] = []
+    # Groups the preview identities carry (EKS: the group the preview role's access entry maps to);
+    # the generated ClusterRoleBinding of deploy/identities binds the default.
     groups: list[Identity] = [PREVIEW_GROUP]
 
 
