@@ -76,6 +76,7 @@ class RuleActions(StrictModel):
     suspension: RuleAction = "Deny"
     # A tenant's Flux objects act as its deployer, in its own namespace (rules/flux.py).
     flux: RuleAction = "Deny"
+    # Non-dry-run writes by the preview identities (rules/preview_dry_run.py).
     preview_dry_run: RuleAction = "Deny"
 
 
@@ -112,6 +113,7 @@ class PreviewIdentities(StrictModel):
 
     # On GKE the preview service account is a user (its e-mail); EKS maps the preview role to the group.
     users: list[Identity] = []
+    # Groups of the preview identity (EKS: the access entry's group, PREVIEW_GROUP).
     groups: list[Identity] = [PREVIEW_GROUP]
 
 
