@@ -11,6 +11,7 @@ import pytest
 
 from tests.admission.layers import ACME_ADMIN, ACME_DEV, ACME_PROD, WRITERS, Cluster, cluster
 from tests.admission.network_policy_cases import (
+    INGRESS_PLATFORM,
     always_denied,
     chart_style,
     cross_namespace,
@@ -32,7 +33,7 @@ def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
         tenant_document("acme", egress=["payments-api", "internet-https"], access={"admin": ["acme-admins"]}),
         tenant_document("genomics-lab"),
     )
-    return cluster(plan(request.param, tenants))
+    return cluster(plan(request.param, tenants, platformNamespaces=INGRESS_PLATFORM))
 
 
 def _sibling(namespace: str) -> str:

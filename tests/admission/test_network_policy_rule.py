@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.admission.network_policy_cases import (
+    INGRESS_PLATFORM,
     always_denied,
     chart_style,
     cross_namespace,
@@ -48,12 +49,13 @@ def _tenants(directory: Path, **payer: Any) -> Path:
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> ProgramRun:
-    return plan("dev", _tenants(tmp_path_factory.mktemp("tenants")))
+    return plan("dev", _tenants(tmp_path_factory.mktemp("tenants")), platformNamespaces=INGRESS_PLATFORM)
 
 
 @pytest.fixture(scope="module")
 def cluster_run(tmp_path_factory: pytest.TempPathFactory) -> ProgramRun:
-    return plan("dev", _tenants(tmp_path_factory.mktemp("tenants")), network=cluster_mode("dev"))
+    tenants = _tenants(tmp_path_factory.mktemp("tenants"))
+    return plan("dev", tenants, platformNamespaces=INGRESS_PLATFORM, network=cluster_mode("dev"))
 
 
 def _admit(run: ProgramRun, obj: dict[str, Any], old: dict[str, Any] | None = None) -> Any:
@@ -255,7 +257,7 @@ def test_monitoring_rules_stay_on_the_scrape_ports(scrape_run: ProgramRun) -> No
 def test_a_suspended_tenant_names_no_platform_namespace(tmp_path: Path) -> None:
     """Suspension cuts the platform namespaces' ingress (components/guardrails/namespace.py); a tenant
     rule from them would reopen it, so it is refused then."""
-    run = plan("dev", _tenants(tmp_path, lifecycle="suspended"))
+    run = plan("dev", _tenants(tmp_path, lifecycle="suspended"), platformNamespaces=INGRESS_PLATFORM)
     decision = _admit(run, CHART_STYLE["ingress controller namespace, service port"])
     assert _denied_by_rule(decision), decision.denials
     assert _admit(run, CHART_STYLE["DNS egress, UDP and TCP 53"]).allowed

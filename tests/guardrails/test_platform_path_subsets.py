@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.admission.network_policy_cases import chart_style, wider_than_platform
+from tests.admission.network_policy_cases import INGRESS_PLATFORM, chart_style, wider_than_platform
 from tests.cel_admission import AdmissionChain, Request
 from tests.guardrails.network_analyzer import Connectivity, analyze, nca_command
 from tests.guardrails.test_cluster_network_policy import cluster_mode
@@ -98,7 +98,8 @@ def _nothing_new(before: Connectivity, after: Connectivity) -> int:
 @pytest.mark.parametrize("mode", ["networkPolicy", "clusterNetworkPolicy"])
 @pytest.mark.parametrize("stack", ["dev", "prod", "prod-aws"])
 def test_chart_style_policies_are_admitted_and_open_nothing_new(stack: str, mode: str) -> None:
-    run = plan(stack, EXAMPLE_TENANTS, **({"network": cluster_mode(stack)} if mode != "networkPolicy" else {}))
+    network = {"network": cluster_mode(stack)} if mode != "networkPolicy" else {}
+    run = plan(stack, EXAMPLE_TENANTS, platformNamespaces=INGRESS_PLATFORM, **network)
     policies = _chart_policies()
     _admitted(run, policies)
     before = analyze(run, extra_pods=EXTRA_PODS)
