@@ -19,6 +19,7 @@ import pulumi_kubernetes as k8s
 
 from components.guardrails.access import group_role_pairs, register_access
 from components.guardrails.cluster_network import namespace_isolation
+from components.guardrails.fqdn import hosts_policy
 from components.guardrails.network import (
     ISOLATION_POLICY,
     NetworkRules,
@@ -264,6 +265,9 @@ def build_environment(
         # tenant's pods, so its hostnames stop being served; operators still reach its databases.
         rules = replace(rules, platform_namespaces=(), edge=None)
     _register_isolation(prefix, ns_name, owned_labels, rules, settings.network.mode, namespace, inside)
+    # Entries by host name (GKE only: the stack checks refuse them elsewhere).
+    granted = [settings.network.egress[entry] for entry in spec.egress]
+    hosts_policy(prefix, ns_name=ns_name, labels=owned_labels, entries=granted, opts=inside)
     deployer = register_access(
         prefix,
         access=spec.access,
