@@ -36,7 +36,9 @@ def _ports(entry: EgressEntry) -> list[dict[str, Any]]:
 
 def hosts_policy_spec(entries: Sequence[EgressEntry]) -> dict[str, Any] | None:
     """Every pod of the namespace may reach the entries' hosts on their ports; None without hosts."""
-    rules = [{"matches": [_match(host) for host in entry.hosts], "ports": _ports(entry)} for entry in entries if entry.hosts]
+    rules = [
+        {"matches": [_match(host) for host in entry.hosts], "ports": _ports(entry)} for entry in entries if entry.hosts
+    ]
     if not rules:
         return None
     return {"podSelector": {}, "egress": rules}

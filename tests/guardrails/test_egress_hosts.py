@@ -86,7 +86,9 @@ def test_a_granted_hosts_entry_renders_an_fqdn_policy_for_the_namespace(prod_run
 
 
 def test_the_fqdn_policy_goes_with_its_namespace(prod_run: ProgramRun) -> None:
-    namespaces = {r.inputs["metadata"]["name"]: r.urn for r in prod_run.resources if r.type == "kubernetes:core/v1:Namespace"}
+    namespaces = {
+        r.inputs["metadata"]["name"]: r.urn for r in prod_run.resources if r.type == "kubernetes:core/v1:Namespace"
+    }
     policies = [r for r in prod_run.resources if r.type.endswith(":FQDNNetworkPolicy")]
     assert policies
     for resource in policies:
@@ -109,7 +111,9 @@ def _problems(stack: str, tmp_path: Path, **extra: Any) -> list[str]:
 @pytest.mark.parametrize(("stack", "cloud"), [("dev", "local"), ("prod-aws", "aws")])
 def test_hosts_are_refused_where_the_cloud_cannot_enforce_them(stack: str, cloud: str, tmp_path: Path) -> None:
     (problem,) = _problems(stack, tmp_path)
-    assert problem.startswith(f"Pulumi.{stack}.yaml: tenancy:network.egress.saas.hosts: cloud {cloud!r} cannot"), problem
+    assert problem.startswith(f"Pulumi.{stack}.yaml: tenancy:network.egress.saas.hosts: cloud {cloud!r} cannot"), (
+        problem
+    )
     assert "published address ranges as cidrs" in problem and "egress proxy or gateway" in problem
 
 

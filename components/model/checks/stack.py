@@ -285,10 +285,7 @@ def egress_host_problems(settings: StackSettings, cloud: CloudRules) -> list[Pro
             continue
         key = f"tenancy:network.egress.{name}.hosts"
         if not cloud.capabilities.egress_hosts:
-            why = (
-                f"cloud {cloud.name!r} cannot enforce egress by host name: its network policies match "
-                "addresses only"
-            )
+            why = f"cloud {cloud.name!r} cannot enforce egress by host name: its network policies match addresses only"
         elif settings.network.mode == CLUSTER_MODE:
             why = (
                 "hosts are rendered as a namespaced FQDNNetworkPolicy, which cannot open the cluster-wide "

@@ -89,7 +89,7 @@ def _host(value: str) -> str:
     if len(name) > 253 or not _HOST_NAME.match(name) or name.rpartition(".")[2].isdigit():
         raise ValueError(
             f"{value!r} is not a host name: lower-case DNS labels such as api.example.com, "
-            "optionally with one leading `*.` wildcard label (*.example.com)"
+            "optionally with one leading `*.` wildcard label (*.example.com); addresses go in cidrs"
         )
     return value
 
