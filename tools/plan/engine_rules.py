@@ -522,7 +522,7 @@ CRD_PREREQUISITES: dict[str, Prerequisite] = {
         Prerequisite("vpcresources.k8s.aws", "the EKS VPC resource controller (Security Groups for Pods, EKS runbook)"),
         Prerequisite(
             "networking.gke.io",
-            "GKE FQDN network policy (`--enable-fqdn-network-policy`, Dataplane V2), where an egress entry names `hosts`",
+            "GKE FQDN network policy (Dataplane V2, `--enable-fqdn-network-policy`), for egress `hosts`",
         ),
     )
 }
