@@ -49,7 +49,7 @@ from components.model.core.labels import (
     namespace_name,
 )
 from components.model.settings.edge import data_plane
-from components.model.settings.network import CLUSTER_MODE, CloudNetworkFacts
+from components.model.settings.network import CLUSTER_MODE, CloudNetworkFacts, EgressEntry
 from components.model.settings.stack import PlatformNamespace, StackSettings
 from components.model.tenant_file.spec import TenantSpec
 from components.vcluster.rbac import ACCESS_ROLE as VCLUSTER_ACCESS_ROLE
@@ -200,10 +200,13 @@ def _register_isolation(
     owned_labels: dict[str, str],
     rules: NetworkRules,
     mode: str,
+    granted: Sequence[EgressEntry],
     namespace: pulumi.Resource,
     inside: pulumi.ResourceOptions,
 ) -> None:
-    """The namespace's isolation: one NetworkPolicy, or its ClusterNetworkPolicy in that mode."""
+    """The namespace's isolation: one NetworkPolicy, or its ClusterNetworkPolicy in that mode; and
+    its FQDN policy for `granted` entries by host name (GKE only: the stack checks refuse them
+    elsewhere and in the ClusterNetworkPolicy mode)."""
     if mode == CLUSTER_MODE:
         # Cluster-scoped, so not deleted with the namespace: no deleted_with.
         cluster_opts = pulumi.ResourceOptions(parent=inside.parent, depends_on=[namespace])
@@ -215,6 +218,7 @@ def _register_isolation(
             "labels": owned_labels,
         }
         isolation_policy(f"{prefix}-isolation", metadata=metadata, rules=rules, opts=inside)
+        hosts_policy(prefix, ns_name=ns_name, labels=owned_labels, entries=granted, opts=inside)
 
 
 def build_environment(
@@ -264,10 +268,8 @@ def build_environment(
         # Suspended: ingress controllers and gateways (platform namespaces) no longer reach the
         # tenant's pods, so its hostnames stop being served; operators still reach its databases.
         rules = replace(rules, platform_namespaces=(), edge=None)
-    _register_isolation(prefix, ns_name, owned_labels, rules, settings.network.mode, namespace, inside)
-    # Entries by host name (GKE only: the stack checks refuse them elsewhere).
     granted = [settings.network.egress[entry] for entry in spec.egress]
-    hosts_policy(prefix, ns_name=ns_name, labels=owned_labels, entries=granted, opts=inside)
+    _register_isolation(prefix, ns_name, owned_labels, rules, settings.network.mode, granted, namespace, inside)
     deployer = register_access(
         prefix,
         access=spec.access,
