@@ -49,7 +49,7 @@ from components.model.core.labels import (
     namespace_name,
 )
 from components.model.settings.edge import data_plane
-from components.model.settings.network import CLUSTER_MODE, CloudNetworkFacts, EgressEntry
+from components.model.settings.network import CLUSTER_MODE, CloudNetworkFacts, NetworkSettings
 from components.model.settings.stack import PlatformNamespace, StackSettings
 from components.model.tenant_file.spec import TenantSpec
 from components.vcluster.rbac import ACCESS_ROLE as VCLUSTER_ACCESS_ROLE
@@ -199,15 +199,15 @@ def _register_isolation(
     ns_name: str,
     owned_labels: dict[str, str],
     rules: NetworkRules,
-    mode: str,
-    granted: Sequence[EgressEntry],
+    network: NetworkSettings,
+    egress: Sequence[str],
     namespace: pulumi.Resource,
     inside: pulumi.ResourceOptions,
 ) -> None:
     """The namespace's isolation: one NetworkPolicy, or its ClusterNetworkPolicy in that mode; and
-    its FQDN policy for `granted` entries by host name (GKE only: the stack checks refuse them
+    its FQDN policy for the tenant's `egress` entries by host name (GKE only: the stack checks refuse them
     elsewhere and in the ClusterNetworkPolicy mode)."""
-    if mode == CLUSTER_MODE:
+    if network.mode == CLUSTER_MODE:
         # Cluster-scoped, so not deleted with the namespace: no deleted_with.
         cluster_opts = pulumi.ResourceOptions(parent=inside.parent, depends_on=[namespace])
         namespace_isolation(prefix, ns_name, owned_labels, rules, cluster_opts)
@@ -218,7 +218,9 @@ def _register_isolation(
             "labels": owned_labels,
         }
         isolation_policy(f"{prefix}-isolation", metadata=metadata, rules=rules, opts=inside)
-        hosts_policy(prefix, ns_name=ns_name, labels=owned_labels, entries=granted, opts=inside)
+        hosts_policy(
+            prefix, ns_name=ns_name, labels=owned_labels, entries=[network.egress[e] for e in egress], opts=inside
+        )
 
 
 def build_environment(
@@ -268,8 +270,7 @@ def build_environment(
         # Suspended: ingress controllers and gateways (platform namespaces) no longer reach the
         # tenant's pods, so its hostnames stop being served; operators still reach its databases.
         rules = replace(rules, platform_namespaces=(), edge=None)
-    granted = [settings.network.egress[entry] for entry in spec.egress]
-    _register_isolation(prefix, ns_name, owned_labels, rules, settings.network.mode, granted, namespace, inside)
+    _register_isolation(prefix, ns_name, owned_labels, rules, settings.network, spec.egress, namespace, inside)
     deployer = register_access(
         prefix,
         access=spec.access,
