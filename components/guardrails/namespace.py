@@ -19,6 +19,7 @@ import pulumi_kubernetes as k8s
 
 from components.guardrails.access import group_role_pairs, register_access
 from components.guardrails.cluster_network import namespace_isolation
+from components.guardrails.fqdn import hosts_policy
 from components.guardrails.network import (
     ISOLATION_POLICY,
     NetworkRules,
@@ -48,7 +49,7 @@ from components.model.core.labels import (
     namespace_name,
 )
 from components.model.settings.edge import data_plane
-from components.model.settings.network import CLUSTER_MODE, CloudNetworkFacts
+from components.model.settings.network import CLUSTER_MODE, CloudNetworkFacts, NetworkSettings
 from components.model.settings.stack import PlatformNamespace, StackSettings
 from components.model.tenant_file.spec import TenantSpec
 from components.vcluster.rbac import ACCESS_ROLE as VCLUSTER_ACCESS_ROLE
@@ -198,12 +199,15 @@ def _register_isolation(
     ns_name: str,
     owned_labels: dict[str, str],
     rules: NetworkRules,
-    mode: str,
+    network: NetworkSettings,
+    egress: Sequence[str],
     namespace: pulumi.Resource,
     inside: pulumi.ResourceOptions,
 ) -> None:
-    """The namespace's isolation: one NetworkPolicy, or its ClusterNetworkPolicy in that mode."""
-    if mode == CLUSTER_MODE:
+    """The namespace's isolation: one NetworkPolicy, or its ClusterNetworkPolicy in that mode; and
+    its FQDN policy for the tenant's `egress` entries by host name (GKE only: the stack checks refuse them
+    elsewhere and in the ClusterNetworkPolicy mode)."""
+    if network.mode == CLUSTER_MODE:
         # Cluster-scoped, so not deleted with the namespace: no deleted_with.
         cluster_opts = pulumi.ResourceOptions(parent=inside.parent, depends_on=[namespace])
         namespace_isolation(prefix, ns_name, owned_labels, rules, cluster_opts)
@@ -214,6 +218,9 @@ def _register_isolation(
             "labels": owned_labels,
         }
         isolation_policy(f"{prefix}-isolation", metadata=metadata, rules=rules, opts=inside)
+        hosts_policy(
+            prefix, ns_name=ns_name, labels=owned_labels, entries=[network.egress[e] for e in egress], opts=inside
+        )
 
 
 def build_environment(
@@ -263,7 +270,7 @@ def build_environment(
         # Suspended: ingress controllers and gateways (platform namespaces) no longer reach the
         # tenant's pods, so its hostnames stop being served; operators still reach its databases.
         rules = replace(rules, platform_namespaces=(), edge=None)
-    _register_isolation(prefix, ns_name, owned_labels, rules, settings.network.mode, namespace, inside)
+    _register_isolation(prefix, ns_name, owned_labels, rules, settings.network, spec.egress, namespace, inside)
     deployer = register_access(
         prefix,
         access=spec.access,

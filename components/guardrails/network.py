@@ -95,6 +95,10 @@ def network_rules(
     ]
     for name in tenant_egress:
         entry = network.egress[name]
+        if entry.hosts:
+            # By name, in the FQDN policy (fqdn.py): no ipBlocks, and a rule with an empty `to`
+            # would open every destination.
+            continue
         egress.append((entry.ip_targets(network.internet_excludes), entry.ports, entry.protocol))
     operators = {**facts.operators, **network.operators}
     environment, accepts, connects = peers if peers is not None else ("", (), ())

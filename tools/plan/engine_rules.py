@@ -520,6 +520,10 @@ CRD_PREREQUISITES: dict[str, Prerequisite] = {
             "GKE's Gateway API (`--gateway-api=standard`); on EKS the Gateway API CRDs, before the first `up`",
         ),
         Prerequisite("vpcresources.k8s.aws", "the EKS VPC resource controller (Security Groups for Pods, EKS runbook)"),
+        Prerequisite(
+            "networking.gke.io",
+            "GKE FQDN network policy (Dataplane V2, `--enable-fqdn-network-policy`), for egress `hosts`",
+        ),
     )
 }
 

@@ -43,6 +43,9 @@ CAPABILITIES = CloudCapabilities(
     pooled_placements=frozenset({"dedicated"}),
     storage_parameters={"type": "pd-balanced"},
     database_rules=database_rules,
+    # FQDNNetworkPolicy, on Dataplane V2 clusters with `--enable-fqdn-network-policy`
+    # (https://cloud.google.com/kubernetes-engine/docs/how-to/fqdn-network-policies).
+    egress_hosts=True,
 )
 
 

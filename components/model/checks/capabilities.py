@@ -53,6 +53,9 @@ class CloudCapabilities:
     # (engine, major version) -> end of standard support, where the cloud refuses to create a new
     # instance past it (components/model/checks/engine_support.py); empty when it creates them anyway.
     end_of_standard_support: Mapping[tuple[str, str], date] = field(default_factory=dict)
+    # Whether the cluster's dataplane enforces egress by host name, so `tenancy:network.egress.<name>.hosts`
+    # renders (GKE: FQDNNetworkPolicy on Dataplane V2, components/guardrails/fqdn.py); elsewhere refused.
+    egress_hosts: bool = False
 
 
 class CloudRules(Protocol):

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from components.model.checks.edge import edge_settings_problems
 from components.model.core.errors import Problem
 from components.model.core.labels import namespace_name
+from components.model.settings.network import CLUSTER_MODE
 from components.model.tenant_file.isolation import virtual_environments
 
 if TYPE_CHECKING:
@@ -268,6 +269,41 @@ def shared_name_problems(tenants: Sequence[tuple[TenantSpec, str]], settings: St
     return problems
 
 
+_SAAS_DOC = "docs/network.md#egress-to-saas-apis-without-stable-addresses"
+
+
+def egress_host_problems(settings: StackSettings, cloud: CloudRules) -> list[Problem]:
+    """Egress entries by host name where nothing would enforce them: refused, never rendered half.
+
+    Only a dataplane that resolves names itself can allow a host (`CloudCapabilities.egress_hosts`);
+    a NetworkPolicy matches addresses only. In the ClusterNetworkPolicy mode the isolation is a
+    cluster-wide Admin-tier policy that a namespaced FQDNNetworkPolicy cannot open, so it is refused too.
+    """
+    problems = []
+    for name, entry in settings.network.egress.items():
+        if not entry.hosts:
+            continue
+        key = f"tenancy:network.egress.{name}.hosts"
+        if not cloud.capabilities.egress_hosts:
+            why = f"cloud {cloud.name!r} cannot enforce egress by host name: its network policies match addresses only"
+        elif settings.network.mode == CLUSTER_MODE:
+            why = (
+                "hosts are rendered as a namespaced FQDNNetworkPolicy, which cannot open the cluster-wide "
+                f"isolation of tenancy:network.mode {CLUSTER_MODE!r}"
+            )
+        else:
+            continue
+        problems.append(
+            Problem(
+                settings.source,
+                key,
+                f"{why}; list the service's published address ranges as cidrs, or send its traffic through "
+                f"an egress proxy or gateway in a platform namespace with its own allow-list ({_SAAS_DOC})",
+            )
+        )
+    return problems
+
+
 def catalog_problems(
     tenants: Sequence[tuple[TenantSpec, str]], settings: StackSettings, cloud: CloudRules
 ) -> list[Problem]:
@@ -275,6 +311,7 @@ def catalog_problems(
     return (
         up_identity_problems(settings, cloud)
         + system_pool_problems(settings, cloud)
+        + egress_host_problems(settings, cloud)
         + flux_problems(tenants, settings)
         + shared_name_problems(tenants, settings)
     )

@@ -10,6 +10,7 @@ Ingress from platform namespaces stays where it always was (`tenancy:platformNam
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Sequence
 from typing import Annotated, Literal
 
@@ -72,6 +73,29 @@ def _cidr(value: str) -> str:
 
 Cidr = Annotated[str, AfterValidator(_cidr)]
 
+# A DNS name of letters, digits and hyphens, labels of 1-63 characters, at least two labels.
+_HOST_NAME = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))+$")
+
+
+def _host(value: str) -> str:
+    """An exact host name (`api.example.com`) or one `*.` wildcard label in front (`*.example.com`).
+
+    GKE's FQDNNetworkPolicy takes these as `name` and `pattern`; its pattern `*.company.com` matches
+    `api.company.com` but neither `eu.api.company.com` nor `company.com`
+    (https://cloud.google.com/kubernetes-engine/docs/how-to/fqdn-network-policies). A `*` anywhere
+    else, a trailing dot, upper case or a longer name than DNS allows is refused.
+    """
+    name = value.removeprefix("*.")
+    if len(name) > 253 or not _HOST_NAME.match(name) or name.rpartition(".")[2].isdigit():
+        raise ValueError(
+            f"{value!r} is not a host name: lower-case DNS labels such as api.example.com, "
+            "optionally with one leading `*.` wildcard label (*.example.com); addresses go in cidrs"
+        )
+    return value
+
+
+Host = Annotated[str, AfterValidator(_host)]
+
 
 class IpTarget(StrictModel):
     """Addresses with ports; `except` carves ranges out of `cidr` (NetworkPolicy ipBlock semantics)."""
@@ -101,14 +125,19 @@ class EgressTarget(StrictModel):
 
 
 class EgressEntry(StrictModel):
-    """A named egress a tenant file may ask for: listed CIDRs, or the internet without private ranges."""
+    """A named egress a tenant file may ask for: listed CIDRs, the internet without private ranges, or
+    host names (where the stack's cloud enforces them: `CloudCapabilities.egress_hosts`)."""
 
-    # Destination address ranges (IPv4 or IPv6 CIDRs), such as a partner's API or a VPN range; set this or
-    # `internet`.
+    # Destination address ranges (IPv4 or IPv6 CIDRs), such as a partner's API or a VPN range; set exactly
+    # one of this, `internet` or `hosts`.
     cidrs: list[Cidr] = []
     # The whole internet except NON_INTERNET_CIDRS(_V6) and the stack's `internetExcludes`: never the
     # cluster, nodes, databases or metadata, as long as those use non-internet ranges or are excluded.
     internet: bool = False
+    # Destination host names, exact (`api.example.com`) or with one leading wildcard label
+    # (`*.example.com`: one label deep, not the name itself), for SaaS APIs without stable addresses.
+    # Only on clouds whose dataplane enforces them (GKE: an FQDNNetworkPolicy, docs/network.md).
+    hosts: list[Host] = []
     # Destination ports opened (empty: every port); `[443]` is the usual choice.
     ports: list[Port] = []
     # `TCP`, `UDP` or `SCTP`: the protocol of `ports`.
@@ -116,13 +145,18 @@ class EgressEntry(StrictModel):
 
     @model_validator(mode="after")
     def _one_kind(self) -> EgressEntry:
-        if bool(self.cidrs) == self.internet:
-            raise ValueError("set exactly one of cidrs (a list of CIDRs) or internet: true")
+        if [bool(self.cidrs), self.internet, bool(self.hosts)].count(True) != 1:
+            raise ValueError(
+                "set exactly one of cidrs (a list of CIDRs), internet: true or hosts (a list of host names)"
+            )
         return self
 
     def ip_targets(self, excluded: Sequence[str] = ()) -> list[IpTarget]:
-        """The ipBlocks this entry opens; `excluded`: the stack's `internetExcludes`, carved out of
-        an internet entry beside the non-internet ranges."""
+        """The ipBlocks this entry opens (none for a hosts entry: an FQDN policy opens those);
+        `excluded`: the stack's `internetExcludes`, carved out of an internet entry beside the
+        non-internet ranges."""
+        if self.hosts:
+            return []
         if not self.internet:
             return [IpTarget(cidr=cidr) for cidr in self.cidrs]
         carved_v4, carved_v6 = internet_carve_outs(excluded)
