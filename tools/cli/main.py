@@ -8,7 +8,8 @@ Each subcommand hands its arguments unchanged to the tool's own `main(argv)`, so
 the tool behave the same (options, output, exit codes) and the tools stay testable on their own.
 Imports are lazy, one per subcommand: `tenancy --help` and a quick tool do not load the Pulumi
 program. Exit codes: 0 success, 1 a failure or a finding the tool reports (stale files, violations,
-an unhealthy tenant), 2 invalid input; the per-tool table is in docs/cli.md (tests/tools/test_cli.py).
+an unhealthy tenant), 2 invalid input, 3 a plan that would delete or replace protected data; the
+per-tool table is in docs/cli.md (tests/tools/test_cli.py).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ def tenancy() -> None:
     """Multi-tenant Kubernetes platform: plan, check and operate the tenants of a stack.
 
     Run `tenancy COMMAND --help` for a command's options. Exit codes: 0 success, 1 a failure or a
-    finding the command reports, 2 invalid input (docs/cli.md).
+    finding the command reports, 2 invalid input, 3 a plan that would delete or replace protected
+    data (docs/cli.md).
     """
 
 
