@@ -26,9 +26,11 @@ from components.guardrails.network import (
     dns_entries,
     granted_cidrs,
     isolation_policy,
+    namespace_paths,
     network_labels,
     network_rules,
     platform_ingress_entries,
+    platform_paths,
     route_ports,
 )
 from components.guardrails.quota import LIMITS_NAME, QUOTA_NAME, environment_hard, register_limits, register_quota
@@ -48,7 +50,6 @@ from components.model.core.labels import (
     kubernetes_labels,
     namespace_name,
 )
-from components.model.settings.edge import data_plane
 from components.model.settings.network import CLUSTER_MODE, CloudNetworkFacts, NetworkSettings
 from components.model.settings.stack import PlatformNamespace, StackSettings
 from components.model.tenant_file.spec import TenantSpec
@@ -137,14 +138,7 @@ def _platform_namespaces(spec: TenantSpec, settings: StackSettings, environment:
     those ports, or not at all when the environment has no route ports."""
     if not state_of(spec.lifecycle).serves_traffic:
         return ()
-    platform = list(settings.platform_namespaces)
-    if settings.edge.gateway.enabled:
-        plane = data_plane(settings.edge.gateway, settings.edge_facts())
-        platform = [p for p in platform if p.name != plane.namespace]
-        ports = route_ports(spec, environment)
-        if plane.namespace is not None and ports:
-            platform.append(PlatformNamespace(name=plane.namespace, ports=sorted(ports)))
-    return platform
+    return namespace_paths(*platform_paths(settings, route_ports(spec, environment)))
 
 
 def _group_roles(spec: TenantSpec, environment: str, settings: StackSettings) -> list[str]:

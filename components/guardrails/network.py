@@ -102,14 +102,7 @@ def network_rules(
         egress.append((entry.ip_targets(network.internet_excludes), entry.ports, entry.protocol))
     operators = {**facts.operators, **network.operators}
     environment, accepts, connects = peers if peers is not None else ("", (), ())
-    platform = list(settings.platform_namespaces)
-    edge = None
-    if settings.edge.gateway.enabled:
-        plane = data_plane(settings.edge.gateway, settings.edge_facts())
-        edge = EdgeAccess(plane.namespace, plane.pod_labels, plane.cidrs, sorted(ports_for_routes))
-        # The proxies' namespace is listed in platformNamespaces (edge_checks.py) but opened by the
-        # edge rule only: its proxies, on the route ports, not the whole namespace on every port.
-        platform = [p for p in platform if p.name != plane.namespace]
+    platform, edge = platform_paths(settings, ports_for_routes)
     return NetworkRules(
         platform,
         settings.dns,
@@ -119,6 +112,31 @@ def network_rules(
         peers_out=[namespace_name(name, environment) for name in connects],
         edge=edge,
     )
+
+
+def platform_paths(
+    settings: StackSettings, ports_for_routes: Sequence[int]
+) -> tuple[list[PlatformNamespace], EdgeAccess | None]:
+    """The platform namespaces opened to tenant pods as whole namespaces, and the Gateway's data plane
+    on the route ports (None without a platform Gateway)."""
+    platform = list(settings.platform_namespaces)
+    if not settings.edge.gateway.enabled:
+        return platform, None
+    plane = data_plane(settings.edge.gateway, settings.edge_facts())
+    # The proxies' namespace is listed in platformNamespaces (edge_checks.py) but opened by the
+    # edge rule only: its proxies, on the route ports, not the whole namespace on every port.
+    platform = [p for p in platform if p.name != plane.namespace]
+    return platform, EdgeAccess(plane.namespace, plane.pod_labels, plane.cidrs, sorted(ports_for_routes))
+
+
+def namespace_paths(platform: Sequence[PlatformNamespace], edge: EdgeAccess | None) -> list[PlatformNamespace]:
+    """`platform_paths` as namespace entries, the form tenant NetworkPolicies may repeat: the Gateway's
+    proxy namespace only on the route ports, and not at all without route ports (an empty port list
+    would mean every port) or when the data plane is a cloud load balancer (no namespace)."""
+    entries = list(platform)
+    if edge is not None and edge.namespace is not None and edge.ports:
+        entries.append(PlatformNamespace(name=edge.namespace, ports=list(edge.ports)))
+    return entries
 
 
 def granted_cidrs(settings: StackSettings, tenant_egress: Sequence[str]) -> list[str]:
