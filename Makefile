@@ -11,7 +11,8 @@ BIN := $(VENV)/bin
 STACK ?= dev
 OUT ?= build/plan
 
-.PHONY: plan plan-all test lint schema docs up preview destroy cluster cluster-delete e2e e2e-manifests bench bootstrap clean
+
+.PHONY: realrun realrun-tools plan plan-all test lint schema docs up preview destroy cluster cluster-delete e2e e2e-manifests bench bootstrap clean
 
 $(BIN)/activate: requirements.txt requirements-ops.txt requirements-dev.txt requirements-analyzer.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -68,6 +69,17 @@ destroy: $(BIN)/activate
 ## provider URL, CI identities (ARGS="--github-repo OWNER/REPO") and the system pool (docs/bootstrap.md)
 bootstrap: $(BIN)/activate
 	scripts/bootstrap.sh --stack $(STACK) $(ARGS)
+
+## realrun-tools: build (or find on PATH) the Pulumi CLI, the Kubernetes provider, etcd, the Kubernetes
+## control plane and kwok from the Go modules under realrun/ into .realrun/bin; rebuilds only what a
+## changed pin needs (docs/real-run.md). Needs Go 1.26+ and the Go module proxy.
+realrun-tools: $(BIN)/activate
+	$(BIN)/tenancy realrun-tools
+
+## realrun: the dev stack's real `pulumi up` against a real control plane on loopback, and the checks
+## of docs/real-run.md, one line each; exits non-zero when any fails
+realrun: $(BIN)/activate
+	$(BIN)/tenancy realrun
 
 ## e2e: what .github/workflows/e2e.yml runs, on the kind cluster (after `make cluster`)
 e2e: $(BIN)/activate

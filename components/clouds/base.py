@@ -244,6 +244,11 @@ class DataBackend(Protocol):
         """Store a secret under the environment's key; returns the name its delivery refers to."""
         ...
 
+    def generated_value(self, name: str, length: int, guard: Guard) -> pulumi.Output[str]:
+        """A generated secret's value (a Pulumi secret): `generate_password` where the cloud stores it
+        in its secret manager; the local cloud writes it once into its Secret (local/passwords.py)."""
+        ...
+
     def remote_secret_name(self, tenant: str, environment: str, secret: str) -> str:
         """The secret's name in the cloud secret manager; separators no tenant or secret name contains."""
         ...

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from components.clouds.base import DataBackend, SecretRequest, generate_password
+from components.clouds.base import DataBackend, SecretRequest
 from components.data.scope import EnvironmentScope
 from components.model.tenant_file.data import SecretSpec
 
@@ -17,7 +17,9 @@ def register_secrets(*, scope: EnvironmentScope, backend: DataBackend, secrets: 
         prefix = f"{scope.prefix}-secret-{secret.name}"
         # External secrets get no value: the team fills them in, Pulumi never reverts them.
         value = (
-            generate_password(f"{prefix}-value", secret.length, scope.guard) if secret.source == "generated" else None
+            backend.generated_value(f"{prefix}-value", secret.length, scope.guard)
+            if secret.source == "generated"
+            else None
         )
         remote = backend.store_secret(
             SecretRequest(

@@ -85,6 +85,7 @@ class PlatformEdge(pulumi.ComponentResource):
         super().__init__("tenancy:index:PlatformEdge", name, None, opts)
         settings, edge, facts = args.settings, args.settings.edge, args.settings.edge_facts()
         self.releases = {}
+        self._managed_elsewhere = settings.installs.managed_elsewhere
         # The charts are never uninstalled by Pulumi (components/platform/installs.py), so the cloud
         # identities they run as stay with them: a removed edge keeps working until it is uninstalled.
         identity = edge_identity(name, settings, self, pulumi.ResourceOptions(retain_on_delete=True))
@@ -118,6 +119,9 @@ class PlatformEdge(pulumi.ComponentResource):
         identity: EdgeIdentity,
         values: dict[str, Any] | None = None,
     ) -> None:
+        if self._managed_elsewhere:
+            # Installed by someone else (`installs.managedElsewhere`): nothing to register or await.
+            return
         merged = _deep_merge(_deep_merge(chart.values, values or {}), identity.values.get(role, {}))
         self.releases[role] = helm_release(
             f"{name}-{role}", chart.chart, chart, merged, pulumi.ResourceOptions(parent=self)

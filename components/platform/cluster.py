@@ -79,7 +79,7 @@ def build_cluster_platform(
     # Charts a bare cluster lacks (the local cloud's database operators), pinned; what needs them waits.
     installs = install_platform(settings.installs, opts)
     # The cluster's Flux with the multi-tenancy lockdown, when this stack installs it.
-    flux = install_flux(settings.delivery, opts)
+    flux = None if settings.installs.managed_elsewhere else install_flux(settings.delivery, opts)
     # Tenants write HelmReleases only where Flux runs in lockdown (installed here or confirmed).
     roles = PlatformRoles(
         "platform-roles", PlatformRolesArgs(flux_writes=settings.delivery.flux_locked_down), opts=opts

@@ -77,8 +77,9 @@ class PlatformInstalls(pulumi.ComponentResource):
 
 
 def install_platform(settings: InstallSettings, opts: pulumi.ResourceOptions) -> PlatformInstalls | None:
-    """The stack's installs when it lists any charts, else None (a managed cluster's bootstrap did it)."""
-    if not settings.charts:
+    """The stack's installs when it lists any charts, else None (a managed cluster's bootstrap did
+    it, or `managedElsewhere`: someone else installs them)."""
+    if not settings.charts or settings.managed_elsewhere:
         return None
     return PlatformInstalls("platform-installs", PlatformInstallsArgs(settings), opts=opts)
 

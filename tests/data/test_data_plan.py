@@ -49,7 +49,21 @@ def test_data_resources_are_protected(cloud_plan: ProgramRun) -> None:
 
 def test_no_secret_in_plain_text(cloud_plan: ProgramRun, tmp_path: Path) -> None:
     assert_no_plain_secret(cloud_plan, tmp_path)
-    assert any("randomPassword" in r.type for r in cloud_plan.resources)
+    if cloud_plan.stack != "dev":
+        assert any("randomPassword" in r.type for r in cloud_plan.resources)
+        return
+    # Local: no random provider; each password is a Pulumi secret written once into its Secret
+    # (docs/adr/0040-local-passwords-without-a-provider.md), never rotated by a later run.
+    assert not any(r.type.startswith("random:") for r in cloud_plan.resources)
+    holders = [
+        r
+        for r in cloud_plan.resources
+        if r.type == "kubernetes:core/v1:Secret" and "password" in (r.inputs.get("stringData") or {})
+    ]
+    assert holders
+    for secret in holders:
+        assert secret.inputs["stringData"]["password"] == "[secret]", secret.urn
+        assert 'stringData["password"]' in secret.ignore_changes, secret.urn
 
 
 def test_custom_resources_validate(cloud_plan: ProgramRun) -> None:

@@ -57,6 +57,20 @@ def _plan(argv: list[str]) -> int:
     return main(argv)
 
 
+@_tool("realrun", "Run the dev stack's real `pulumi up` against a real control plane built here.")
+def _realrun(argv: list[str]) -> int:
+    from tools.realrun.run import main
+
+    return main(argv)
+
+
+@_tool("realrun-tools", "Build or find the real run's binaries (Pulumi CLI, provider, control plane).")
+def _realrun_tools(argv: list[str]) -> int:
+    from tools.realrun.toolchain import main
+
+    return main(argv)
+
+
 @_tool("plan-all", "Plan every stack offline; non-zero when any stack fails (make plan-all).")
 def _plan_all(argv: list[str]) -> int:
     from tools.plan.all_stacks import main

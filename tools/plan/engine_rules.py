@@ -519,6 +519,9 @@ CRD_PREREQUISITES: dict[str, Prerequisite] = {
             "gateway.networking.k8s.io",
             "GKE's Gateway API (`--gateway-api=standard`); on EKS the Gateway API CRDs, before the first `up`",
         ),
+        Prerequisite("postgresql.cnpg.io", "CloudNativePG, where `tenancy:installs` does not (`managedElsewhere`)"),
+        Prerequisite("k8s.mariadb.com", "mariadb-operator, where `tenancy:installs` does not (`managedElsewhere`)"),
+        Prerequisite("cert-manager.io", "cert-manager, where the edge does not (`installs.managedElsewhere`)"),
         Prerequisite("vpcresources.k8s.aws", "the EKS VPC resource controller (Security Groups for Pods, EKS runbook)"),
         Prerequisite(
             "networking.gke.io",

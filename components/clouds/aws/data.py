@@ -128,6 +128,9 @@ class AwsData:
         self._groups = EnvironmentGroups(settings_aws)
         self.delivery = EsoDelivery(data.refresh_interval, data.shared_secrets, self.secret_store_provider)
 
+    def generated_value(self, name: str, length: int, guard: Guard) -> pulumi.Output[str]:
+        return generate_password(name, length, guard)
+
     def remote_secret_name(self, tenant: str, environment: str, secret: str) -> str:
         # Secrets Manager names may contain `/`: one path per tenant and environment.
         return f"tenancy/{tenant}/{environment}/{secret}"

@@ -158,6 +158,9 @@ class GcpData:
         self._shared = GcpSharedLogins(data, shared, opts)
         self.delivery = EsoDelivery(data.refresh_interval, data.shared_secrets, self.secret_store_provider)
 
+    def generated_value(self, name: str, length: int, guard: Guard) -> pulumi.Output[str]:
+        return generate_password(name, length, guard)
+
     def remote_secret_name(self, tenant: str, environment: str, secret: str) -> str:
         # Secret Manager ids allow letters, digits, `-` and `_`: `_` is in no tenant or secret name.
         return f"tenancy_{tenant}_{environment}_{secret}"

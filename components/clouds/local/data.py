@@ -27,7 +27,6 @@ from components.clouds.base import (
     TenantIdentity,
     credential_values,
     endpoint_egress,
-    generate_password,
 )
 from components.clouds.local.delivery import LocalDelivery
 from components.clouds.local.operator_pods import (
@@ -35,6 +34,7 @@ from components.clouds.local.operator_pods import (
     MARIADB_POD_SECURITY_CONTEXT,
     pooler_template,
 )
+from components.clouds.local.passwords import program_password, written_once
 from components.clouds.local.shared import shared_login
 from components.model.checks.quota_budget import POSTGRES_INSTANCES
 from components.model.settings.data import DataSettings
@@ -107,7 +107,7 @@ class LocalData:
         return guard.data(deleted_with=namespace, depends_on=depends, ignore_changes=ignore_changes)
 
     def database(self, request: DatabaseRequest, identity: TenantIdentity, guard: Guard) -> DatabaseEndpoint:
-        password = generate_password(f"{request.prefix}-password", 32, guard)
+        password = program_password(32)
         secret_name = credentials_secret_name(request.name)
         name = object_name(request.engine, request.name)
         port = ENGINE_PORTS[request.engine]
@@ -130,13 +130,15 @@ class LocalData:
                 instance=name,
             )
             if request.engine == "mysql":
-                extra["root-password"] = generate_password(f"{request.prefix}-root-password", 32, guard)
+                extra["root-password"] = program_password(32)
         credentials = credentials_secret(
             f"{request.prefix}-credentials",
             metadata,
             login,
             port,
-            self._in_namespace(guard, request.namespace_resource),
+            self._in_namespace(
+                guard, request.namespace_resource, ignore_changes=written_once("password", "root-password")
+            ),
             extra,
         )
         host = login.host
@@ -257,9 +259,14 @@ class LocalData:
             metadata=metadata,
             type="Opaque",
             string_data={request.key: request.value},
-            opts=self._in_namespace(guard, request.namespace_resource),
+            # The value is a program password (passwords.py): written by the first `up` only.
+            opts=self._in_namespace(guard, request.namespace_resource, ignore_changes=written_once(request.key)),
         )
         return request.name
+
+    def generated_value(self, name: str, length: int, guard: Guard) -> pulumi.Output[str]:
+        # No resource: the Secret that store_secret writes keeps the first value (passwords.py).
+        return program_password(length)
 
     def remote_secret_name(self, tenant: str, environment: str, secret: str) -> str:
         return f"tenancy_{tenant}_{environment}_{secret}"

@@ -17,7 +17,8 @@ import json
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.clouds.base import Guard, generate_password
+from components.clouds.base import Guard
+from components.clouds.local.passwords import program_password
 from components.model.core.labels import platform_labels
 from components.model.settings.data import DataSettings
 
@@ -38,11 +39,7 @@ def placeholder_secrets(data: DataSettings, guard: Guard) -> dict[str, pulumi.Ou
     )
     ids: dict[str, pulumi.Output[str]] = {}
     for name, shared in sorted(data.shared_secrets.items()):
-        content: pulumi.Input[str] = (
-            EMPTY_DOCKER_CONFIG
-            if shared.type == DOCKER_CONFIG
-            else generate_password(f"shared-secret-{name}-placeholder", 32, guard)
-        )
+        content: pulumi.Input[str] = EMPTY_DOCKER_CONFIG if shared.type == DOCKER_CONFIG else program_password(32)
         secret = k8s.core.v1.Secret(
             f"shared-secret-{name}-placeholder",
             metadata={

@@ -23,9 +23,9 @@ from components.clouds.base import (
     DatabaseRequest,
     Guard,
     PlatformValues,
-    generate_password,
     shared_names,
 )
+from components.clouds.local.passwords import program_password, written_once
 from components.model.core.labels import platform_labels
 from components.model.settings.data import DataSettings
 
@@ -63,8 +63,8 @@ def platform(data: DataSettings, guard: Guard) -> dict[str, Any]:
                 "labels": platform_labels(),
             },
             type="Opaque",
-            string_data={"password": generate_password(f"shared-{name}-root-password", 32, guard)},
-            opts=guard.data(**inside),
+            string_data={"password": program_password(32)},
+            opts=guard.data(**inside, ignore_changes=written_once("password")),
         )
         mariadb = k8s.apiextensions.CustomResource(
             f"shared-{name}",
@@ -119,7 +119,7 @@ def shared_login(
         metadata={**metadata, "name": f"{object_name}-login"},
         type="Opaque",
         string_data={"password": password},
-        opts=guard.data(),
+        opts=guard.data(ignore_changes=written_once("password")),
     )
     specs: dict[str, dict[str, object]] = {
         "Database": {"name": database, "characterSet": "utf8mb4", "collate": "utf8mb4_unicode_ci"},

@@ -48,6 +48,13 @@ class InstallSettings(StrictModel):
     # the platform creates each with placeholder content (an empty registry login, a random value)
     # so a fresh cluster converges. The platform team may replace the content: Pulumi ignores it.
     shared_secret_placeholders: bool = False
+    # Every chart this stack would install (`charts` above, the edge's controllers and cert-manager,
+    # Flux with `delivery.installFlux`) is installed and upgraded by someone else: a cluster
+    # bootstrap, a GitOps repository, the real run (docs/real-run.md). The platform registers no
+    # Helm release, and the cluster must serve their CRDs before the first `up`
+    # (docs/first-run.md#crds-the-cluster-must-serve). The stack's settings for those charts still
+    # decide what the platform renders around them (namespaces opened to their pods, issuers).
+    managed_elsewhere: bool = False
 
     @model_validator(mode="after")
     def _order_is_known(self) -> InstallSettings:

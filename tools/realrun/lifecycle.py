@@ -1,0 +1,124 @@
+"""The lifecycle of docs/operations.md, on the real engine and API server.
+
+acme (databases, secrets, two environments) goes through every step: suspended, removed while
+active (refused: protected data), decommissioned, then removed for good. The checks read the live
+cluster and the state after each `up`, never the program's own opinion of what happened.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from tools.realrun.kube import dynamic
+
+if TYPE_CHECKING:
+    from tools.realrun.checks import Run
+
+TENANT = "acme"
+
+
+def _namespaces(run: Run) -> dict[str, dict[str, Any]]:
+    api = dynamic(run.api).resources.get(api_version="v1", kind="Namespace")
+    items = api.get(label_selector=f"tenancy.io/tenant={TENANT}").to_dict()["items"]
+    return {n["metadata"]["name"]: n for n in items}
+
+
+def _state_urns(run: Run) -> list[str]:
+    exported = run.stack.export_stack().deployment or {}
+    return [r["urn"] for r in exported.get("resources", [])]
+
+
+def _wait_namespaces_gone(run: Run, names: set[str], timeout: float = 120) -> set[str]:
+    """Namespaces still present after `timeout` (the namespace controller empties and deletes them)."""
+    deadline = time.monotonic() + timeout
+    left = names
+    while time.monotonic() < deadline:
+        left = names & set(_namespaces(run))
+        if not left:
+            break
+        time.sleep(2)
+    return left
+
+
+def _live_data(run: Run) -> list[str]:
+    """acme's database objects and credentials Secrets, as live on the cluster."""
+    found = []
+    for api_version, kind in (
+        ("postgresql.cnpg.io/v1", "Cluster"),
+        ("k8s.mariadb.com/v1alpha1", "MariaDB"),
+        ("v1", "Secret"),
+    ):
+        resource = dynamic(run.api).resources.get(api_version=api_version, kind=kind)
+        for item in resource.get(label_selector=f"tenancy.io/tenant={TENANT}").to_dict()["items"]:
+            found.append(f"{kind} {item['metadata']['namespace']}/{item['metadata']['name']}")
+    return sorted(found)
+
+
+def run_lifecycle(run: Run) -> None:
+    report = run.report
+    original = (run.tenants / f"{TENANT}.yaml").read_text()
+    data_before = _live_data(run)
+
+    # Suspended: namespaces labelled, traffic and new workloads stopped, data kept.
+    run.edit_tenant(TENANT, lambda t: t.update({"lifecycle": "suspended"}))
+    result, _, error = run.up("suspend")
+    labelled = [
+        n
+        for n, ns in _namespaces(run).items()
+        if ns["metadata"].get("labels", {}).get("tenancy.io/suspended") == "true"
+    ]
+    report.check(
+        "suspension labels the namespaces and keeps the data",
+        result is not None and bool(labelled) and _live_data(run) == data_before,
+        f"suspended namespaces {sorted(labelled)}; data objects {len(data_before)}"
+        + (f"; {error[-800:]}" if error else ""),
+    )
+    (run.tenants / f"{TENANT}.yaml").write_text(original)
+    result, _, error = run.up("unsuspend")
+    report.check("unsuspension converges", result is not None, error[-800:])
+
+    # Removing the file of an active tenant: the engine refuses to delete protected data.
+    (run.tenants / f"{TENANT}.yaml").unlink()
+    result, _, error = run.up("remove-active")
+    refused = result is None and "protected" in error
+    report.check(
+        "removing an active tenant's file fails at its protected data",
+        refused and _live_data(run) == data_before,
+        "refused: " + next((line.strip() for line in error.splitlines() if "protected" in line), "")[:300]
+        if refused
+        else f"not refused ({error[-500:]})",
+    )
+    (run.tenants / f"{TENANT}.yaml").write_text(original)
+    result, _, error = run.up("restore")
+    report.check("restoring the file converges again", result is not None, error[-800:])
+
+    # Decommissioned: the namespaces without data go; the data is released and stays live.
+    today = datetime.date.today().isoformat()
+    run.edit_tenant(TENANT, lambda t: t.update({"lifecycle": "decommissioned", "decommissionedOn": today}))
+    before = set(_namespaces(run))
+    result, _, error = run.up("decommission")
+    outputs = run.stack.outputs()
+    tenant_output = outputs["tenants"].value.get(TENANT, {}) if "tenants" in outputs else {}
+    kept = set(_namespaces(run))
+    report.check(
+        "decommissioning releases the data and keeps it live",
+        result is not None and _live_data(run) == data_before and tenant_output.get("lifecycle") == "decommissioned",
+        f"namespaces {len(before)} -> {len(kept)} kept {sorted(kept)}; data objects live {len(_live_data(run))}"
+        f"/{len(data_before)}; retained {json.dumps(tenant_output.get('retained', {}))[:300]}"
+        + (f"; {error[-800:]}" if error else ""),
+    )
+
+    # Removing the decommissioned tenant's file: released resources leave the state, stay live.
+    (run.tenants / f"{TENANT}.yaml").unlink()
+    result, _, error = run.up("remove-decommissioned")
+    in_state = [u for u in _state_urns(run) if f"::{TENANT}" in u or f"${TENANT}" in u]
+    report.check(
+        "removing the decommissioned file leaves the data live and out of the state",
+        result is not None and not in_state and _live_data(run) == data_before,
+        f"{len(in_state)} {TENANT} resources left in the state; data objects live {len(_live_data(run))}/{len(data_before)}"
+        + (f"; {error[-800:]}" if error else ""),
+    )
+    (run.tenants / f"{TENANT}.yaml").write_text(original)

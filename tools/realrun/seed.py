@@ -1,0 +1,121 @@
+"""What a real dev cluster has before the first `up`: nodes per pool and the charts' CRDs.
+
+Charts cannot be pulled here, so the run sets `tenancy:installs.managedElsewhere` and stands in for
+the installs with what the platform's objects need from them: their CustomResourceDefinitions, from
+../shared/crds (the upstream files the offline tests validate against, SOURCES.md there), chosen by
+the chart that would bring them. No operator runs: custom resources are stored and validated by
+the API server against the real CRD schemas (including their CEL rules), but nothing reconciles
+them (docs/real-run.md says what that leaves unverified).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from kubernetes import client
+
+from components.model.core.labels import pool_node_labels, pool_taint
+from components.model.settings.stack import StackSettings
+from tools.realrun.cluster import node_manifest
+from tools.realrun.kube import dynamic
+from tools.realrun.toolchain import ROOT
+
+# The API groups each chart of the dev stack brings with it (its templates or its crds/ folder).
+CHART_CRD_GROUPS: dict[str, tuple[str, ...]] = {
+    "cloudnative-pg": ("postgresql.cnpg.io",),
+    "mariadb-operator-crds": ("k8s.mariadb.com",),
+    "cert-manager": ("cert-manager.io",),
+    # Envoy Gateway's gateway-helm chart ships the Gateway API CRDs (standard channel) in crds/.
+    "gateway-helm": ("gateway.networking.k8s.io",),
+    "flux2": ("source.toolkit.fluxcd.io", "kustomize.toolkit.fluxcd.io", "helm.toolkit.fluxcd.io"),
+}
+
+
+def shared_crds() -> Path:
+    """../shared/crds, or the folder TENANCY_SHARED_CRDS names (as the offline tests read it)."""
+    return Path(os.environ.get("TENANCY_SHARED_CRDS", ROOT.parent / "shared" / "crds"))
+
+
+def chart_names(settings: StackSettings) -> list[str]:
+    """Every chart the stack installs: installs.charts, the edge's controller and cert-manager, Flux."""
+    from components.model.settings.edge import controller_chart
+
+    names = [chart.chart for chart in settings.installs.charts.values()]
+    edge = settings.edge
+    if edge.gateway.enabled:
+        controller = controller_chart(edge.gateway, settings.edge_facts())
+        if controller is not None:
+            names.append(controller.chart)
+    if edge.tls.enabled:
+        names.append(edge.tls.chart.chart)
+    if settings.delivery.install_flux:
+        names.append("flux2")
+    return names
+
+
+def crd_documents(charts: Iterable[str], folder: Path) -> list[dict[str, Any]]:
+    """The CRDs of `charts` from `folder`; raises naming a chart whose groups have no file there."""
+    groups = {group for chart in charts for group in CHART_CRD_GROUPS.get(chart, ())}
+    documents = [yaml.safe_load(path.read_text()) for path in sorted(folder.glob("*.yaml"))]
+    chosen = [
+        d for d in documents if d and d.get("kind") == "CustomResourceDefinition" and d["spec"]["group"] in groups
+    ]
+    missing = groups - {d["spec"]["group"] for d in chosen}
+    if missing:
+        raise RuntimeError(f"{folder}: no CRD for {', '.join(sorted(missing))}")
+    return chosen
+
+
+def install_crds(api: client.ApiClient, documents: Iterable[dict[str, Any]], timeout: float = 60) -> list[str]:
+    """Create each CRD and wait until the API server serves it (condition Established)."""
+    crds = dynamic(api).resources.get(api_version="apiextensions.k8s.io/v1", kind="CustomResourceDefinition")
+    names = []
+    for document in documents:
+        crds.create(body=document)
+        names.append(document["metadata"]["name"])
+    deadline = time.monotonic() + timeout
+    pending = set(names)
+    while pending and time.monotonic() < deadline:
+        for name in sorted(pending):
+            conditions = crds.get(name=name).to_dict().get("status", {}).get("conditions") or []
+            if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
+                pending.discard(name)
+        time.sleep(0.2)
+    if pending:
+        raise RuntimeError(f"CRDs not established after {timeout:.0f} s: {', '.join(sorted(pending))}")
+    return names
+
+
+def node_manifests(settings: StackSettings) -> list[dict[str, Any]]:
+    """As kind/cluster.yaml has them: an untainted platform worker, and a node per pool labelled
+    and tainted as the platform expects (components/model/core/labels.py)."""
+    nodes = [node_manifest("platform-worker", {}, [])]
+    for name, pool in settings.node_pools.items():
+        nodes.append(node_manifest(f"pool-{name}", pool_node_labels(name, pool.cost_code), [pool_taint(name)]))
+    return nodes
+
+
+def create_nodes(api: client.ApiClient, nodes: Iterable[Mapping[str, Any]], timeout: float = 60) -> None:
+    """Create the nodes and wait until kwok reports each Ready."""
+    resource = dynamic(api).resources.get(api_version="v1", kind="Node")
+    names = set()
+    for node in nodes:
+        resource.create(body=dict(node))
+        names.add(node["metadata"]["name"])
+    ready: set[str] = set()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready = {
+            n["metadata"]["name"]
+            for n in resource.get().to_dict()["items"]
+            if any(c["type"] == "Ready" and c["status"] == "True" for c in n.get("status", {}).get("conditions") or [])
+        }
+        if names <= ready:
+            return
+        time.sleep(0.5)
+    raise RuntimeError(f"nodes not Ready after {timeout:.0f} s (kwok): {', '.join(sorted(names - ready))}")

@@ -1,0 +1,226 @@
+"""The binaries of the real run, built from the pinned Go modules under realrun/ (docs/real-run.md).
+
+Each binary comes from one module whose go.mod pins it (a `tool` line or a `require`), so a version
+bump is a reviewed go.mod change. A build is skipped when a stamp beside the binary says it was
+built from the same go.mod, go.sum, flags and Go version; and a binary already on PATH at the pinned
+version is used as it is (a user with the Pulumi CLI builds no CLI). Go's own module and build
+caches make a rebuild of an unchanged module cheap; the stamps make it free.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+MODULES = ROOT / "realrun"
+BIN = ROOT / ".realrun" / "bin"
+
+# The Kubernetes provider module is served only as a pseudo-version of its v4.25.0 commit
+# (github.com/pulumi/pulumi-kubernetes/provider/v4 v4.0.0-20260115033456-f47bc2d6f199); the binary
+# reports this version. The Python SDK pin (requirements.txt) is newer: docs/real-run.md#skew.
+KUBERNETES_PROVIDER_VERSION = "4.25.0"
+KUBERNETES_VERSION = "v1.36.3"
+
+
+class ToolchainError(RuntimeError):
+    """What is missing to build the real run's binaries, said so a user can act on it."""
+
+
+@dataclass(frozen=True)
+class Binary:
+    """One binary of the real run: where it is built from and how a matching one is recognised."""
+
+    name: str
+    module: str  # folder under realrun/
+    package: str  # Go package path (or ./cmd/... inside the module)
+    ldflags: tuple[str, ...] = ()
+    # Arguments that print the version of a binary found on PATH, and the pattern it must match.
+    version_args: tuple[str, ...] = ("--version",)
+    version_pattern: str = ""
+    prepare: Callable[[Binary], None] | None = field(default=None, compare=False)
+
+
+def go_env(*names: str) -> list[str]:
+    out = _run(["go", "env", *names], cwd=MODULES)
+    return out.splitlines()
+
+
+def module_version(module: str, path: str) -> str:
+    """The version of `path` that realrun/<module>/go.mod selects."""
+    return _run(["go", "list", "-m", "-f", "{{.Version}}", path], cwd=MODULES / module).strip()
+
+
+def module_dir(module: str, path: str) -> Path:
+    return Path(_run(["go", "list", "-m", "-f", "{{.Dir}}", path], cwd=MODULES / module).strip())
+
+
+def _stamp_provider_schema(binary: Binary) -> None:
+    """The provider embeds its schema with the version set (realrun/pulumi/cmd/stamp-schema)."""
+    source = module_dir("pulumi", "github.com/pulumi/pulumi-kubernetes/provider/v4") / "cmd/pulumi-resource-kubernetes"
+    target = MODULES / "pulumi/cmd/pulumi-resource-kubernetes"
+    _run(
+        ["go", "run", "./cmd/stamp-schema", KUBERNETES_PROVIDER_VERSION, str(source), str(target)],
+        cwd=MODULES / "pulumi",
+    )
+
+
+def _kubernetes_ldflags() -> tuple[str, ...]:
+    """Without these the binaries report v0.0.0-master, and clients that read /version (the
+    Kubernetes provider among them) would judge the server by a version it is not."""
+    major, minor, _ = KUBERNETES_VERSION.lstrip("v").split(".")
+    base = "k8s.io/component-base/version"
+    return (
+        f"-X {base}.gitVersion={KUBERNETES_VERSION}",
+        f"-X {base}.gitMajor={major}",
+        f"-X {base}.gitMinor={minor}",
+        f"-X {base}.gitTreeState=clean",
+    )
+
+
+def binaries() -> list[Binary]:
+    """Every binary the real run needs, in build order (the engine first: it is the longest)."""
+    pulumi_version = "3.274.1"
+    kube = _kubernetes_ldflags()
+    kube_minor = re.escape(".".join(KUBERNETES_VERSION.split(".")[:2]))
+    return [
+        Binary(
+            "pulumi",
+            "pulumi",
+            "github.com/pulumi/pulumi/pkg/v3/cmd/pulumi",
+            (f"-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v{pulumi_version}",),
+            ("version",),
+            rf"^v{re.escape(pulumi_version)}$",
+        ),
+        Binary(
+            "pulumi-resource-kubernetes",
+            "pulumi",
+            "./cmd/pulumi-resource-kubernetes",
+            (f"-X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version={KUBERNETES_PROVIDER_VERSION}",),
+            (),
+            "",
+            _stamp_provider_schema,
+        ),
+        Binary(
+            "kube-apiserver", "kubernetes", "k8s.io/kubernetes/cmd/kube-apiserver", kube, version_pattern=kube_minor
+        ),
+        Binary(
+            "kube-controller-manager",
+            "kubernetes",
+            "k8s.io/kubernetes/cmd/kube-controller-manager",
+            kube,
+            version_pattern=kube_minor,
+        ),
+        Binary(
+            "kube-scheduler", "kubernetes", "k8s.io/kubernetes/cmd/kube-scheduler", kube, version_pattern=kube_minor
+        ),
+        Binary("etcd", "etcd", "go.etcd.io/etcd/server/v3", version_pattern=r"etcd Version: 3\.6\."),
+        Binary("kwok", "kwok", "sigs.k8s.io/kwok/cmd/kwok", version_pattern=r"v0\.8\."),
+    ]
+
+
+def _stamp(binary: Binary, go_version: str) -> str:
+    digest = hashlib.sha256()
+    for name in ("go.mod", "go.sum"):
+        digest.update((MODULES / binary.module / name).read_bytes())
+    digest.update("\0".join([binary.package, *binary.ldflags, go_version]).encode())
+    if binary.module == "pulumi":
+        for main in sorted((MODULES / "pulumi/cmd").rglob("*.go")):
+            digest.update(main.read_bytes())
+    return digest.hexdigest()
+
+
+def on_path(binary: Binary) -> Path | None:
+    """A binary of the same name on PATH (outside our own folder) at the pinned version, if any."""
+    if not binary.version_pattern:
+        return None
+    found = shutil.which(
+        binary.name, path=os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if Path(p) != BIN)
+    )
+    if found is None:
+        return None
+    try:
+        out = subprocess.run([found, *binary.version_args], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return Path(found) if re.search(binary.version_pattern, out, re.MULTILINE) else None
+
+
+def require_go() -> str:
+    """The Go version, or a ToolchainError naming what is missing."""
+    if shutil.which("go") is None:
+        raise ToolchainError(
+            "the real run builds the Pulumi CLI, the Kubernetes provider and the control plane from the Go "
+            "modules under realrun/ and needs Go 1.26 or later on PATH (https://go.dev/doc/install); the "
+            "offline suite (make test) does not need it"
+        )
+    return _run(["go", "env", "GOVERSION"], cwd=MODULES).strip()
+
+
+def build(names: Sequence[str] | None = None, *, log: Callable[[str], None] = print) -> dict[str, Path]:
+    """Build (or reuse) every binary; returns where each one is. Raises ToolchainError."""
+    go_version = require_go()
+    BIN.mkdir(parents=True, exist_ok=True)
+    located: dict[str, Path] = {}
+    for binary in binaries():
+        if names and binary.name not in names:
+            continue
+        existing = on_path(binary)
+        if existing is not None:
+            log(f"toolchain: {binary.name}: using {existing} (on PATH at the pinned version)")
+            located[binary.name] = existing
+            continue
+        target = BIN / binary.name
+        stamp_file = BIN / f".{binary.name}.stamp"
+        stamp = _stamp(binary, go_version)
+        if target.exists() and stamp_file.exists() and stamp_file.read_text() == stamp:
+            log(f"toolchain: {binary.name}: up to date ({target.relative_to(ROOT)})")
+            located[binary.name] = target
+            continue
+        log(f"toolchain: {binary.name}: building {binary.package} (realrun/{binary.module}/go.mod)")
+        if binary.prepare is not None:
+            binary.prepare(binary)
+        command = ["go", "build", "-o", str(target)]
+        if binary.ldflags:
+            command += ["-ldflags", " ".join(binary.ldflags)]
+        _run([*command, binary.package], cwd=MODULES / binary.module, stream=True)
+        stamp_file.write_text(stamp)
+        located[binary.name] = target
+    return located
+
+
+def _run(command: list[str], *, cwd: Path, stream: bool = False) -> str:
+    try:
+        result = subprocess.run(command, cwd=cwd, text=True, capture_output=not stream, check=False)
+    except FileNotFoundError as error:
+        raise ToolchainError(f"{command[0]} is not installed: {error}") from error
+    if result.returncode != 0:
+        detail = "" if stream else (result.stderr or result.stdout).strip()[-2000:]
+        hint = ""
+        if "proxy" in detail or "dial tcp" in detail or "403" in detail:
+            hint = " (the Go module proxy is not reachable or does not serve a pinned version: set GOPROXY)"
+        raise ToolchainError(f"`{' '.join(command)}` failed in {cwd.relative_to(ROOT)}{hint}\n{detail}")
+    return result.stdout if not stream else ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m tools.realrun.toolchain [NAME...]`: build what is missing and say where each is."""
+    try:
+        located = build(argv if argv else None)
+    except ToolchainError as error:
+        print(f"realrun: {error}", file=sys.stderr)
+        return 1
+    for name, path in located.items():
+        print(f"{name}\t{path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
