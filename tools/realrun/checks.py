@@ -263,32 +263,33 @@ def no_plain_secrets(run: Run) -> None:
     )
 
 
+def _set_pods(count: int) -> Callable[[dict[str, Any]], None]:
+    def change(tenant: dict[str, Any]) -> None:
+        tenant["quota"]["custom"]["objects"]["pods"] = count
+
+    return change
+
+
 def edit_previews_as_predicted(run: Run) -> None:
     """A tenant edit: the real preview's steps are the ones the offline plans' difference predicts."""
     before = json.loads((run.setup.folder / "plan" / "resources.json").read_text())
-    run.edit_tenant(
-        "status-page",
-        lambda t: t["quota"].update({"custom": {**t["quota"]["custom"], "objects": {"pods": 12, "services": 3}}}),
-    )
+    original = (run.tenants / "status-page.yaml").read_text()
+    run.edit_tenant("status-page", _set_pods(12))
     try:
         after = json.loads((run.offline_plan(run.setup.folder / "plan-edited") / "resources.json").read_text())
         predicted = _predicted_steps(before, after)
         _, events, error = run.preview("preview-edit")
         real = {urn: op for urn, op in events.steps.items() if not urn.endswith("pulumi:pulumi:Stack::tenancy-dev")}
         same = set(predicted) == set(real)
+        shown_real = sorted(f"{op} {_short(urn)}" for urn, op in real.items())
         detail = (
-            f"{len(real)} steps, as predicted"
+            f"{len(real)} steps, as predicted: {shown_real}"
             if same
-            else (
-                f"predicted {sorted(_short(u) for u in predicted)}, real {sorted(f'{op} {_short(u)}' for u, op in real.items())}"
-            )
+            else (f"predicted {sorted(f'{op} {_short(urn)}' for urn, op in predicted.items())}, real {shown_real}")
         )
         run.report.check("an edit's real preview has the predicted steps", same and not error, detail + _tail(error))
     finally:
-        run.edit_tenant(
-            "status-page",
-            lambda t: t["quota"].update({"custom": {**t["quota"]["custom"], "objects": {"pods": 10, "services": 3}}}),
-        )
+        (run.tenants / "status-page.yaml").write_text(original)
 
 
 def _short(urn: str) -> str:

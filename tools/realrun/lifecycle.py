@@ -57,6 +57,10 @@ def _live_data(run: Run) -> list[str]:
     return sorted(found)
 
 
+def _error(error: str) -> str:
+    return f"; {error[-800:]}" if error else ""
+
+
 def run_lifecycle(run: Run) -> None:
     report = run.report
     original = (run.tenants / f"{TENANT}.yaml").read_text()
@@ -118,7 +122,7 @@ def run_lifecycle(run: Run) -> None:
     report.check(
         "removing the decommissioned file leaves the data live and out of the state",
         result is not None and not in_state and _live_data(run) == data_before,
-        f"{len(in_state)} {TENANT} resources left in the state; data objects live {len(_live_data(run))}/{len(data_before)}"
-        + (f"; {error[-800:]}" if error else ""),
+        f"{len(in_state)} {TENANT} resources left in the state; "
+        f"data objects live {len(_live_data(run))}/{len(data_before)}" + _error(error),
     )
     (run.tenants / f"{TENANT}.yaml").write_text(original)

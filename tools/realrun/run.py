@@ -14,10 +14,14 @@ import shutil
 import sys
 from pathlib import Path
 
+from kubernetes import client
+from pulumi import automation as auto
+
 from components.model.catalog.stack_config import parse_settings
+from components.model.settings.stack import StackSettings
 from tools.realrun import checks, cluster, seed, toolchain
 from tools.realrun.engine import EngineSetup, open_stack, stack_config
-from tools.realrun.kube import api_client
+from tools.realrun.kube import api_client, dynamic
 from tools.realrun.report import Report
 
 STACK = "dev"
@@ -33,6 +37,55 @@ def run_overrides(tenants: Path) -> dict[str, object]:
         # A copy of tenants/, which the lifecycle checks edit.
         "tenancy:tenantsDir": str(tenants),
     }
+
+
+def seed_cluster(report: Report, plane: cluster.ControlPlane, settings: StackSettings) -> client.ApiClient:
+    """The pools' nodes and the charts' CRDs, as a real dev cluster has them before the first `up`."""
+    api = api_client(plane.kubeconfig)
+    seed.create_nodes(api, seed.node_manifests(settings))
+    crds = seed.install_crds(api, seed.crd_documents(seed.chart_names(settings), seed.shared_crds()))
+    report.check("seed", True, f"{len(settings.node_pools) + 1} kwok nodes, {len(crds)} CRDs")
+    return api
+
+
+def destroy_without_data(report: Report, folder: Path, binaries: dict[str, Path], engine_bin: Path) -> None:
+    """`pulumi destroy` of a stack holding no data succeeds, on a control plane of its own (the
+    dev stack's cluster-wide objects share names with any other stack's)."""
+    tenants = folder / "tenants-nodata"
+    tenants.mkdir()
+    shutil.copy(toolchain.ROOT / "tenants" / "status-page.yaml", tenants)
+    overrides = {
+        **run_overrides(tenants),
+        "tenancy:installs": {"managedElsewhere": True},
+        "tenancy:data": {"sharedSecrets": {}},
+    }
+    document = stack_config(STACK, overrides)
+    settings = parse_settings(document["config"], f"Pulumi.{STACK}.yaml")
+    with cluster.control_plane(folder / "cluster-nodata", binaries) as plane:
+        api = seed_cluster(report, plane, settings)
+        setup = EngineSetup(folder / "engine-nodata", plane.kubeconfig, engine_bin, secrets.token_hex(16))
+        stack = open_stack(setup, STACK, document, engine_bin.parent)
+        try:
+            up = stack.up(color="never")
+            destroyed = stack.destroy(color="never")
+            left = [
+                r["urn"]
+                for r in (stack.export_stack().deployment or {}).get("resources", [])
+                if "pulumi:pulumi:Stack" not in r["type"]
+            ]
+            namespaces = [
+                n["metadata"]["name"]
+                for n in dynamic(api).resources.get(api_version="v1", kind="Namespace").get().to_dict()["items"]
+                if n["metadata"]["name"].startswith("tenant-")
+            ]
+            report.check(
+                "destroy of a stack without data",
+                destroyed.summary.result == "succeeded" and not left and not namespaces,
+                f"up {up.summary.result}, destroy {destroyed.summary.result}; {len(left)} resources left in the "
+                f"state; tenant namespaces left {namespaces}",
+            )
+        except auto.CommandError as error:
+            report.check("destroy of a stack without data", False, str(error)[-1500:])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,17 +112,14 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("pulumi", "pulumi-resource-kubernetes"):
         (engine_bin / name).symlink_to(binaries[name])
     with cluster.control_plane(folder / "cluster", binaries) as plane:
-        report.check(
-            "control plane", True, f"{plane.server} (etcd, kube-apiserver, controller-manager, scheduler, kwok)"
-        )
-        api = api_client(plane.kubeconfig)
-        seed.create_nodes(api, seed.node_manifests(settings))
-        crds = seed.install_crds(api, seed.crd_documents(seed.chart_names(settings), seed.shared_crds()))
-        report.check("seed", True, f"{len(settings.node_pools) + 1} kwok nodes, {len(crds)} CRDs")
+        components = "etcd, kube-apiserver, controller-manager, scheduler, kwok"
+        report.check("control plane", True, f"{plane.server} ({components})")
+        api = seed_cluster(report, plane, settings)
         setup = EngineSetup(folder / "engine", plane.kubeconfig, engine_bin, secrets.token_hex(16))
         stack = open_stack(setup, STACK, document, engine_bin.parent)
         checks.run_all(checks.Run(report, stack, setup, api, document["config"], tenants, binaries["kubectl"].parent))
         plane.check_alive()
+    destroy_without_data(report, folder, binaries, engine_bin)
     return report.close()
 
 
