@@ -90,7 +90,14 @@ def destroy_without_data(report: Report, folder: Path, binaries: dict[str, Path]
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tenancy realrun", description=__doc__)
-    parser.parse_args(argv)
+    parser.add_argument(
+        "--bench", metavar="COUNTS", help="time the real engine at these tenant counts (e.g. 10,100,300)"
+    )
+    args = parser.parse_args(argv)
+    if args.bench:
+        from tools.realrun.bench import main as bench
+
+        return bench([int(count) for count in args.bench.split(",")])
     report = Report()
     try:
         binaries = toolchain.build(log=report.note)

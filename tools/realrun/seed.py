@@ -29,6 +29,8 @@ from tools.realrun.toolchain import ROOT
 CHART_CRD_GROUPS: dict[str, tuple[str, ...]] = {
     "cloudnative-pg": ("postgresql.cnpg.io",),
     "mariadb-operator-crds": ("k8s.mariadb.com",),
+    # The operator's own chart leaves its CRDs to mariadb-operator-crds (installed before it).
+    "mariadb-operator": (),
     "cert-manager": ("cert-manager.io",),
     # Envoy Gateway's gateway-helm chart ships the Gateway API CRDs (standard channel) in crds/.
     "gateway-helm": ("gateway.networking.k8s.io",),
@@ -37,8 +39,8 @@ CHART_CRD_GROUPS: dict[str, tuple[str, ...]] = {
 
 
 def shared_crds() -> Path:
-    """../shared/crds, or the folder TENANCY_SHARED_CRDS names (as the offline tests read it)."""
-    return Path(os.environ.get("TENANCY_SHARED_CRDS", ROOT.parent / "shared" / "crds"))
+    """../shared/crds, or the folder TENANCY_CRDS_DIR names (as the offline tests read it)."""
+    return Path(os.environ.get("TENANCY_CRDS_DIR", ROOT.parent / "shared" / "crds"))
 
 
 def chart_names(settings: StackSettings) -> list[str]:
