@@ -41,7 +41,7 @@ def measure(count: int, folder: Path, binaries: dict[str, Path], engine_bin: Pat
     overrides = [f"--set=tenancy:tenantsDir={tenants}", '--set=tenancy:installs={"managedElsewhere": true}']
     command = [sys.executable, "-m", "tools.cli.main", "plan", "--stack", "dev", *overrides]
     mock, _ = _timed(lambda: subprocess.run(command, cwd=toolchain.ROOT, capture_output=True, check=True))
-    with cluster.control_plane(folder / "cluster", binaries) as plane:
+    with cluster.control_plane(folder / "cluster", binaries, toolchain.kwok_stages()) as plane:
         seed_cluster(Report(), plane, settings)
         setup = EngineSetup(folder / "engine", plane.kubeconfig, engine_bin, secrets.token_hex(16))
         stack = open_stack(setup, "dev", document, engine_bin.parent)

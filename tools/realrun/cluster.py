@@ -129,7 +129,7 @@ def _wait_healthy(plane: ControlPlane, url: str, context: ssl.SSLContext | None,
 
 
 @contextlib.contextmanager
-def control_plane(folder: Path, binaries: Mapping[str, Path]) -> Iterator[ControlPlane]:
+def control_plane(folder: Path, binaries: Mapping[str, Path], kwok_stages: list[Path]) -> Iterator[ControlPlane]:
     """Start the control plane in `folder` (made anew) and stop it on the way out."""
     pki = folder / "pki"
     make_pki(pki)
@@ -190,7 +190,8 @@ def control_plane(folder: Path, binaries: Mapping[str, Path]) -> Iterator[Contro
         plane.start("kwok", [str(binaries["kwok"]), f"--kubeconfig={kubeconfig}", "--manage-all-nodes=false",
                              f"--manage-nodes-with-annotation-selector={KWOK_ANNOTATION}=fake",
                              f"--cidr={POD_RANGE}", "--node-ip=127.0.0.1",
-                             f"--server-address=127.0.0.1:{free_port()}"])  # fmt: skip
+                             f"--server-address=127.0.0.1:{free_port()}",
+                             *(f"--config={stage}" for stage in kwok_stages)])  # fmt: skip
         yield plane
     finally:
         plane.stop()

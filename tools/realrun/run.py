@@ -61,7 +61,7 @@ def destroy_without_data(report: Report, folder: Path, binaries: dict[str, Path]
     }
     document = stack_config(STACK, overrides)
     settings = parse_settings(document["config"], f"Pulumi.{STACK}.yaml")
-    with cluster.control_plane(folder / "cluster-nodata", binaries) as plane:
+    with cluster.control_plane(folder / "cluster-nodata", binaries, toolchain.kwok_stages()) as plane:
         api = seed_cluster(report, plane, settings)
         setup = EngineSetup(folder / "engine-nodata", plane.kubeconfig, engine_bin, secrets.token_hex(16))
         stack = open_stack(setup, STACK, document, engine_bin.parent)
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     engine_bin.mkdir(parents=True)
     for name in ("pulumi", "pulumi-resource-kubernetes"):
         (engine_bin / name).symlink_to(binaries[name])
-    with cluster.control_plane(folder / "cluster", binaries) as plane:
+    with cluster.control_plane(folder / "cluster", binaries, toolchain.kwok_stages()) as plane:
         components = "etcd, kube-apiserver, controller-manager, scheduler, kwok"
         report.check("control plane", True, f"{plane.server} ({components})")
         api = seed_cluster(report, plane, settings)

@@ -62,6 +62,24 @@ def module_dir(module: str, path: str) -> Path:
     return Path(_run(["go", "list", "-m", "-f", "{{.Dir}}", path], cwd=MODULES / module).strip())
 
 
+# kwok's stages (what it does to nodes and pods, and when), as its repository ships them: nodes
+# become Ready and keep a heartbeat; pods become Ready, complete, and go when deleted (no kubelet
+# would finish a graceful delete, and namespaces could never empty).
+KWOK_STAGES = (
+    "node/fast/node-initialize.yaml",
+    "node/heartbeat/node-heartbeat.yaml",
+    "pod/fast/pod-ready.yaml",
+    "pod/fast/pod-complete.yaml",
+    "pod/fast/pod-delete.yaml",
+)
+
+
+def kwok_stages() -> list[Path]:
+    """The stage files of the pinned kwok module (realrun/kwok/go.mod), from the module cache."""
+    stages = module_dir("kwok", "sigs.k8s.io/kwok") / "kustomize/stage"
+    return [stages / stage for stage in KWOK_STAGES]
+
+
 def _stamp_provider_schema(binary: Binary) -> None:
     """The provider embeds its schema with the version set (realrun/pulumi/cmd/stamp-schema)."""
     source = module_dir("pulumi", "github.com/pulumi/pulumi-kubernetes/provider/v4") / "cmd/pulumi-resource-kubernetes"
