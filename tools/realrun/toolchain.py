@@ -81,12 +81,14 @@ def kwok_stages() -> list[Path]:
 
 
 def _stamp_provider_schema(binary: Binary) -> None:
-    """The provider embeds its schema with the version set (realrun/pulumi/cmd/stamp-schema)."""
-    source = module_dir("pulumi", "github.com/pulumi/pulumi-kubernetes/provider/v4") / "cmd/pulumi-resource-kubernetes"
-    target = MODULES / "pulumi/cmd/pulumi-resource-kubernetes"
+    """The provider embeds its schema with the version set (realrun/provider/cmd/stamp-schema)."""
+    source = (
+        module_dir("provider", "github.com/pulumi/pulumi-kubernetes/provider/v4") / "cmd/pulumi-resource-kubernetes"
+    )
+    target = MODULES / "provider/cmd/pulumi-resource-kubernetes"
     _run(
         ["go", "run", "./cmd/stamp-schema", KUBERNETES_PROVIDER_VERSION, str(source), str(target)],
-        cwd=MODULES / "pulumi",
+        cwd=MODULES / "provider",
     )
 
 
@@ -117,9 +119,11 @@ def binaries() -> list[Binary]:
             ("version",),
             rf"^v{re.escape(pulumi_version)}$",
         ),
+        # A module of its own: the provider builds against the pulumi/pkg it pins (v3.215.0), whose
+        # codegen types differ from the CLI's v3.274.1 (one module would select one pkg for both).
         Binary(
             "pulumi-resource-kubernetes",
-            "pulumi",
+            "provider",
             "./cmd/pulumi-resource-kubernetes",
             (f"-X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version={KUBERNETES_PROVIDER_VERSION}",),
             (),
@@ -139,6 +143,8 @@ def binaries() -> list[Binary]:
         Binary(
             "kube-scheduler", "kubernetes", "k8s.io/kubernetes/cmd/kube-scheduler", kube, version_pattern=kube_minor
         ),
+        # The e2e scripts (scripts/e2e/can-i.sh, admission.sh) the run replays use kubectl.
+        Binary("kubectl", "kubernetes", "k8s.io/kubernetes/cmd/kubectl", kube, ("version", "--client"), kube_minor),
         Binary("etcd", "etcd", "go.etcd.io/etcd/server/v3", version_pattern=r"etcd Version: 3\.6\."),
         Binary("kwok", "kwok", "sigs.k8s.io/kwok/cmd/kwok", version_pattern=r"v0\.8\."),
     ]
@@ -149,8 +155,8 @@ def _stamp(binary: Binary, go_version: str) -> str:
     for name in ("go.mod", "go.sum"):
         digest.update((MODULES / binary.module / name).read_bytes())
     digest.update("\0".join([binary.package, *binary.ldflags, go_version]).encode())
-    if binary.module == "pulumi":
-        for main in sorted((MODULES / "pulumi/cmd").rglob("*.go")):
+    if binary.module == "provider":
+        for main in sorted((MODULES / "provider/cmd").rglob("*.go")):
             digest.update(main.read_bytes())
     return digest.hexdigest()
 
