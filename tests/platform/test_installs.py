@@ -166,3 +166,17 @@ def test_a_cycle_in_the_install_order_is_refused() -> None:
     with pytest.raises(ConfigurationError) as raised:
         parse_settings({"tenancy:domainSuffix": "t.example.com", "tenancy:installs": json.dumps(installs)}, "P.yaml")
     assert "cycle among: a, b" in str(raised.value)
+
+
+def test_installs_managed_elsewhere_register_no_release_and_keep_the_engine_rules() -> None:
+    # `installs.managedElsewhere`: every chart (installs.charts, the edge's controller and
+    # cert-manager, Flux) is someone else's; the platform renders the rest, and what uses their
+    # CRDs relies on the documented prerequisites (docs/first-run.md), as the real run does.
+    from tests.engine.mixes import disabled_providers, records
+    from tools.plan.engine_rules import check_plan
+
+    managed = {**dev_installs(), "managedElsewhere": True}
+    run = plan("dev", installs=json.dumps(managed))
+    assert run.of_type(RELEASE) == []
+    assert run.of_type("kubernetes:postgresql.cnpg.io/v1:Cluster"), "tenants' databases are still rendered"
+    assert check_plan(records(run), disabled_providers("dev")) == []
