@@ -49,8 +49,11 @@ def test_external_secret_is_released_with_a_decommissioned_tenant(tmp_path: Path
     assert secret.retain_on_delete and not secret.protect
 
 
-def test_generated_secret_keeps_its_value_managed(tmp_path: Path) -> None:
+def test_generated_secret_is_written_once_through_data(tmp_path: Path) -> None:
+    # The local cloud draws the value in the program (ADR 0040): the first `up` writes it and later
+    # runs never change it; through `data`, since the provider folds `stringData` into `data` in the
+    # inputs it records and a `stringData` path would never match (found by the real run).
     tenant = tenant_document("shop", secrets=[{"name": "session-key", "source": "generated"}])
     secret = _secret(plan("dev", write_tenants(tmp_path, tenant)), "shop-prod-secret-session-key-secret")
-    assert secret.inputs["stringData"] == {"value": "[secret]"}
-    assert secret.ignore_changes == []
+    assert secret.inputs["data"] == {"value": "[secret]"} and "stringData" not in secret.inputs
+    assert secret.ignore_changes == ['data["value"]']

@@ -83,3 +83,16 @@ def test_lists_compare_element_by_element() -> None:
     assert compare(planned, live) == []
     live["spec"]["ports"] = [{"port": 81}]  # type: ignore[index]
     assert [d.path for d in compare(planned, live)] == [".spec.ports[0].port"]
+
+
+def test_an_empty_map_or_list_reads_back_absent() -> None:
+    planned = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "c", "annotations": {}},
+        "data": {"a": "1"},
+    }
+    live = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}}
+    assert compare(planned, live) == []
+    planned["metadata"]["annotations"] = {"k": "v"}  # type: ignore[index]
+    assert [d.path for d in compare(planned, live)] == [".metadata.annotations"]

@@ -31,14 +31,20 @@ class Events:
     def __init__(self) -> None:
         self.warnings: list[str] = []
         self.steps: dict[str, str] = {}
+        # The properties each step changes (the engine's `diffs`), to say why a step is there.
+        self.changed: dict[str, list[str]] = {}
 
     def __call__(self, event: auto.events.EngineEvent) -> None:
         diagnostic = event.diagnostic_event
         if diagnostic is not None and diagnostic.severity == "warning":
             self.warnings.append(f"{diagnostic.urn or 'engine'}: {diagnostic.message.strip()}")
         pre = event.resource_pre_event
-        if pre is not None and pre.metadata.op not in (auto.events.OpType.SAME, auto.events.OpType.READ):
+        quiet = (auto.events.OpType.SAME, auto.events.OpType.READ, auto.events.OpType.REFRESH)
+        if pre is not None and pre.metadata.op not in quiet:
             self.steps[pre.metadata.urn] = pre.metadata.op.value
+            self.changed[pre.metadata.urn] = sorted(
+                set(pre.metadata.diffs or []) | set(pre.metadata.detailed_diff or {})
+            )
 
 
 def _log_to(path: Path) -> Callable[[str], None]:
@@ -161,7 +167,12 @@ def converge(run: Run) -> bool:
 
 
 # Warnings the engine or provider gives on this run that are understood, each with the reason.
-EXPLAINED_WARNINGS: dict[str, str] = {}
+EXPLAINED_WARNINGS: dict[str, str] = {
+    "using pulumi-resource-kubernetes from $PATH": "the run's provider is the binary toolchain.py built, found on PATH "
+    "on purpose (docs/real-run.md#skew)",
+    "resource plugin kubernetes is expected to have version >=4.34.2, but has 4.25.0": "the module proxy serves the "
+    "provider at v4.25.0 only; the SDK pins 4.34.2 (docs/real-run.md#skew)",
+}
 
 
 def explained(warning: str) -> bool:
@@ -174,7 +185,9 @@ def settles(run: Run) -> None:
     run.report.check(
         "second up changes nothing",
         result is not None,
-        f"--expect-no-changes in {time.monotonic() - started:.0f} s" if result else _tail(error) + _steps(events),
+        f"--expect-no-changes in {time.monotonic() - started:.0f} s"
+        if result
+        else _steps(events) + " | " + _tail(error, 12),
     )
     time.sleep(10)  # the controllers (service accounts, quota usage, endpoints) settle
     started = time.monotonic()
@@ -184,12 +197,13 @@ def settles(run: Run) -> None:
         preview is not None,
         f"--refresh --expect-no-changes in {time.monotonic() - started:.0f} s"
         if preview
-        else _tail(error) + _steps(events),
+        else _steps(events) + " | " + _tail(error, 12),
     )
 
 
 def _steps(events: Events) -> str:
-    return (" | steps: " + ", ".join(f"{op} {urn.split('::')[-1]}" for urn, op in events.steps.items()))[:2000]
+    steps = [f"{op} {urn.split('::')[-1]} {events.changed.get(urn, [])}" for urn, op in events.steps.items()]
+    return (" | steps: " + ", ".join(steps))[:3000]
 
 
 def _skip_paths(record: Mapping[str, Any]) -> set[str]:
@@ -242,24 +256,49 @@ def access_and_admission(run: Run) -> None:
         )
 
 
+# How the state marks a secret value (Pulumi's property value signature for secrets).
+_SECRET_SIGNATURE = "1b47061264138c4ac30d75fd1eb44270"
+
+
+def _secret_keys(state: Mapping[str, Any]) -> dict[tuple[str, str], list[str]]:
+    """Per Secret (namespace, name), the data keys whose inputs the state holds as secrets."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for resource in state.get("resources", []):
+        inputs = resource.get("inputs") or {}
+        if resource.get("type") != "kubernetes:core/v1:Secret":
+            continue
+        data = inputs.get("data") or {}
+        keys = [k for k, v in data.items() if isinstance(v, dict) and v.get(_SECRET_SIGNATURE)]
+        # A whole-map secret: every key of the live object is secret.
+        if isinstance(data, dict) and data.get(_SECRET_SIGNATURE):
+            keys = ["*"]
+        if keys:
+            meta = inputs.get("metadata") or {}
+            found[(meta.get("namespace", ""), meta.get("name", ""))] = keys
+    return found
+
+
 def no_plain_secrets(run: Run) -> None:
-    """No value of any Secret the stack wrote appears in the state file."""
+    """No value the state holds as a secret (generated passwords, generated tenant secrets) appears
+    in plaintext in any state file: read each such value from the live Secret, search for it."""
+    import base64
+
     state_files = list(run.setup.state.rglob("*.json"))
     text = "\n".join(path.read_text() for path in state_files)
+    keys = _secret_keys(run.stack.export_stack().deployment or {})
     secrets_api = dynamic(run.api).resources.get(api_version="v1", kind="Secret")
-    values = set()
-    for secret in secrets_api.get(label_selector="app.kubernetes.io/managed-by=tenancy").to_dict()["items"]:
-        import base64
-
-        for value in (secret.get("data") or {}).values():
-            decoded = base64.b64decode(value).decode(errors="replace")
-            if len(decoded) >= 16:  # generated credentials; short values (ports, names) are no secret
-                values.add(decoded)
-    leaked = [v for v in values if v in text]
+    values: dict[str, str] = {}
+    for (namespace, name), secret_keys in keys.items():
+        live = secrets_api.get(name=name, namespace=namespace).to_dict().get("data") or {}
+        for key, encoded in live.items():
+            if "*" in secret_keys or key in secret_keys:
+                values[f"{namespace}/{name}:{key}"] = base64.b64decode(encoded).decode(errors="replace")
+    leaked = sorted(where for where, value in values.items() if value and value in text)
     run.report.check(
         "no secret value in plaintext in the state",
         bool(values) and not leaked,
-        f"{len(values)} generated values searched in {len(state_files)} state files; {len(leaked)} found",
+        f"{len(values)} secret values of {len(keys)} Secrets searched in {len(state_files)} state files; "
+        f"in plaintext: {leaked or 'none'}",
     )
 
 

@@ -17,6 +17,8 @@ from typing import Any
 
 from kubernetes.utils import parse_quantity
 
+# What the offline plan writes where it cannot know a value (tools/plan/harness.py): not compared.
+PLACEHOLDERS = {"[secret]", "[unknown]"}
 # Fields the server never returns as written: Secret `stringData` is write-only (merged into `data`).
 WRITE_ONLY = {("Secret", "stringData")}
 
@@ -61,6 +63,9 @@ def differences(planned: Any, live: Any, path: str = "") -> Iterator[tuple[str, 
             yield path, planned, live
             return
         for key, value in planned.items():
+            # An empty map or list reads back absent: the API's `omitempty` drops it, same meaning.
+            if value in ({}, []) and live.get(key) is None:
+                continue
             yield from differences(value, live.get(key), f"{path}.{key}")
     elif isinstance(planned, list):
         if not isinstance(live, list) or len(live) != len(planned):
@@ -68,6 +73,8 @@ def differences(planned: Any, live: Any, path: str = "") -> Iterator[tuple[str, 
             return
         for index, (a, b) in enumerate(zip(planned, live, strict=True)):
             yield from differences(a, b, f"{path}[{index}]")
+    elif planned in PLACEHOLDERS:
+        return
     elif not _same_scalar(planned, live, path):
         yield path, planned, live
 
@@ -87,6 +94,8 @@ def compare(planned: dict[str, Any], live: dict[str, Any] | None) -> list[Differ
             # `data` is base64 on the wire in both directions; compare decoded.
             live_data = {k: base64.b64decode(v) for k, v in (live.get("data") or {}).items()}
             for item, encoded in value.items():
+                if encoded in PLACEHOLDERS:
+                    continue
                 if live_data.get(item) != base64.b64decode(encoded):
                     found.append(Difference(name, f".data.{item}", "<value>", "<other value>"))
             continue

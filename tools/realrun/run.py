@@ -27,13 +27,14 @@ from tools.realrun.report import Report
 STACK = "dev"
 
 
-def run_overrides(tenants: Path) -> dict[str, object]:
+def run_overrides(tenants: Path, base_stack: str = STACK) -> dict[str, object]:
     """What the run changes in the dev stack's config, and why each."""
+    committed = stack_config(base_stack, {})["config"]
     return {
         # The control plane's kubeconfig context instead of kind's.
-        "tenancy:cluster": {"name": "tenancy", "context": cluster.KUBECONFIG_CONTEXT},
-        # Charts cannot be pulled here: their CRDs are seeded instead (seed.py).
-        "tenancy:installs": {"sharedSecretPlaceholders": True, "managedElsewhere": True},
+        "tenancy:cluster": {**committed["tenancy:cluster"], "context": cluster.KUBECONFIG_CONTEXT},
+        # Charts cannot be pulled here: their CRDs and namespaces are seeded instead (seed.py).
+        "tenancy:installs": {**committed.get("tenancy:installs", {}), "managedElsewhere": True},
         # A copy of tenants/, which the lifecycle checks edit.
         "tenancy:tenantsDir": str(tenants),
     }
@@ -44,7 +45,8 @@ def seed_cluster(report: Report, plane: cluster.ControlPlane, settings: StackSet
     api = api_client(plane.kubeconfig)
     seed.create_nodes(api, seed.node_manifests(settings))
     crds = seed.install_crds(api, seed.crd_documents(seed.chart_names(settings), seed.shared_crds()))
-    report.check("seed", True, f"{len(settings.node_pools) + 1} kwok nodes, {len(crds)} CRDs")
+    namespaces = seed.create_chart_namespaces(api, settings)
+    report.check("seed", True, f"{len(settings.node_pools) + 1} kwok nodes, {len(crds)} CRDs, namespaces {namespaces}")
     return api
 
 
@@ -56,7 +58,10 @@ def destroy_without_data(report: Report, folder: Path, binaries: dict[str, Path]
     shutil.copy(toolchain.ROOT / "tenants" / "status-page.yaml", tenants)
     overrides = {
         **run_overrides(tenants),
-        "tenancy:installs": {"managedElsewhere": True},
+        "tenancy:installs": {
+            "managedElsewhere": True,
+            "charts": stack_config(STACK, {})["config"]["tenancy:installs"]["charts"],
+        },
         "tenancy:data": {"sharedSecrets": {}},
     }
     document = stack_config(STACK, overrides)

@@ -43,20 +43,36 @@ def shared_crds() -> Path:
     return Path(os.environ.get("TENANCY_CRDS_DIR", ROOT.parent / "shared" / "crds"))
 
 
-def chart_names(settings: StackSettings) -> list[str]:
-    """Every chart the stack installs: installs.charts, the edge's controller and cert-manager, Flux."""
+def charts(settings: StackSettings) -> dict[str, str]:
+    """Every chart the stack installs, by chart name, with the namespace its release goes into:
+    installs.charts, the edge's controller and cert-manager, Flux."""
     from components.model.settings.edge import controller_chart
 
-    names = [chart.chart for chart in settings.installs.charts.values()]
+    found = {chart.chart: chart.namespace for chart in settings.installs.charts.values()}
     edge = settings.edge
     if edge.gateway.enabled:
         controller = controller_chart(edge.gateway, settings.edge_facts())
         if controller is not None:
-            names.append(controller.chart)
+            found[controller.chart] = controller.namespace
     if edge.tls.enabled:
-        names.append(edge.tls.chart.chart)
+        found[edge.tls.chart.chart] = edge.tls.chart.namespace
     if settings.delivery.install_flux:
-        names.append("flux2")
+        found["flux2"] = settings.delivery.flux_namespace
+    return found
+
+
+def chart_names(settings: StackSettings) -> list[str]:
+    return list(charts(settings))
+
+
+def create_chart_namespaces(api: client.ApiClient, settings: StackSettings) -> list[str]:
+    """The namespaces the charts' releases would create (`create_namespace`): whoever installs the
+    charts elsewhere creates them, and the platform puts objects there (the edge's CA certificate
+    into cert-manager's namespace, for one)."""
+    resource = dynamic(api).resources.get(api_version="v1", kind="Namespace")
+    names = sorted(set(charts(settings).values()))
+    for name in names:
+        resource.create(body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
     return names
 
 

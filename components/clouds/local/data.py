@@ -34,7 +34,7 @@ from components.clouds.local.operator_pods import (
     MARIADB_POD_SECURITY_CONTEXT,
     pooler_template,
 )
-from components.clouds.local.passwords import program_password, written_once
+from components.clouds.local.passwords import program_password, secret_data, written_once
 from components.clouds.local.shared import shared_login
 from components.model.checks.quota_budget import POSTGRES_INSTANCES
 from components.model.settings.data import DataSettings
@@ -65,7 +65,9 @@ def credentials_secret(
         resource_name,
         metadata=metadata,
         type="kubernetes.io/basic-auth",
-        string_data={**credential_values(login, port), **(extra or {})},
+        # Passwords through `data`, written once (passwords.py); the rest as plain `stringData`.
+        data=secret_data({"password": login.password, **(extra or {})}),
+        string_data={k: v for k, v in credential_values(login, port).items() if k != "password"},
         opts=opts,
     )
 
@@ -258,7 +260,7 @@ class LocalData:
             f"{request.prefix}-secret",
             metadata=metadata,
             type="Opaque",
-            string_data={request.key: request.value},
+            data=secret_data({request.key: request.value}),
             # The value is a program password (passwords.py): written by the first `up` only.
             opts=self._in_namespace(guard, request.namespace_resource, ignore_changes=written_once(request.key)),
         )

@@ -25,7 +25,7 @@ from components.clouds.base import (
     PlatformValues,
     shared_names,
 )
-from components.clouds.local.passwords import program_password, written_once
+from components.clouds.local.passwords import program_password, secret_data, written_once
 from components.model.core.labels import platform_labels
 from components.model.settings.data import DataSettings
 
@@ -63,7 +63,7 @@ def platform(data: DataSettings, guard: Guard) -> dict[str, Any]:
                 "labels": platform_labels(),
             },
             type="Opaque",
-            string_data={"password": program_password(32)},
+            data=secret_data({"password": program_password(32)}),
             opts=guard.data(**inside, ignore_changes=written_once("password")),
         )
         mariadb = k8s.apiextensions.CustomResource(
@@ -118,7 +118,7 @@ def shared_login(
         f"{request.prefix}-login",
         metadata={**metadata, "name": f"{object_name}-login"},
         type="Opaque",
-        string_data={"password": password},
+        data=secret_data({"password": password}),
         opts=guard.data(ignore_changes=written_once("password")),
     )
     specs: dict[str, dict[str, object]] = {

@@ -51,8 +51,9 @@ class InstallSettings(StrictModel):
     # Every chart this stack would install (`charts` above, the edge's controllers and cert-manager,
     # Flux with `delivery.installFlux`) is installed and upgraded by someone else: a cluster
     # bootstrap, a GitOps repository, the real run (docs/real-run.md). The platform registers no
-    # Helm release, and the cluster must serve their CRDs before the first `up`
-    # (docs/first-run.md#crds-the-cluster-must-serve). The stack's settings for those charts still
+    # Helm release, and the cluster must serve their CRDs, and have their namespaces, before the
+    # first `up` (docs/first-run.md#crds-the-cluster-must-serve; the real run found the edge's CA
+    # certificate waiting for cert-manager's namespace). The stack's settings for those charts still
     # decide what the platform renders around them (namespaces opened to their pods, issuers).
     managed_elsewhere: bool = False
 
