@@ -82,6 +82,23 @@ def test_people_get_no_write_role_in_prod_whoever_writes_the_binding(stack: Clus
         assert outcome.denied_by("tenancy-rbac"), (role, group, outcome)
 
 
+def test_a_binding_access_no_longer_allows_can_still_finish_its_deletion(stack: Cluster) -> None:
+    # The garbage collector removes the foregroundDeletion finalizer of a binding Pulumi deletes
+    # after acme's access shrank (here: an admin binding in read-only prod). That UPDATE changes
+    # no subject: denying it left the binding terminating forever (found by the real run).
+    terminating = _binding("tenancy-tenant-admin", "acme-admins")
+    terminating["metadata"] = {**terminating["metadata"], "finalizers": ["foregroundDeletion"]}
+    terminating["metadata"]["deletionTimestamp"] = "2026-11-28T01:52:04Z"
+    finished = _binding("tenancy-tenant-admin", "acme-admins")
+    finished["metadata"]["deletionTimestamp"] = "2026-11-28T01:52:04Z"
+    outcome = stack.attempt(STRAY, "UPDATE", RB, finished, ACME_PROD, old=terminating)
+    assert outcome.stopped_by is None, outcome
+    # Changing who is bound in the same request is still judged.
+    widened = _binding("tenancy-tenant-admin", "acme-admins", "acme-oncall")
+    outcome = stack.attempt(STRAY, "UPDATE", RB, widened, ACME_PROD, old=terminating)
+    assert outcome.denied_by("tenancy-rbac"), outcome
+
+
 def test_bindings_beyond_the_tenant_file_are_refused_in_dev_too(stack: Cluster) -> None:
     for role, group in DEV_MISMATCHES:
         outcome = stack.attempt(STRAY, "CREATE", RB, _binding(role, group), ACME_DEV)

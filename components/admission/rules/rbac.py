@@ -63,6 +63,19 @@ def policies(
                 "expression": f"!({_platform_requester(platform_users or [], platform_groups or [])})",
             }
         )
+    # An UPDATE that leaves who is bound to what unchanged is not judged again: the garbage
+    # collector removes the `foregroundDeletion` finalizer of a binding Pulumi deletes after the
+    # tenant's access shrank (suspension, a changed tenant file), and a denial there left the
+    # binding terminating forever and `pulumi up` waiting for it (found by the real run,
+    # docs/real-run.md). What such an update can change is metadata; `roleRef` is immutable.
+    skip.append(
+        {
+            "name": "changes-who-is-bound",
+            "expression": "request.operation != 'UPDATE' || "
+            "(has(object.subjects) ? object.subjects : []) != (has(oldObject.subjects) ? oldObject.subjects : [])"
+            " || object.roleRef != oldObject.roleRef",
+        }
+    )
     return [
         PolicyDefinition(
             name="tenancy-rbac",
