@@ -203,7 +203,9 @@ def _credentials_document(mocks: _CapturingMocks, prefix: str) -> dict[str, Any]
 
     local = mocks.inputs.get(f"{prefix}-credentials")
     if local is not None and "stringData" in local:
-        return dict(plain(local["stringData"]))
+        # The password goes through `data`, base64 (components/clouds/local/passwords.py).
+        data = {key: plain(value) for key, value in dict(plain(local.get("data") or {})).items()}
+        return {**dict(plain(local["stringData"])), **data}
     version = mocks.inputs[f"{prefix}-credentials-version"]
     text = plain(version.get("secretData", version.get("secretString")))
     return dict(json.loads(text))
