@@ -12,7 +12,10 @@ chart, owns it:
   taint only; the host's node-pool rule refuses anything else, so this is what makes them schedulable;
 - nodes are virtual (fake nodes), so the syncer never needs a ClusterRole to read real nodes;
 - the kubeconfig is exported into a Secret in the host namespace, addressed through the in-cluster
-  Service, for the tenant and for Flux (gitops.py); it never passes through Pulumi.
+  Service, for the tenant and for Flux (gitops.py); it never passes through Pulumi;
+- CoreDNS, which the syncer deploys inside and syncs to the host, is the chart's own manifest with
+  the two fields the host requires and the chart offers no value for (coredns.py).
+Every key is one the pinned chart's values.schema.json and values.yaml have (tests/charts).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 
 from components.model.core.labels import NODE_POOL_KEY, NODE_POOL_TAINT_EFFECT
 from components.model.tenant_file.isolation import VirtualClusterSettings
+from components.vcluster.coredns import coredns_manifests
 
 # The Helm release name: the StatefulSet is `vcluster`, its pod `vcluster-0`, its Service `vcluster`.
 RELEASE_NAME = "vcluster"
@@ -34,6 +38,9 @@ KUBECONFIG_KEY = "config"
 CONTROL_PLANE_PORT = 8443
 # A non-root user for the control plane (any non-zero id; the image runs as any user).
 _RUN_AS = 12345
+# CoreDNS's resources: the chart's defaults (v0.20.0 `controlPlane.coredns.deployment.resources`),
+# which an overwritten manifest would otherwise lose.
+COREDNS_RESOURCES = {"limits": {"cpu": "1000m", "memory": "170Mi"}, "requests": {"cpu": "20m", "memory": "64Mi"}}
 
 
 def server_host(namespace: str) -> str:
@@ -118,6 +125,8 @@ def _control_plane(
             "serviceAccount": {"enabled": False, "name": SYNCER_ACCOUNT},
             **({"defaultImageRegistry": settings.image_registry} if settings.image_registry else {}),
         },
+        # The syncer applies these inside and runs them as its own user (pkg/coredns/coredns.go).
+        "coredns": {"overwriteManifests": coredns_manifests(run_as=_RUN_AS, resources=COREDNS_RESOURCES)},
         "service": {"enabled": True, "spec": {"type": "ClusterIP"}},
         "ingress": {"enabled": False},
         # The serving certificate covers `vcluster`, `vcluster.<namespace>`, the ClusterIP and
@@ -170,6 +179,8 @@ def chart_values(
             "secret": {"name": KUBECONFIG_SECRET},
         },
         "telemetry": {"enabled": False},
-        # Applied inside the virtual cluster at startup: who may do what in it (inside.py).
-        "experimental": {"deploy": {"manifests": manifests}},
+        # Applied inside the virtual cluster at startup: who may do what in it (inside.py). In the
+        # 0.20 chart they belong under `vcluster` (`experimental.deploy` closes its keys: a
+        # `manifests` directly under it makes Helm refuse the whole release).
+        "experimental": {"deploy": {"vcluster": {"manifests": manifests}}},
     }

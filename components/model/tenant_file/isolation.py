@@ -34,8 +34,8 @@ class VirtualClusterSpec(StrictModel):
 
 
 class VirtualClusterChart(StrictModel):
-    """The vCluster Helm chart, pinned. The values schema the tests validate against is stored for
-    this version (tests/vcluster/data/SOURCE.md): bump both together."""
+    """The vCluster Helm chart, pinned. The values schema and keys the tests validate against are
+    stored for this version (tests/charts/data/vcluster/<version>/): bump both together."""
 
     # The chart repository (loft-sh's), or a mirror of it.
     repository: Annotated[str, Field(pattern=r"^https://[^\s]+$")] = "https://charts.loft.sh"
