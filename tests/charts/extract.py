@@ -2,7 +2,7 @@
 
 Run against a local clone of the chart's repository at the pinned tag, once per chart bump:
 
-    python -m tests.charts.extract <clone> <tag> <chart dir in the repo> <chart> <version> <repository>
+    python -m tests.charts.extract <clone> <tag> <chart dir in the repo> <chart> <version> <repository> [defaults]
 
 It writes tests/charts/data/<chart>/<version>/ with
 - `values.schema.json`: the chart's own schema without its `description` annotations (annotations
@@ -10,6 +10,8 @@ It writes tests/charts/data/<chart>/<version>/ with
 - `values.keys.json`: the key tree of the chart's values.yaml (comments and defaults dropped): a
   map for every map with keys, `"map"` for an empty map (free-form: labels, annotations, resources),
   `"list"`, `"scalar"`, or `"any"` for a null default;
+- with `defaults`, `values.defaults.json`: the values.yaml defaults themselves (comments dropped),
+  for charts whose rendered pods the tests rebuild (the vCluster control plane and its CoreDNS);
 - `SOURCE.md`: repository, tag, paths and the git blob ids of the files read, so anyone can check
   the data against upstream with `git rev-parse <tag>:<path>`.
 Reading the files through git (not a checkout) means the data is exactly what the tag holds.
@@ -68,7 +70,9 @@ def _file(clone: Path, tag: str, path: str) -> tuple[str, str] | None:
     return _git(clone, "cat-file", "blob", blob), blob
 
 
-def extract(clone: Path, tag: str, chart_dir: str, chart: str, version: str, repository: str) -> Path:
+def extract(
+    clone: Path, tag: str, chart_dir: str, chart: str, version: str, repository: str, defaults: bool = False
+) -> Path:
     """Write the data directory for one chart version; return it."""
     out = DATA / chart / version
     out.mkdir(parents=True, exist_ok=True)
@@ -91,9 +95,12 @@ def extract(clone: Path, tag: str, chart_dir: str, chart: str, version: str, rep
         found = _file(clone, tag, f"{chart_dir}/{name}")
         if found is not None:
             text, blob = found
-            tree = key_tree(yaml.safe_load(text))
-            (out / "values.keys.json").write_text(json.dumps(tree, indent=1, sort_keys=True) + "\n", "utf-8")
+            parsed = yaml.safe_load(text)
+            (out / "values.keys.json").write_text(json.dumps(key_tree(parsed), indent=1, sort_keys=True) + "\n", "utf-8")
             lines.append(f"- `values.keys.json`: the key tree of `{chart_dir}/{name}` (blob `{blob}`).")
+            if defaults:
+                (out / "values.defaults.json").write_text(json.dumps(parsed, indent=1, sort_keys=True) + "\n", "utf-8")
+                lines.append(f"- `values.defaults.json`: the defaults of `{chart_dir}/{name}`, comments dropped.")
             break
     else:
         raise SystemExit(f"{chart_dir}: no values.yaml at {tag}")
@@ -102,7 +109,7 @@ def extract(clone: Path, tag: str, chart_dir: str, chart: str, version: str, rep
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 7:
+    if len(sys.argv) not in (7, 8) or sys.argv[7:] not in ([], ["defaults"]):
         raise SystemExit(__doc__)
-    clone_arg, tag_arg, dir_arg, chart_arg, version_arg, repo_arg = sys.argv[1:]
-    print(extract(Path(clone_arg), tag_arg, dir_arg, chart_arg, version_arg, repo_arg))
+    clone_arg, tag_arg, dir_arg, chart_arg, version_arg, repo_arg = sys.argv[1:7]
+    print(extract(Path(clone_arg), tag_arg, dir_arg, chart_arg, version_arg, repo_arg, defaults=len(sys.argv) == 8))
