@@ -119,7 +119,11 @@ def _deployment(run_as: int, resources: dict[str, Any]) -> dict[str, Any]:
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": {"name": "coredns", "namespace": _KUBE_SYSTEM, "labels": {**_DNS_LABELS, "kubernetes.io/name": "CoreDNS"}},
+        "metadata": {
+            "name": "coredns",
+            "namespace": _KUBE_SYSTEM,
+            "labels": {**_DNS_LABELS, "kubernetes.io/name": "CoreDNS"},
+        },
         "spec": {
             "replicas": 1,
             "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
@@ -140,7 +144,11 @@ def coredns_documents(*, run_as: int, resources: dict[str, Any]) -> list[dict[st
             "kind": "ClusterRole",
             "metadata": {"labels": bootstrapping, "name": "system:coredns"},
             "rules": [
-                {"apiGroups": [""], "resources": ["endpoints", "services", "pods", "namespaces"], "verbs": ["list", "watch"]},
+                {
+                    "apiGroups": [""],
+                    "resources": ["endpoints", "services", "pods", "namespaces"],
+                    "verbs": ["list", "watch"],
+                },
                 {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["list", "watch"]},
             ],
         },

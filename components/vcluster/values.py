@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from components.model.core.labels import NODE_POOL_KEY, NODE_POOL_TAINT_EFFECT
-from components.model.tenant_file.isolation import VirtualClusterSettings
+from components.model.tenant_file.isolation import CHART_COREDNS_RESOURCES, VirtualClusterSettings
 from components.vcluster.coredns import coredns_manifests
 
 # The Helm release name: the StatefulSet is `vcluster`, its pod `vcluster-0`, its Service `vcluster`.
@@ -38,9 +38,6 @@ KUBECONFIG_KEY = "config"
 CONTROL_PLANE_PORT = 8443
 # A non-root user for the control plane (any non-zero id; the image runs as any user).
 _RUN_AS = 12345
-# CoreDNS's resources: the chart's defaults (v0.20.0 `controlPlane.coredns.deployment.resources`),
-# which an overwritten manifest would otherwise lose.
-COREDNS_RESOURCES = {"limits": {"cpu": "1000m", "memory": "170Mi"}, "requests": {"cpu": "20m", "memory": "64Mi"}}
 
 
 def server_host(namespace: str) -> str:
@@ -125,8 +122,9 @@ def _control_plane(
             "serviceAccount": {"enabled": False, "name": SYNCER_ACCOUNT},
             **({"defaultImageRegistry": settings.image_registry} if settings.image_registry else {}),
         },
-        # The syncer applies these inside and runs them as its own user (pkg/coredns/coredns.go).
-        "coredns": {"overwriteManifests": coredns_manifests(run_as=_RUN_AS, resources=COREDNS_RESOURCES)},
+        # The syncer applies these inside and runs them as its own user (pkg/coredns/coredns.go);
+        # the chart's default resources, which an overwritten manifest would otherwise lose.
+        "coredns": {"overwriteManifests": coredns_manifests(run_as=_RUN_AS, resources=CHART_COREDNS_RESOURCES)},
         "service": {"enabled": True, "spec": {"type": "ClusterIP"}},
         "ingress": {"enabled": False},
         # The serving certificate covers `vcluster`, `vcluster.<namespace>`, the ClusterIP and

@@ -88,7 +88,9 @@ def extract(
         text, blob = schema
         stripped = strip_descriptions(json.loads(text))
         (out / "values.schema.json").write_text(json.dumps(stripped, indent=1, sort_keys=True) + "\n", "utf-8")
-        lines.append(f"- `values.schema.json`: `{chart_dir}/values.schema.json` (blob `{blob}`), `description` removed.")
+        lines.append(
+            f"- `values.schema.json`: `{chart_dir}/values.schema.json` (blob `{blob}`), `description` removed."
+        )
     else:
         lines.append(f"- no `values.schema.json`: the chart ships none at this tag (`{chart_dir}/`).")
     for name in ("values.yaml", "values.tmpl.yaml"):
@@ -96,7 +98,9 @@ def extract(
         if found is not None:
             text, blob = found
             parsed = yaml.safe_load(text)
-            (out / "values.keys.json").write_text(json.dumps(key_tree(parsed), indent=1, sort_keys=True) + "\n", "utf-8")
+            (out / "values.keys.json").write_text(
+                json.dumps(key_tree(parsed), indent=1, sort_keys=True) + "\n", "utf-8"
+            )
             lines.append(f"- `values.keys.json`: the key tree of `{chart_dir}/{name}` (blob `{blob}`).")
             if defaults:
                 (out / "values.defaults.json").write_text(json.dumps(parsed, indent=1, sort_keys=True) + "\n", "utf-8")

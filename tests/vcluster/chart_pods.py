@@ -212,7 +212,9 @@ def coredns_virtual_pod(release_values: dict[str, Any]) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
 
 
-def synced_to_host(virtual: dict[str, Any], release_values: dict[str, Any], namespace: str, release: str) -> dict[str, Any]:
+def synced_to_host(
+    virtual: dict[str, Any], release_values: dict[str, Any], namespace: str, release: str
+) -> dict[str, Any]:
     """The host copy of a virtual pod (translator.go Translate, syncer.go SyncToHost) with the
     platform's sync settings: no service account or priority class sync, the workload account,
     enforced tolerations and the node selector of `sync.fromHost.nodes.selector.labels`."""

@@ -8,24 +8,39 @@ The platform must admit its own virtual clusters: a refused CoreDNS is a virtual
 from __future__ import annotations
 
 import copy
+from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from components.model.catalog.stack_config import parse_settings
+from components.model.checks.quota_budget import virtual_cluster_placement
+from components.model.core.errors import ConfigurationError
+from components.model.core.fields import quantity_value
+from components.model.tenant_file.isolation import (
+    CHART_CONTROL_PLANE_EPHEMERAL_STORAGE,
+    CHART_COREDNS_RESOURCES,
+    CHART_DISTRO_INIT_RESOURCES,
+)
 from components.vcluster.values import SYNCER_ACCOUNT
 from tests.cel_admission import AdmissionChain, Request
+from tests.operators.limit_ranger import limit_ranged
 from tests.operators.test_operator_contracts import play
 from tests.operators.writes import SA_GROUPS, STATEFULSET_CONTROLLER, Write
 from tests.support import kubernetes_objects, objects_of_kind
 from tests.vcluster.chart_pods import (
+    DEFAULTS,
     SOURCE,
     control_plane_pod,
     coredns_deployment,
     coredns_virtual_pod,
     synced_to_host,
 )
-from tools.plan.harness import ProgramRun
+from tests.vcluster.helpers import hard_tenant, run_tenants
+from tools.plan.harness import ProgramRun, stack_config
 
+POOLED = {"name": "app", "engine": "postgres", "version": "16", "poolSize": 20}
 STACKS = {"dev": "dev_plan", "prod": "prod_plan", "prod-aws": "prod_aws_plan"}
 
 
@@ -52,10 +67,18 @@ def host_writes(release: dict[str, Any], values: dict[str, Any] | None = None) -
     coredns = synced_to_host(coredns_virtual_pod(values), values, namespace, name)
     syncer = f"system:serviceaccount:{namespace}:{SYNCER_ACCOUNT}"
     return [
-        _as(STATEFULSET_CONTROLLER, control_plane_pod(values, namespace, name), f"control plane pod in {namespace}",
-            f"{SOURCE} chart/templates/statefulset.yaml"),
-        _as(syncer, coredns, f"CoreDNS pod in {namespace}",
-            f"{SOURCE} chart/templates/coredns-configmap.yaml, pkg/controllers/resources/pods/translate/translator.go"),
+        _as(
+            STATEFULSET_CONTROLLER,
+            control_plane_pod(values, namespace, name),
+            f"control plane pod in {namespace}",
+            f"{SOURCE} chart/templates/statefulset.yaml",
+        ),
+        _as(
+            syncer,
+            coredns,
+            f"CoreDNS pod in {namespace}",
+            f"{SOURCE} chart/templates/coredns-configmap.yaml, pkg/controllers/resources/pods/translate/translator.go",
+        ),
     ]
 
 
@@ -126,3 +149,67 @@ def test_an_init_container_left_at_the_charts_pull_policy_is_refused(dev_plan: P
     [control_plane, _] = host_writes(release, values)
     [refusal] = _refusals(dev_plan, [control_plane])
     assert "kube-apiserver" in refusal
+
+
+def _quota_usage(pod: dict[str, Any]) -> dict[str, Decimal]:
+    """What a pod counts against a ResourceQuota: per resource the larger of its containers' sum
+    and its largest init container (k8s.io/kubernetes pkg/api/v1/resource PodRequests/PodLimits)."""
+    usage: dict[str, Decimal] = {"pods": Decimal(1)}
+    for kind in ("requests", "limits"):
+        totals: dict[str, Decimal] = {}
+        for container in pod["spec"]["containers"]:
+            for name, value in (container.get("resources") or {}).get(kind, {}).items():
+                totals[name] = totals.get(name, Decimal(0)) + quantity_value(value)
+        for container in pod["spec"].get("initContainers") or []:
+            for name, value in (container.get("resources") or {}).get(kind, {}).items():
+                totals[name] = max(totals.get(name, Decimal(0)), quantity_value(value))
+        usage |= {f"{kind}.{name}": amount for name, amount in totals.items()}
+    return usage
+
+
+@pytest.mark.parametrize("stack", list(STACKS))
+def test_the_quota_budget_counts_the_virtual_clusters_pods(stack: str, request: pytest.FixtureRequest) -> None:
+    """The plan's budget (components/model/checks/quota_budget.py) reserves at least what the chart's
+    pods take after the LimitRanger, for every amount the quota caps: else the quota refuses CoreDNS
+    or the control plane although the plan passed."""
+    run: ProgramRun = request.getfixturevalue(STACKS[stack])
+    settings = parse_settings(stack_config(stack)[0], f"Pulumi.{stack}.yaml")
+    for release in _releases(run):
+        namespace = release["metadata"]["namespace"]
+        [limits] = objects_of_kind(run, "LimitRange", namespace)
+        [quota] = objects_of_kind(run, "ResourceQuota", namespace)
+        used: dict[str, Decimal] = {}
+        for write in host_writes(release):
+            assert write.request.object is not None
+            for key, amount in _quota_usage(limit_ranged(write.request.object, limits)).items():
+                used[key] = used.get(key, Decimal(0)) + amount
+        reserved = virtual_cluster_placement(settings.virtual_clusters, settings.limit_defaults).amounts
+        short = {
+            key: (str(amount), str(reserved.get(key, 0)))
+            for key, amount in used.items()
+            if key in quota["spec"]["hard"] and amount > reserved.get(key, Decimal(0))
+        }
+        assert short == {}, namespace
+
+
+def test_the_models_chart_resources_are_the_charts_defaults() -> None:
+    """components/model/tenant_file/isolation.py holds the chart defaults the budget counts: they
+    must be the pinned chart's, so a chart bump that changes them fails here."""
+    cp = DEFAULTS["controlPlane"]
+    assert cp["coredns"]["deployment"]["resources"] == CHART_COREDNS_RESOURCES
+    assert cp["distro"]["k8s"]["resources"] == CHART_DISTRO_INIT_RESOURCES
+    resources = cp["statefulSet"]["resources"]
+    assert {kind: resources[kind]["ephemeral-storage"] for kind in ("requests", "limits")} == (
+        CHART_CONTROL_PLANE_EPHEMERAL_STORAGE
+    )
+
+
+def test_a_small_tier_cannot_hold_a_virtual_cluster_beside_a_pooled_database(tmp_path: Path) -> None:
+    """The budget's verdict docs/virtual-clusters.md states: CoreDNS's CPU limit and the chart's
+    ephemeral storage do not fit the small tier's share beside a pooled database; medium does."""
+    tenant = hard_tenant(quota={"tier": "small"}, databases=[POOLED])
+    with pytest.raises(ConfigurationError) as caught:
+        run_tenants(tmp_path / "small", tenant)
+    problems = [str(p) for p in caught.value.problems]
+    assert problems and all("quota.tier" in p and "virtual cluster's control plane and CoreDNS" in p for p in problems)
+    run_tenants(tmp_path / "medium", hard_tenant(quota={"tier": "medium"}, databases=[POOLED]))

@@ -45,6 +45,19 @@ class VirtualClusterChart(StrictModel):
     version: Annotated[str, Field(pattern=r"^\d+\.\d+\.\d+$")] = "0.20.0"
 
 
+# Resources the pinned chart (0.20.0) gives the virtual cluster's pods where the platform's values
+# do not, as its values.yaml defaults (Helm merges them under the platform's values): the control
+# plane's ephemeral storage, its k8s distro's init containers, and CoreDNS's, which the platform
+# keeps in its own CoreDNS manifest (components/vcluster/coredns.py). The quota budget counts them
+# (components/model/checks/quota_budget.py); tests/vcluster/test_chart_pods.py holds them to the chart.
+CHART_CONTROL_PLANE_EPHEMERAL_STORAGE = {"requests": "400Mi", "limits": "8Gi"}
+CHART_DISTRO_INIT_RESOURCES = {
+    "requests": {"cpu": "40m", "memory": "64Mi"},
+    "limits": {"cpu": "100m", "memory": "256Mi"},
+}
+CHART_COREDNS_RESOURCES = {"requests": {"cpu": "20m", "memory": "64Mi"}, "limits": {"cpu": "1000m", "memory": "170Mi"}}
+
+
 class VirtualClusterSettings(StrictModel):
     """`tenancy:virtualClusters`: what the platform gives every virtual cluster of a stack."""
 
