@@ -4,9 +4,10 @@
 
 `tenant_mix()` is what a benchmark calls to include hard tenants: the benchmark's typical tenant
 (tools/scale/bench.py), every n-th one with `isolation: virtual-cluster` and the quota tier that holds
-it, nothing else different, so a comparison isolates what the virtual cluster costs. `--measure` plans the mix under mocks (the real
-program, tools/plan/harness.py) and prints resources and program seconds per soft and per hard tenant,
-measured by planning all-soft and all-hard sets of the same size in fresh runs.
+it, nothing else different, so a comparison isolates what the virtual cluster costs. `--measure`
+plans the mix under mocks (the real program, tools/plan/harness.py) and prints resources and program
+seconds per soft and per hard tenant, measured by planning all-soft and all-hard sets of the same
+size in fresh runs.
 """
 
 from __future__ import annotations
