@@ -48,6 +48,6 @@ def inside_bindings(access: AccessSpec, *, namespace: str, read_only: bool) -> l
 
 
 def inside_manifests(access: AccessSpec, *, namespace: str, read_only: bool) -> str:
-    """The bindings as the multi-document YAML the chart's `experimental.deploy.manifests` takes."""
+    """The bindings as the multi-document YAML the chart's `experimental.deploy.vcluster.manifests` takes."""
     documents = inside_bindings(access, namespace=namespace, read_only=read_only)
     return yaml.safe_dump_all(documents, sort_keys=False)

@@ -12,7 +12,10 @@ chart, owns it:
   taint only; the host's node-pool rule refuses anything else, so this is what makes them schedulable;
 - nodes are virtual (fake nodes), so the syncer never needs a ClusterRole to read real nodes;
 - the kubeconfig is exported into a Secret in the host namespace, addressed through the in-cluster
-  Service, for the tenant and for Flux (gitops.py); it never passes through Pulumi.
+  Service, for the tenant and for Flux (gitops.py); it never passes through Pulumi;
+- CoreDNS, which the syncer deploys inside and syncs to the host, is the chart's own manifest with
+  the two fields the host requires and the chart offers no value for (coredns.py).
+Every key is one the pinned chart's values.schema.json and values.yaml have (tests/charts).
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from __future__ import annotations
 from typing import Any
 
 from components.model.core.labels import NODE_POOL_KEY, NODE_POOL_TAINT_EFFECT
-from components.model.tenant_file.isolation import VirtualClusterSettings
+from components.model.tenant_file.isolation import CHART_COREDNS_RESOURCES, VirtualClusterSettings
+from components.vcluster.coredns import coredns_manifests
 
 # The Helm release name: the StatefulSet is `vcluster`, its pod `vcluster-0`, its Service `vcluster`.
 RELEASE_NAME = "vcluster"
@@ -118,6 +122,9 @@ def _control_plane(
             "serviceAccount": {"enabled": False, "name": SYNCER_ACCOUNT},
             **({"defaultImageRegistry": settings.image_registry} if settings.image_registry else {}),
         },
+        # The syncer applies these inside and runs them as its own user (pkg/coredns/coredns.go);
+        # the chart's default resources, which an overwritten manifest would otherwise lose.
+        "coredns": {"overwriteManifests": coredns_manifests(run_as=_RUN_AS, resources=CHART_COREDNS_RESOURCES)},
         "service": {"enabled": True, "spec": {"type": "ClusterIP"}},
         "ingress": {"enabled": False},
         # The serving certificate covers `vcluster`, `vcluster.<namespace>`, the ClusterIP and
@@ -170,6 +177,8 @@ def chart_values(
             "secret": {"name": KUBECONFIG_SECRET},
         },
         "telemetry": {"enabled": False},
-        # Applied inside the virtual cluster at startup: who may do what in it (inside.py).
-        "experimental": {"deploy": {"manifests": manifests}},
+        # Applied inside the virtual cluster at startup: who may do what in it (inside.py). In the
+        # 0.20 chart they belong under `vcluster` (`experimental.deploy` closes its keys: a
+        # `manifests` directly under it makes Helm refuse the whole release).
+        "experimental": {"deploy": {"vcluster": {"manifests": manifests}}},
     }

@@ -19,6 +19,7 @@ from tests.admission.layers import Cluster, cluster, stack_policy
 from tests.cel_admission import Request
 from tests.rbac import Subject, UserInfo
 from tests.support import objects_of_kind
+from tests.vcluster import chart_pods
 from tests.vcluster.helpers import HARD, hard_tenant, run_tenants, stack_virtual_clusters
 
 SYNCER = Subject("ServiceAccount", "vcluster", HARD)
@@ -133,36 +134,21 @@ def test_the_syncer_cannot_touch_the_platforms_objects(host: Cluster) -> None:
 
 
 def control_plane_pod(host: Cluster) -> dict[str, Any]:
-    """The control plane pod as the chart's StatefulSet template builds it from the rendered values:
-    scheduling, security contexts, resources, labels, and images under `defaultImageRegistry`."""
+    """The control plane pod as chart 0.20.0's StatefulSet template builds it from the rendered
+    values (tests/vcluster/chart_pods.py): images under `defaultImageRegistry`, hardening, placement."""
     [release] = [r for r in objects_of_kind(host.run, "HelmRelease", HARD) if r["metadata"]["name"] == "vcluster"]
-    values = release["spec"]["values"]["controlPlane"]
-    stateful = values["statefulSet"]
-    container = {
-        "name": "syncer",
-        "image": f"{values['advanced']['defaultImageRegistry']}/loft-sh/vcluster:0.20.0",
-        "imagePullPolicy": stateful["imagePullPolicy"],
-        "resources": stateful["resources"],
-        "securityContext": stateful["security"]["containerSecurityContext"],
-    }
-    # The distro's binaries arrive through init containers with the distro's security context.
-    init = {
-        "name": "kubernetes",
-        "image": f"{values['advanced']['defaultImageRegistry']}/kube-apiserver:v1.29.0",
-        "imagePullPolicy": values["distro"]["k8s"]["apiServer"]["imagePullPolicy"],
-        "securityContext": values["distro"]["k8s"]["securityContext"],
-        "resources": {"limits": {"memory": "256Mi"}},
-    }
-    spec = {
-        "serviceAccountName": "vcluster",
-        "initContainers": [init],
-        "containers": [container],
-        "securityContext": stateful["security"]["podSecurityContext"],
-        "nodeSelector": stateful["scheduling"]["nodeSelector"],
-        "tolerations": stateful["scheduling"]["tolerations"],
-    }
-    metadata = {"name": "vcluster-0", "labels": stateful["pods"]["labels"]}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+    pod = chart_pods.control_plane_pod(release["spec"]["values"], HARD, "vcluster")
+    del pod["metadata"]["namespace"]
+    return pod
+
+
+def coredns_pod(host: Cluster) -> dict[str, Any]:
+    """CoreDNS as the syncer copies it to the host (tests/vcluster/chart_pods.py)."""
+    [release] = [r for r in objects_of_kind(host.run, "HelmRelease", HARD) if r["metadata"]["name"] == "vcluster"]
+    values = release["spec"]["values"]
+    pod = chart_pods.synced_to_host(chart_pods.coredns_virtual_pod(values), values, HARD, "vcluster")
+    del pod["metadata"]["namespace"]
+    return pod
 
 
 def test_the_control_plane_itself_is_admitted_under_the_host_rules(host: Cluster) -> None:
@@ -170,8 +156,16 @@ def test_the_control_plane_itself_is_admitted_under_the_host_rules(host: Cluster
     outcome = host.attempt(STATEFULSET_CONTROLLER_USER, "CREATE", PODS, control_plane_pod(host), HARD)
     assert outcome.stopped_by is None, outcome.decision.denials
     pod = control_plane_pod(host)
-    pod["spec"]["containers"][0]["image"] = "ghcr.io/loft-sh/vcluster:0.20.0"
+    pod["spec"]["containers"][0]["image"] = "ghcr.io/loft-sh/vcluster-pro:0.20.0"
     assert host.attempt(STATEFULSET_CONTROLLER_USER, "CREATE", PODS, pod, HARD).denied_by("tenancy-workloads")
+
+
+def test_coredns_comes_from_the_mirror_and_is_admitted(host: Cluster) -> None:
+    """The syncer fills CoreDNS's image in under `defaultImageRegistry`; the host admits the copy."""
+    pod = coredns_pod(host)
+    assert pod["spec"]["containers"][0]["image"] == f"{_MIRROR}/coredns/coredns:1.11.3"
+    outcome = host.attempt(SYNCER, "CREATE", PODS, pod, HARD)
+    assert outcome.stopped_by is None, outcome.decision.denials
 
 
 def test_an_init_container_left_unhardened_would_be_refused(host: Cluster) -> None:

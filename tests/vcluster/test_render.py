@@ -13,13 +13,16 @@ import pytest
 import yaml
 
 from components.model.catalog.stack_config import parse_settings
+from components.model.tenant_file.isolation import VirtualClusterChart
+from tests.charts.pinned import chart_data
 from tests.k8s_schema import validate_builtin, validate_custom
 from tests.support import objects_of_kind
 from tests.vcluster.helpers import HARD, HARD_PROD, hard_tenant, run_tenants, soft_tenant
 from tools.plan.harness import ProgramRun, stack_config
 
-_SCHEMA = json.loads((Path(__file__).parent / "data" / "vcluster-values.schema.json").read_text(encoding="utf-8"))
-_VALUES = jsonschema.Draft202012Validator(_SCHEMA)
+_DATA = chart_data("vcluster", VirtualClusterChart().version)
+assert _DATA is not None and _DATA.schema is not None, "no vCluster chart data for the pinned version"
+_VALUES = jsonschema.Draft202012Validator(_DATA.schema)
 _EXAMPLE = "tenant-operator-lab-dev"
 
 
@@ -80,7 +83,7 @@ def test_host_objects_pass_the_official_schemas(tmp_path: Path) -> None:
 
 
 def _inside(release: dict[str, Any]) -> list[dict[str, Any]]:
-    return list(yaml.safe_load_all(release["spec"]["values"]["experimental"]["deploy"]["manifests"]))
+    return list(yaml.safe_load_all(release["spec"]["values"]["experimental"]["deploy"]["vcluster"]["manifests"]))
 
 
 def test_bindings_inside_the_virtual_cluster(dev_plan: ProgramRun) -> None:

@@ -23,6 +23,11 @@ from typing import TYPE_CHECKING
 
 from components.model.core.fields import QuotaSpec, quantity_value
 from components.model.settings.quota_objects import SMALL_OBJECT_COUNTS
+from components.model.tenant_file.isolation import (
+    CHART_CONTROL_PLANE_EPHEMERAL_STORAGE,
+    CHART_COREDNS_RESOURCES,
+    CHART_DISTRO_INIT_RESOURCES,
+)
 from components.model.tenant_file.spec import TenantSpec
 
 if TYPE_CHECKING:
@@ -115,7 +120,9 @@ def emptied_by_split(total: Mapping[str, str], share: Fraction) -> list[str]:
 #   namespace's LimitRange defaults (a pod's init containers count as their largest one, which
 #   with defaults is never more than its containers: k8s.io/kubernetes pkg/api/v1/resource,
 #   PodRequests takes max(sum of containers, each init container));
-# - a vCluster control plane (one pod at `tenancy:virtualClusters` amounts, one claim);
+# - a virtual cluster's pods as the pinned chart renders them (virtual_cluster_placement): the control
+#   plane (`tenancy:virtualClusters` amounts, the chart's ephemeral storage, its init containers),
+#   CoreDNS, and the state store's claim;
 # - each image app's Deployment at one replica (autoscalers own the count, from one);
 # - and one more pod at the LimitRange defaults: a rolling update's surge (maxSurge 25%, rounded
 #   up: one pod), without which no Deployment of the namespace can roll.
@@ -182,14 +189,7 @@ def platform_placements(
         else:
             placed.append(Placement(f"database {database.name} ({size})", _add(default_pod, _claims(1, size))))
     if virtual_cluster is not None:
-        control_plane = _pod_amounts(
-            {"cpu": virtual_cluster.cpu_request, "memory": virtual_cluster.memory_request},
-            {"memory": virtual_cluster.memory_limit},
-            defaults,
-        )
-        placed.append(
-            Placement("the virtual cluster's control plane", _add(control_plane, _claims(1, virtual_cluster.storage)))
-        )
+        placed.append(virtual_cluster_placement(virtual_cluster, defaults))
     for app in spec.in_environment(spec.apps, environment):
         if app.image is None:
             continue
@@ -199,6 +199,25 @@ def platform_placements(
         placed.append(Placement(f"app {app.name}", _pod_amounts(requests, limits, defaults)))
     placed.append(Placement("one rolling-update surge pod at the LimitRange defaults", dict(default_pod)))
     return placed
+
+
+def virtual_cluster_placement(settings: VirtualClusterSettings, defaults: LimitDefaults) -> Placement:
+    """The control plane pod and CoreDNS, as chart 0.20.0 renders them with the platform's values
+    (tests/vcluster/chart_pods.py), and the state store's claim. A pod's init containers count as
+    their largest one where that exceeds its containers (pkg/api/v1/resource PodRequests)."""
+    ephemeral = CHART_CONTROL_PLANE_EPHEMERAL_STORAGE
+    syncer = _pod_amounts(
+        {"cpu": settings.cpu_request, "memory": settings.memory_request, "ephemeral-storage": ephemeral["requests"]},
+        {"memory": settings.memory_limit, "ephemeral-storage": ephemeral["limits"]},
+        defaults,
+    )
+    init = _pod_amounts(CHART_DISTRO_INIT_RESOURCES["requests"], CHART_DISTRO_INIT_RESOURCES["limits"], defaults)
+    control_plane = {key: max(value, init.get(key, Decimal(0))) for key, value in syncer.items()}
+    coredns = _pod_amounts(CHART_COREDNS_RESOURCES["requests"], CHART_COREDNS_RESOURCES["limits"], defaults)
+    return Placement(
+        "the virtual cluster's control plane and CoreDNS",
+        _add(control_plane, coredns, _claims(1, settings.storage)),
+    )
 
 
 def _add(*parts: Mapping[str, Decimal]) -> dict[str, Decimal]:

@@ -34,8 +34,8 @@ class VirtualClusterSpec(StrictModel):
 
 
 class VirtualClusterChart(StrictModel):
-    """The vCluster Helm chart, pinned. The values schema the tests validate against is stored for
-    this version (tests/vcluster/data/SOURCE.md): bump both together."""
+    """The vCluster Helm chart, pinned. The values schema and keys the tests validate against are
+    stored for this version (tests/charts/data/vcluster/<version>/): bump both together."""
 
     # The chart repository (loft-sh's), or a mirror of it.
     repository: Annotated[str, Field(pattern=r"^https://[^\s]+$")] = "https://charts.loft.sh"
@@ -43,6 +43,19 @@ class VirtualClusterChart(StrictModel):
     name: str = "vcluster"
     # Exact version: an upgrade of every virtual cluster is a reviewed change to stack config.
     version: Annotated[str, Field(pattern=r"^\d+\.\d+\.\d+$")] = "0.20.0"
+
+
+# Resources the pinned chart (0.20.0) gives the virtual cluster's pods where the platform's values
+# do not, as its values.yaml defaults (Helm merges them under the platform's values): the control
+# plane's ephemeral storage, its k8s distro's init containers, and CoreDNS's, which the platform
+# keeps in its own CoreDNS manifest (components/vcluster/coredns.py). The quota budget counts them
+# (components/model/checks/quota_budget.py); tests/vcluster/test_chart_pods.py holds them to the chart.
+CHART_CONTROL_PLANE_EPHEMERAL_STORAGE = {"requests": "400Mi", "limits": "8Gi"}
+CHART_DISTRO_INIT_RESOURCES = {
+    "requests": {"cpu": "40m", "memory": "64Mi"},
+    "limits": {"cpu": "100m", "memory": "256Mi"},
+}
+CHART_COREDNS_RESOURCES = {"requests": {"cpu": "20m", "memory": "64Mi"}, "limits": {"cpu": "1000m", "memory": "170Mi"}}
 
 
 class VirtualClusterSettings(StrictModel):
