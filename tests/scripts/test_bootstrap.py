@@ -42,7 +42,7 @@ case "$*" in
     | "eks describe-access-entry"*)
     [[ -n "${STUB_EXISTS:-}" ]] || exit 1 ;;
 esac"""
-KUBECTL = """[[ "$*" == *" apply -f -" ]] && cat >> "$STUB_LOG.stdin"
+KUBECTL = """[[ "$*" == *" apply -f -" ]] && { echo ---; cat; } >> "$STUB_LOG.stdin"
 exit 0"""
 # An environment exists once PUT (or with STUB_EXISTS), protected as bootstrap leaves it plus a reviewer.
 GH = """name="${2#repos/*/environments/}"; state="$STUB_LOG.env.${name%%/*}"
@@ -138,7 +138,7 @@ def test_prod_on_gcp_from_nothing(clis: Stubs) -> None:
     assert any(deploy in c and "roles/cloudkms.cryptoKeyEncrypterDecrypter" in c for c in calls)
     assert "commit what stack init added (encryptedkey): git add Pulumi.prod.yaml" in err
     applied = list(yaml.safe_load_all(Path(f"{clis.log}.stdin").read_text()))
-    binding = next(d for d in applied if d["metadata"]["name"] == "tenancy-prod-preview")
+    binding = next(d for d in applied if d["metadata"]["name"] == "tenancy-preview-prod")
     assert binding["subjects"][0]["name"] == "tenancy-prod-preview@tenancy-prod.iam.gserviceaccount.com"
     # Every kubectl call names the kubeconfig written for this stack's cluster and its context.
     for call in (c for c in calls if c.startswith("kubectl ")):

@@ -5,7 +5,8 @@ It follows GitHub's documentation, "Evaluate expressions in workflows and action
 single quotes, `!`, `==`, `!=`, `&&`, `||`, parentheses; `a && b` / `a || b` return an operand (not a
 boolean); strings compare case-insensitively; a missing property is null (falsy, equal to '');
 `if:` may omit `${{ }}`. The status functions `success()`, `failure()`, `always()`, `cancelled()`
-come from the context (`status` key); `format('{0}-{1}', a, b)` substitutes its arguments. Only what the workflows here use is supported: anything else
+come from the context (`status` key); `format('{0}-{1}', a, b)` substitutes its arguments.
+Only what the workflows here use is supported: anything else
 raises, so a test never passes on an expression it did not understand.
 """
 

@@ -131,7 +131,9 @@ def test_summaries_and_comments_are_written_from_the_captured_output() -> None:
         assert runs(step["if"], context(status="failure")), step.get("name")
         assert step["env"]["OUT"] == pulumi["env"]["OUT"]
     assert '"$OUT/summary.md"' in summary["run"]
-    assert 'scripts/ci/bot-comment.sh "$PR" "<!-- tenancy-pulumi-preview:${STACK} -->" "$OUT/comment.md"' in comment["run"]
+    assert (
+        'scripts/ci/bot-comment.sh "$PR" "<!-- tenancy-pulumi-preview:${STACK} -->" "$OUT/comment.md"' in comment["run"]
+    )
     # A comment only on pull requests that asked for one.
     assert not runs(comment["if"], context(**{"inputs.comment-on-pr": False}))
     assert not runs(comment["if"], context(**{"github.event_name": "push"}))

@@ -31,7 +31,11 @@ UPLOADS = [(w, j, s) for w, j, s in _steps() if str(s.get("uses", "")).startswit
 
 
 def test_every_upload_is_found() -> None:
-    assert {(w, j) for w, j, _ in UPLOADS} == {("deploy.yml", "record"), ("pull-request.yml", "plan"), ("pulumi-stack.yml", "run")}
+    assert {(w, j) for w, j, _ in UPLOADS} == {
+        ("deploy.yml", "record"),
+        ("pull-request.yml", "plan"),
+        ("pulumi-stack.yml", "run"),
+    }
 
 
 @pytest.mark.parametrize(("workflow", "job", "step"), UPLOADS, ids=lambda v: v if isinstance(v, str) else "")

@@ -112,7 +112,9 @@ class Forwarder:
         self.received.append(number)
         name = signal.Signals(number).name
         if len(self.received) == 1 and self.process is not None and self.process.poll() is None:
-            print(f"::warning::{name} received: forwarding SIGINT to pulumi, which finishes what is in flight", flush=True)
+            print(
+                f"::warning::{name} received: forwarding SIGINT to pulumi, which finishes what is in flight", flush=True
+            )
             self.process.send_signal(signal.SIGINT)
         else:
             print(f"::warning::{name} received again: not forwarded (pulumi would stop at once)", flush=True)

@@ -113,4 +113,7 @@ def s3_state_policy(bucket: str, role: str) -> dict[str, Any]:
 
 def aws_key_policy(key_arn: str, role: str) -> dict[str, Any]:
     """The inline policy on the state key for `role`."""
-    return {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": list(AWS_KEY_ACTIONS[role]), "Resource": key_arn}]}
+    return {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Action": list(AWS_KEY_ACTIONS[role]), "Resource": key_arn}],
+    }

@@ -42,9 +42,9 @@ import argparse
 import json
 import os
 import shutil
-import tempfile
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -653,7 +653,7 @@ def bootstrap(
     if identities and repo and cloud_stack:
         try:
             bootstrap_github.ensure_environments(runner, repo, stack, approval=approval)
-        except bootstrap_github.EnvironmentProblem as problem:
+        except bootstrap_github.UnprotectedEnvironmentError as problem:
             raise BootstrapError(str(problem)) from problem
     if created:
         files = " ".join(f"Pulumi.{name}.yaml" for name in created)

@@ -36,7 +36,7 @@ class _Runner(Protocol):
     def probe(self, *argv: str) -> bool: ...
 
 
-class EnvironmentProblem(Exception):
+class UnprotectedEnvironmentError(Exception):
     """An existing environment whose rules do not protect the identity that trusts it."""
 
 
@@ -53,7 +53,7 @@ def _get(runner: _Runner, endpoint: str) -> dict[str, Any]:
 def ensure_environments(runner: _Runner, repo: str, stack: str, *, approval: bool = True) -> list[str]:
     """Create the stack's two environments when missing, then check the deploy one; the names created.
 
-    Raises EnvironmentProblem naming every rule that is missing, after creating what it could.
+    Raises UnprotectedEnvironmentError naming every rule that is missing, after creating what it could.
     """
     created: list[str] = []
     deploy, preview = stack, f"{stack}-preview"
@@ -83,8 +83,10 @@ def ensure_environments(runner: _Runner, repo: str, stack: str, *, approval: boo
     problems = deploy_problems(environment, names, approval=approval)
     if problems:
         where = f"https://github.com/{repo}/settings/environments"
-        raise EnvironmentProblem(
-            f"GitHub environment {deploy} ({where}): " + "; ".join(problems) + " (docs/bootstrap.md#github-environments)"
+        raise UnprotectedEnvironmentError(
+            f"GitHub environment {deploy} ({where}): "
+            + "; ".join(problems)
+            + " (docs/bootstrap.md#github-environments)"
         )
     return created
 
