@@ -252,3 +252,22 @@ def test_a_cancel_is_forwarded_once_and_waited_for(tmp_path: Path) -> None:
     summary = (out / "summary.md").read_text(encoding="utf-8")
     assert "was cancelled" in summary and ci_pulumi.RECOVERY in summary
     assert "error: update canceled" in summary
+
+
+def test_on_pulumi_cloud_the_stack_is_named_in_its_organization(
+    cli: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A bare name is looked up in the token's default organization; bootstrap creates the stacks
+    # in PULUMI_CLOUD_ORGANIZATION (`pulumi stack init acme/prod`).
+    monkeypatch.setenv("PULUMI_BACKEND_URL", "")
+    monkeypatch.setenv("PULUMI_CLOUD_ORGANIZATION", "acme")
+    code, result, _, _ = _run(tmp_path, "preview")
+    assert code == 0 and result["stack"] == "prod"
+    calls = cli.read_text().splitlines()
+    assert "pulumi stack select acme/prod --non-interactive" in calls
+    assert any(c.startswith("pulumi preview --stack acme/prod ") for c in calls)
+    # A DIY backend has no organizations.
+    monkeypatch.setenv("PULUMI_BACKEND_URL", "gs://acme-tenancy-state")
+    cli.write_text("")
+    _run(tmp_path, "preview")
+    assert "pulumi stack select prod --non-interactive" in cli.read_text().splitlines()

@@ -164,9 +164,16 @@ def command_argv(command: str, stack: str) -> list[str]:
     return ["pulumi", "preview", *common]
 
 
-def execute(command: str, stack: str, backend_url: str) -> Outcome:
+def qualified(stack: str, backend_url: str, organization: str) -> str:
+    """The stack as the CLI must name it: `ORG/STACK` on Pulumi Cloud, where a bare name means the
+    token's default organization (bootstrap creates the stacks in PULUMI_CLOUD_ORGANIZATION)."""
+    return f"{organization}/{stack}" if organization and not backend_url else stack
+
+
+def execute(command: str, stack: str, backend_url: str, organization: str = "") -> Outcome:
     """Log in, select the existing stack, run the command; stop at the first failed step."""
     steps: list[Step] = []
+    name = qualified(stack, backend_url, organization)
 
     def done(outcome: str, step: str, message: str) -> Outcome:
         return Outcome(stack, command, outcome, step, message, steps)
@@ -176,7 +183,7 @@ def execute(command: str, stack: str, backend_url: str) -> Outcome:
     if steps[-1].returncode != 0:
         where = backend_url or "Pulumi Cloud"
         return done("failed", "login", f"could not log in to the state backend {where}")
-    steps.append(run("select", ["pulumi", "stack", "select", stack, "--non-interactive"]))
+    steps.append(run("select", ["pulumi", "stack", "select", name, "--non-interactive"]))
     if steps[-1].returncode != 0:
         return done(
             "failed",
@@ -184,7 +191,7 @@ def execute(command: str, stack: str, backend_url: str) -> Outcome:
             f"stack {stack} cannot be selected in the backend: if it does not exist, create it with the "
             f"bootstrap step ({BOOTSTRAP}); CI never creates stacks",
         )
-    steps.append(run(command, command_argv(command, stack)))
+    steps.append(run(command, command_argv(command, name)))
     last = steps[-1]
     if last.cancelled:
         return done(
@@ -265,7 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.stack or args.stack.startswith("-"):
         print(f"--stack: expected a stack name, got {args.stack!r}", file=sys.stderr)
         return 1
-    outcome = execute(args.command, args.stack, os.environ.get("PULUMI_BACKEND_URL", ""))
+    backend_url = os.environ.get("PULUMI_BACKEND_URL", "")
+    outcome = execute(args.command, args.stack, backend_url, os.environ.get("PULUMI_CLOUD_ORGANIZATION", ""))
     write(outcome, args.out)
     print(annotation(outcome))
     return EXIT_CODES[outcome.outcome]
