@@ -127,3 +127,31 @@ def test_prod_still_runs_when_the_dev_wave_is_empty() -> None:
     # An empty dev wave is skipped, not failed: prod's `!failure()` holds.
     assert not runs(jobs["dev"]["if"], {**context, "needs.layout.outputs.dev-first": "[]"})
     assert runs(jobs["prod"]["if"], context)
+
+
+def test_drift_compares_against_the_last_deployed_commit() -> None:
+    # A merge whose deploy has not run (or waits for approval) changes main, not the stacks: a
+    # check of main HEAD would call it drift. The baseline is the head of the last successful
+    # deploy run, whose listed stacks all hold that commit's plan (deploy.yml record).
+    jobs = load("drift.yml")["jobs"]
+    layout, drift = jobs["layout"], jobs["drift"]
+    deployed = next(s for s in layout["steps"] if s.get("id") == "deployed")
+    assert (
+        "gh run list" in deployed["run"] and "--workflow deploy.yml --branch main --status success" in deployed["run"]
+    )
+    assert "headSha" in deployed["run"] and layout["permissions"]["actions"] == "read"
+    assert layout["outputs"]["ref"] == "${{ steps.deployed.outputs.sha }}"
+    checkout = next(s for s in layout["steps"] if str(s.get("uses", "")).startswith("actions/checkout@"))
+    assert checkout["with"]["ref"] == "${{ steps.deployed.outputs.sha }}"
+    assert drift["with"]["ref"] == "${{ needs.layout.outputs.ref }}"
+    # The called job checks out exactly that commit.
+    run = load("pulumi-stack.yml")["jobs"]["run"]
+    run_checkout = next(s for s in run["steps"] if str(s.get("uses", "")).startswith("actions/checkout@"))
+    assert run_checkout["with"]["ref"] == "${{ inputs.ref }}"
+    # Nothing deployed yet: no check, no report.
+    context = {"vars.PULUMI_BACKEND_URL": "gs://s", "needs.layout.outputs.ref": ""}
+    assert not runs(drift["if"], context)
+    assert runs(drift["if"], {**context, "needs.layout.outputs.ref": "0" * 40})
+    # Previews and deploys run the event's own commit.
+    for workflow, name in (("pull-request.yml", "preview"), ("deploy.yml", "prod")):
+        assert "ref" not in load(workflow)["jobs"][name]["with"], (workflow, name)
