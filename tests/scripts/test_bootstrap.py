@@ -42,8 +42,24 @@ case "$*" in
     | "eks describe-access-entry"*)
     [[ -n "${STUB_EXISTS:-}" ]] || exit 1 ;;
 esac"""
-KUBECTL = """[[ "$*" == "apply -f -" ]] && cat > "$STUB_LOG.stdin"
+KUBECTL = """[[ "$*" == *" apply -f -" ]] && { echo ---; cat; } >> "$STUB_LOG.stdin"
 exit 0"""
+# An environment exists once PUT (or with STUB_EXISTS), protected as bootstrap leaves it plus a reviewer.
+GH = """name="${2#repos/*/environments/}"; state="$STUB_LOG.env.${name%%/*}"
+case "$*" in
+  "api -X PUT "*) name="${4#repos/*/environments/}"; touch "$STUB_LOG.env.$name" ;;
+  "api -X POST "*) touch "$STUB_LOG.policy" ;;
+  *"/deployment-branch-policies")
+    if [[ -n "${STUB_EXISTS:-}" || -f "$STUB_LOG.policy" ]]; then
+      echo '{"branch_policies": [{"name": "main", "type": "branch"}]}'
+    else
+      echo '{"branch_policies": []}'
+    fi ;;
+  "api repos/"*)
+    [[ -n "${STUB_EXISTS:-}" || -f "$state" ]] || exit 1
+    echo '{"deployment_branch_policy": {"protected_branches": false, "custom_branch_policies": true},
+      "protection_rules": [{"type": "required_reviewers", "reviewers": [{"type": "Team"}]}]}' ;;
+esac"""
 
 
 def _committed(stack: str) -> str:
@@ -58,6 +74,7 @@ def clis(tmp_path: Path) -> Stubs:
     stubs.add("gcloud", GCLOUD)
     stubs.add("aws", AWS)
     stubs.add("kubectl", KUBECTL)
+    stubs.add("gh", GH)
     return stubs
 
 
@@ -90,7 +107,11 @@ def test_prod_on_gcp_from_nothing(clis: Stubs) -> None:
         "gcloud iam roles create tenancyPreview --project=tenancy-prod",
         "gcloud iam service-accounts create tenancy-prod-preview",
         "gcloud container node-pools describe default-pool --cluster=tenancy-prod --region=europe-west1",
-        "kubectl apply -f",
+        "gcloud container clusters get-credentials tenancy-prod --region=europe-west1 --project=tenancy-prod",
+        "kubectl --kubeconfig ",
+        "gh api -X PUT repos/acme/tenancy/environments/prod-preview",
+        "gh api -X PUT repos/acme/tenancy/environments/prod",
+        "gh api -X POST repos/acme/tenancy/environments/prod/deployment-branch-policies -f name=main -f type=branch",
     ]
     positions = [_index(calls, prefix) for prefix in order]
     assert positions == sorted(positions), [calls[p] for p in positions]
@@ -116,8 +137,16 @@ def test_prod_on_gcp_from_nothing(clis: Stubs) -> None:
     deploy = "--member=serviceAccount:tenancy-ci@tenancy-prod.iam.gserviceaccount.com"
     assert any(deploy in c and "roles/cloudkms.cryptoKeyEncrypterDecrypter" in c for c in calls)
     assert "commit what stack init added (encryptedkey): git add Pulumi.prod.yaml" in err
-    binding = yaml.safe_load(Path(f"{clis.log}.stdin").read_text())
+    applied = list(yaml.safe_load_all(Path(f"{clis.log}.stdin").read_text()))
+    binding = next(d for d in applied if d["metadata"]["name"] == "tenancy-preview-prod")
     assert binding["subjects"][0]["name"] == "tenancy-prod-preview@tenancy-prod.iam.gserviceaccount.com"
+    # Every kubectl call names the kubeconfig written for this stack's cluster and its context.
+    for call in (c for c in calls if c.startswith("kubectl ")):
+        assert " --context gke_tenancy-prod_europe-west1_tenancy-prod " in call, call
+    # The preview identity only reads the state: objectViewer on the bucket, decrypt on the key.
+    bucket = [c for c in calls if c.startswith("gcloud storage buckets add-iam-policy-binding gs://acme-state")]
+    assert [c.split("--role=")[1] for c in bucket if preview in c] == ["roles/storage.objectViewer"]
+    assert [c.split("--role=")[1] for c in bucket if deploy in c] == ["roles/storage.objectAdmin"]
 
 
 def test_a_second_run_creates_nothing_and_never_reinitialises(clis: Stubs) -> None:
@@ -159,8 +188,11 @@ def test_prod_aws_from_nothing(clis: Stubs) -> None:
     positions = [_index(calls, prefix) for prefix in order]
     assert positions == sorted(positions), [calls[p] for p in positions]
     trust = {
-        c.split()[4]: json.loads(c.split(" --assume-role-policy-document ")[1]) for c in calls if "create-role" in c
+        c.split()[4]: json.loads(c.split(" --assume-role-policy-document ")[1].split(" ")[0])
+        for c in calls
+        if "create-role" in c
     }
+    assert all(c.endswith(" --max-session-duration 10800") for c in calls if "create-role" in c)
     subjects = {role: doc["Statement"][0]["Condition"]["StringEquals"] for role, doc in trust.items()}
     assert subjects["tenancy-prod-aws-preview"]["token.actions.githubusercontent.com:sub"] == (
         "repo:acme/tenancy:environment:prod-aws-preview"
@@ -168,8 +200,13 @@ def test_prod_aws_from_nothing(clis: Stubs) -> None:
     assert subjects["tenancy-prod-aws"]["token.actions.githubusercontent.com:aud"] == "sts.amazonaws.com"
     policy = f"file://{PROJECT_ROOT / 'deploy' / 'identities' / 'aws-preview-policy.json'}"
     assert any("--role-name tenancy-prod-aws-preview --policy-name tenancy-preview" in c and policy in c for c in calls)
-    state = [c for c in calls if "--policy-name tenancy-state-bucket" in c]
-    assert len(state) == 2 and all('"Resource":"arn:aws:s3:::acme-state/*"' in c for c in state)
+    state = {c.split()[4]: c for c in calls if "--policy-name tenancy-state-bucket" in c}
+    assert len(state) == 2 and all('"Resource":"arn:aws:s3:::acme-state/*"' in c for c in state.values())
+    # The preview role reads objects; only the deploy role writes them.
+    assert '"s3:PutObject"' in state["tenancy-prod-aws"] and '"s3:DeleteObject"' in state["tenancy-prod-aws"]
+    assert "Put" not in state["tenancy-prod-aws-preview"] and "Delete" not in state["tenancy-prod-aws-preview"]
+    for call in (c for c in calls if c.startswith("kubectl ")):
+        assert " --context tenancy-prod-aws " in call, call
     entries = [c for c in calls if c.startswith("aws eks create-access-entry")]
     assert [c.split("--kubernetes-groups ")[1] for c in entries] == ["tenancy-platform", "tenancy-preview"]
     assert [c for c in calls if "associate-access-policy" in c and "tenancy-prod-aws-preview" in c] == []

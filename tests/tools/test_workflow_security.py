@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from tests.tools.test_workflows import REUSABLE, WORKFLOWS, WORKFLOWS_DIR, load
+from tests.workflows.expressions import evaluate, runs
 from tools.plan.harness import PROJECT_ROOT
 
 GITHUB_DIR = PROJECT_ROOT / ".github"
@@ -140,13 +141,22 @@ def test_permissions_are_granted_per_job(path: Path) -> None:
             assert (path.name, name) in {("pull-request.yml", "preview"), ("pr-comment.yml", "comment")}
 
 
-def test_deploy_and_drift_share_one_concurrency_group_per_stack() -> None:
+def test_only_deploys_share_the_concurrency_group_of_a_stack() -> None:
+    # A concurrency group holds one running and one pending job; a newer pending job replaces the
+    # pending one (GitHub docs, "Control the concurrency of workflows and jobs"). A drift check or a
+    # preview in the deploy's group would replace a deploy waiting there for its approval.
     run = load("pulumi-stack.yml")["jobs"]["run"]
     group = run["concurrency"]["group"]
     assert run["concurrency"]["cancel-in-progress"] is False
-    # up and drift share `pulumi-stack-<stack>`; a preview gets a group of its own run.
-    assert "|| format('pulumi-stack-{0}', inputs.stack) }}" in group
-    assert group.startswith("${{ inputs.command == 'preview' && format('pulumi-preview-{0}-{1}', inputs.stack,")
+
+    def group_of(command: str, stack: str = "prod", run_id: int = 7) -> str:
+        context = {"inputs.command": command, "inputs.stack": stack, "github.run_id": run_id}
+        return str(evaluate(group, context))
+
+    assert group_of("up") == group_of("up", run_id=8) == "pulumi-stack-prod"
+    assert group_of("up", stack="prod-aws") != group_of("up")
+    for command in ("drift", "preview"):
+        assert group_of(command) not in (group_of("up"), group_of(command, run_id=8)), command
     for workflow, names in {"deploy.yml": ["dev", "dev-shards", "prod", "prod-shards"], "drift.yml": ["drift"]}.items():
         for name in names:
             assert jobs(workflow)[name]["uses"] == REUSABLE, (workflow, name)
@@ -155,7 +165,17 @@ def test_deploy_and_drift_share_one_concurrency_group_per_stack() -> None:
 def test_pulumi_cloud_tokens_come_from_oidc() -> None:
     steps = load("pulumi-stack.yml")["jobs"]["run"]["steps"]
     (auth,) = [s for s in steps if s.get("uses", "").startswith("pulumi/auth-actions@")]
-    assert auth["with"]["requested-token-type"] == "urn:pulumi:token-type:access_token:organization"
+    # A team token, the team named per GitHub environment: the preview environment's team holds
+    # Stack Read only ("Stack Read ... Allows for running previews", Pulumi Cloud RBAC permission
+    # sets), so a pull request's job never holds an organization token (pulumi/auth-actions@14141591
+    # action.yml: organization | team | personal).
+    assert auth["with"]["requested-token-type"] == "urn:pulumi:token-type:access_token:team"
+    assert auth["with"]["scope"] == "team:${{ vars.PULUMI_CLOUD_TEAM }}"
+    assert "organization" not in auth["with"]["requested-token-type"]
+    guard = next(s for s in steps if "PULUMI_CLOUD_TEAM" in str(s.get("if", "")))
+    assert steps.index(guard) < steps.index(auth) and "exit 1" in guard["run"]
+    assert runs(guard["if"], {"vars.PULUMI_CLOUD_ORGANIZATION": "acme", "vars.PULUMI_CLOUD_TEAM": ""})
+    assert not runs(guard["if"], {"vars.PULUMI_CLOUD_ORGANIZATION": "acme", "vars.PULUMI_CLOUD_TEAM": "t"})
     text = "\n".join(p.read_text(encoding="utf-8") for p in WORKFLOWS)
     assert "PULUMI_ACCESS_TOKEN" not in text, "no long-lived Pulumi Cloud token"
 

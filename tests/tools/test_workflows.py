@@ -90,8 +90,20 @@ def test_plan_diff_comment_is_posted_from_the_base_repository() -> None:
     assert workflow["on"]["workflow_run"]["workflows"] == [load("pull-request.yml")["name"]]
     job = workflow["jobs"]["comment"]
     assert job["permissions"]["pull-requests"] == "write"
-    assert not any(step.get("uses", "").startswith("actions/checkout@") for step in job["steps"])
-    assert "^[0-9]+$" in steps_text(job)
+    # Only the default branch's own code runs next to the write token: a checkout names no ref or
+    # repository (for workflow_run that is the default branch), and the untrusted artifact lands
+    # outside the workspace, where it cannot replace the scripts.
+    for step in job["steps"]:
+        if step.get("uses", "").startswith("actions/checkout@"):
+            assert set(step.get("with", {})) == {"persist-credentials"}, step
+    download = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/download-artifact@"))
+    assert download["with"]["path"].startswith("${{ runner.temp }}/")
+    assert 'scripts/ci/pr-comment.sh "$DIR"' in steps_text(job)
+    post = next(s for s in job["steps"] if "pr-comment.sh" in str(s.get("run", "")))
+    # The head the pull request must have comes from the event GitHub wrote, never from the artifact.
+    assert post["env"]["HEAD_SHA"] == "${{ github.event.workflow_run.head_sha }}"
+    assert post["env"]["HEAD_BRANCH"] == "${{ github.event.workflow_run.head_branch }}"
+    assert post["env"]["HEAD_REPO"] == "${{ github.event.workflow_run.head_repository.full_name }}"
 
 
 def test_pull_request_preview_per_stack_skips_forks() -> None:
@@ -186,6 +198,7 @@ def test_every_pulumi_command_runs_the_policy_pack() -> None:
         "command",
         "environment",
         "comment-on-pr",
+        "ref",
     }
 
 

@@ -5,7 +5,8 @@ It follows GitHub's documentation, "Evaluate expressions in workflows and action
 single quotes, `!`, `==`, `!=`, `&&`, `||`, parentheses; `a && b` / `a || b` return an operand (not a
 boolean); strings compare case-insensitively; a missing property is null (falsy, equal to '');
 `if:` may omit `${{ }}`. The status functions `success()`, `failure()`, `always()`, `cancelled()`
-come from the context (`status` key). Only what the workflows here use is supported: anything else
+come from the context (`status` key); `format('{0}-{1}', a, b)` substitutes its arguments.
+Only what the workflows here use is supported: anything else
 raises, so a test never passes on an expression it did not understand.
 """
 
@@ -15,7 +16,8 @@ import re
 from typing import Any
 
 _TOKEN = re.compile(
-    r"\s*(?:(?P<string>'(?:[^']|'')*')|(?P<op>&&|\|\||==|!=|!|\(|\))|(?P<call>[A-Za-z_]\w*)\(\)"
+    r"\s*(?:(?P<string>'(?:[^']|'')*')|(?P<op>&&|\|\||==|!=|!|\(|\)|,)|(?P<call>[A-Za-z_]\w*)\(\)"
+    r"|(?P<func>format)\("
     r"|(?P<number>\d+)|(?P<name>[A-Za-z_][\w.-]*(?:\[\*\])?))"
 )
 STATUS_FUNCTIONS = {"success", "failure", "always", "cancelled"}
@@ -103,6 +105,8 @@ class _Parser:
             return text[1:-1].replace("''", "'")
         if kind == "number":
             return int(text)
+        if kind == "func":
+            return self._format()
         if kind == "call":
             if text not in STATUS_FUNCTIONS:
                 raise ValueError(f"function {text}() is not supported")
@@ -118,6 +122,30 @@ class _Parser:
                 return {"true": True, "false": False, "null": None}[text]
             return self.context.get(text)
         raise ValueError(f"unexpected {text!r}")
+
+    def _format(self) -> str:
+        """`format(template, args...)`: `{N}` is argument N, `{{` and `}}` are literal braces."""
+        arguments = [self.parse_or()]
+        while self.peek() == ("op", ","):
+            self.take()
+            arguments.append(self.parse_or())
+        if self.take() != ("op", ")"):
+            raise ValueError("unbalanced parentheses in format()")
+        template, values = str(arguments[0]), [_format_value(v) for v in arguments[1:]]
+        parts = re.split(r"(\{\{|\}\}|\{\d+\})", template)
+        return "".join(
+            "{" if part == "{{" else "}" if part == "}}" else values[int(part[1:-1])] if part[:1] == "{" else part
+            for part in parts
+        )
+
+
+def _format_value(value: Any) -> str:
+    # GitHub converts null to '' and booleans to 'true' / 'false' when it formats them.
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def evaluate(expression: str, context: dict[str, Any]) -> Any:

@@ -180,3 +180,94 @@ def test_output_streams_to_the_log_in_the_order_the_cli_wrote_it(
     log = capsys.readouterr().out
     positions = [log.index(line) for line in order]
     assert positions == sorted(positions), log
+
+
+# A stand-in `pulumi up` that behaves like the CLI's cancellation scope: it records every signal,
+# and on SIGINT finishes its "operation in flight" before exiting (pulumi/pulumi
+# pkg/backend/cancellation_scope.go: first signal cancels gracefully, a second terminates).
+SLOW_UP = """#!/usr/bin/env python3
+import os, signal, sys, time
+log = os.environ["STUB_LOG"]
+def note(text):
+    with open(log, "a") as f:
+        f.write(text + "\\n")
+if sys.argv[1] in ("login", "stack"):
+    sys.exit(0)
+got = []
+def handle(number, frame):
+    got.append(number)
+    note(f"signal {signal.Signals(number).name}")
+signal.signal(signal.SIGINT, handle)
+signal.signal(signal.SIGTERM, handle)
+note("started")
+print("Updating (prod)", flush=True)
+deadline = time.time() + 20
+while not got and time.time() < deadline:
+    time.sleep(0.05)
+time.sleep(0.5)  # the operation in flight completes and is written to the state
+note("finished in-flight operations")
+print("error: update canceled", flush=True)
+sys.exit(255)
+"""
+
+
+def test_a_cancel_is_forwarded_once_and_waited_for(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "pulumi").write_text(SLOW_UP, encoding="utf-8")
+    (bin_dir / "pulumi").chmod(0o755)
+    log = tmp_path / "calls.log"
+    log.touch()
+    out = tmp_path / "out"
+    env = {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin", "STUB_LOG": str(log), "PULUMI_BACKEND_URL": "gs://s"}
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "tools.ci.pulumi_run", "--command", "up", "--stack", "prod", "--out", str(out)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.time() + 20
+    while "started" not in log.read_text() and time.time() < deadline:
+        time.sleep(0.05)
+    assert "started" in log.read_text(), "the stand-in never started"
+    # What the runner does on cancel: SIGINT to the step's process, then SIGTERM.
+    runner.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    runner.send_signal(signal.SIGTERM)
+    output, _ = runner.communicate(timeout=30)
+    calls = log.read_text().splitlines()
+    # Exactly one signal reached pulumi, and the runner waited for it to finish.
+    assert [c for c in calls if c.startswith("signal ")] == ["signal SIGINT"], output
+    assert "finished in-flight operations" in calls, output
+    assert runner.returncode == 1, output
+    result = json.loads((out / "result.json").read_text(encoding="utf-8"))
+    assert result["outcome"] == "failed" and result["step"] == "up"
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert "was cancelled" in summary and ci_pulumi.RECOVERY in summary
+    assert "error: update canceled" in summary
+
+
+def test_on_pulumi_cloud_the_stack_is_named_in_its_organization(
+    cli: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A bare name is looked up in the token's default organization; bootstrap creates the stacks
+    # in PULUMI_CLOUD_ORGANIZATION (`pulumi stack init acme/prod`).
+    monkeypatch.setenv("PULUMI_BACKEND_URL", "")
+    monkeypatch.setenv("PULUMI_CLOUD_ORGANIZATION", "acme")
+    code, result, _, _ = _run(tmp_path, "preview")
+    assert code == 0 and result["stack"] == "prod"
+    calls = cli.read_text().splitlines()
+    assert "pulumi stack select acme/prod --non-interactive" in calls
+    assert any(c.startswith("pulumi preview --stack acme/prod ") for c in calls)
+    # A DIY backend has no organizations.
+    monkeypatch.setenv("PULUMI_BACKEND_URL", "gs://acme-tenancy-state")
+    cli.write_text("")
+    _run(tmp_path, "preview")
+    assert "pulumi stack select prod --non-interactive" in cli.read_text().splitlines()

@@ -38,6 +38,8 @@ def context(**overrides: Any) -> dict[str, Any]:
         "inputs.comment-on-pr": True,
         "inputs.command": "preview",
         "status": "success",
+        # drift.yml: the head of the last successful deploy run.
+        "needs.layout.outputs.ref": "0123456789abcdef0123456789abcdef01234567",
     }
     for wave in ("dev-first", "dev-shards", "prod-first", "prod-shards"):
         base[f"needs.layout.outputs.{wave}"] = MATRIX
@@ -123,12 +125,15 @@ def test_summaries_and_comments_are_written_from_the_captured_output() -> None:
     assert "-m tools.ci.pulumi_run" in pulumi["run"] and pulumi["env"]["OUT"] == "${{ runner.temp }}/pulumi"
     later = steps[steps.index(pulumi) + 1 :]
     summary = next(s for s in later if "GITHUB_STEP_SUMMARY" in str(s.get("run", "")))
-    comment = next(s for s in later if "issues/${PR}/comments" in str(s.get("run", "")))
+    comment = next(s for s in later if "scripts/ci/bot-comment.sh" in str(s.get("run", "")))
     for step in (summary, comment):
         # They run whatever the command did (failed, drifted), from the files it wrote.
         assert runs(step["if"], context(status="failure")), step.get("name")
         assert step["env"]["OUT"] == pulumi["env"]["OUT"]
-    assert '"$OUT/summary.md"' in summary["run"] and '"body=@$OUT/comment.md"' in comment["run"]
+    assert '"$OUT/summary.md"' in summary["run"]
+    assert (
+        'scripts/ci/bot-comment.sh "$PR" "<!-- tenancy-pulumi-preview:${STACK} -->" "$OUT/comment.md"' in comment["run"]
+    )
     # A comment only on pull requests that asked for one.
     assert not runs(comment["if"], context(**{"inputs.comment-on-pr": False}))
     assert not runs(comment["if"], context(**{"github.event_name": "push"}))

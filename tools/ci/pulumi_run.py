@@ -35,10 +35,12 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 COMMANDS = ("preview", "up", "drift")
 # pulumi/pulumi@v3.259.0 pkg/backend/backenderr/backenderr.go NoChangesExpectedError.Error: the
@@ -47,6 +49,7 @@ NO_CHANGES_EXPECTED = re.compile(r"no changes were expected (?:for \w+ )?but cha
 # pkg/cmd/pulumi/cmd/exit_codes.go ExitNoChanges (v3.226.0 and later).
 EXIT_NO_CHANGES = 7
 BOOTSTRAP = "docs/bootstrap.md"
+RECOVERY = "docs/runbooks/cancelled-update.md"
 # A GitHub comment holds at most 65536 characters; keep room for the heading.
 COMMENT_LIMIT = 60000
 SUMMARY_LIMIT = 200000
@@ -65,6 +68,7 @@ class Step:
     argv: list[str]
     returncode: int
     output: str
+    cancelled: bool = False
 
 
 @dataclass(frozen=True)
@@ -77,33 +81,77 @@ class Outcome:
     steps: list[Step]
 
 
+class Forwarder:
+    """Pass the runner's cancel on to pulumi exactly once, then keep waiting for it.
+
+    Cancelling a run (or a step's timeout-minutes) signals the step's process, here this one
+    (`exec` in pulumi-stack.yml): SIGINT, then SIGTERM, then SIGKILL (GitHub docs, "Canceling a
+    workflow"). Pulumi cancels gracefully on its first SIGINT or SIGTERM, finishing the operations in
+    flight and writing them to the state, and terminates at once on the second (pulumi/pulumi
+    pkg/backend/cancellation_scope.go: `cancelSource.Cancel()`, then `cancelSource.Terminate()`).
+    So the first signal is forwarded as SIGINT and every later one is only reported. Pulumi runs
+    in a session of its own (`start_new_session`), so a signal sent to this process group does not
+    reach it a second time behind this forwarder's back.
+    """
+
+    def __init__(self) -> None:
+        self.process: subprocess.Popen[str] | None = None
+        self.received: list[int] = []
+        self.previous: dict[int, Any] = {}
+
+    def __enter__(self) -> Forwarder:
+        for number in (signal.SIGINT, signal.SIGTERM):
+            self.previous[number] = signal.signal(number, self._handle)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for number, handler in self.previous.items():
+            signal.signal(number, handler)
+
+    def _handle(self, number: int, _frame: object) -> None:
+        self.received.append(number)
+        name = signal.Signals(number).name
+        if len(self.received) == 1 and self.process is not None and self.process.poll() is None:
+            print(
+                f"::warning::{name} received: forwarding SIGINT to pulumi, which finishes what is in flight", flush=True
+            )
+            self.process.send_signal(signal.SIGINT)
+        else:
+            print(f"::warning::{name} received again: not forwarded (pulumi would stop at once)", flush=True)
+
+
 def run(name: str, argv: list[str], echo: bool = True) -> Step:
     """Run the CLI, keep its output, and show each line in the job log as it is written.
 
     stderr goes into the same pipe as stdout: the CLI prints resource progress on stdout and its
     diagnostics on stderr, and an error belongs next to the resource it is about. Lines are echoed
     as they come because an `up` can run for an hour: the log must not stay empty until it ends.
+    A cancel is forwarded once and the CLI is waited for (Forwarder).
     """
     if echo:
         print(f"$ {' '.join(argv)}", flush=True)
     lines: list[str] = []
-    with subprocess.Popen(
-        argv,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-        bufsize=1,
-    ) as process:
-        assert process.stdout is not None
-        for line in process.stdout:
-            lines.append(line)
-            if echo:
-                print(line, end="", flush=True)
-        returncode = process.wait()
-    return Step(name, argv, returncode, "".join(lines))
+    with Forwarder() as forwarder:
+        with subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            bufsize=1,
+            start_new_session=True,
+        ) as process:
+            forwarder.process = process
+            assert process.stdout is not None
+            for line in process.stdout:
+                lines.append(line)
+                if echo:
+                    print(line, end="", flush=True)
+            returncode = process.wait()
+        cancelled = bool(forwarder.received)
+    return Step(name, argv, returncode, "".join(lines), cancelled)
 
 
 def command_argv(command: str, stack: str) -> list[str]:
@@ -116,9 +164,16 @@ def command_argv(command: str, stack: str) -> list[str]:
     return ["pulumi", "preview", *common]
 
 
-def execute(command: str, stack: str, backend_url: str) -> Outcome:
+def qualified(stack: str, backend_url: str, organization: str) -> str:
+    """The stack as the CLI must name it: `ORG/STACK` on Pulumi Cloud, where a bare name means the
+    token's default organization (bootstrap creates the stacks in PULUMI_CLOUD_ORGANIZATION)."""
+    return f"{organization}/{stack}" if organization and not backend_url else stack
+
+
+def execute(command: str, stack: str, backend_url: str, organization: str = "") -> Outcome:
     """Log in, select the existing stack, run the command; stop at the first failed step."""
     steps: list[Step] = []
+    name = qualified(stack, backend_url, organization)
 
     def done(outcome: str, step: str, message: str) -> Outcome:
         return Outcome(stack, command, outcome, step, message, steps)
@@ -128,7 +183,7 @@ def execute(command: str, stack: str, backend_url: str) -> Outcome:
     if steps[-1].returncode != 0:
         where = backend_url or "Pulumi Cloud"
         return done("failed", "login", f"could not log in to the state backend {where}")
-    steps.append(run("select", ["pulumi", "stack", "select", stack, "--non-interactive"]))
+    steps.append(run("select", ["pulumi", "stack", "select", name, "--non-interactive"]))
     if steps[-1].returncode != 0:
         return done(
             "failed",
@@ -136,8 +191,15 @@ def execute(command: str, stack: str, backend_url: str) -> Outcome:
             f"stack {stack} cannot be selected in the backend: if it does not exist, create it with the "
             f"bootstrap step ({BOOTSTRAP}); CI never creates stacks",
         )
-    steps.append(run(command, command_argv(command, stack)))
+    steps.append(run(command, command_argv(command, name)))
     last = steps[-1]
+    if last.cancelled:
+        return done(
+            "failed",
+            command,
+            f"pulumi {command_argv(command, stack)[1]} on {stack} was cancelled; an `up` may leave a lock and "
+            f"pending operations: {RECOVERY}",
+        )
     if last.returncode == 0:
         return done("succeeded", command, "no changes" if command == "drift" else f"{command} succeeded")
     if command == "drift" and (last.returncode == EXIT_NO_CHANGES or NO_CHANGES_EXPECTED.search(last.output)):
@@ -210,7 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.stack or args.stack.startswith("-"):
         print(f"--stack: expected a stack name, got {args.stack!r}", file=sys.stderr)
         return 1
-    outcome = execute(args.command, args.stack, os.environ.get("PULUMI_BACKEND_URL", ""))
+    backend_url = os.environ.get("PULUMI_BACKEND_URL", "")
+    outcome = execute(args.command, args.stack, backend_url, os.environ.get("PULUMI_CLOUD_ORGANIZATION", ""))
     write(outcome, args.out)
     print(annotation(outcome))
     return EXIT_CODES[outcome.outcome]

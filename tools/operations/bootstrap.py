@@ -1,37 +1,50 @@
 """Bootstrap a stack from nothing: backend, secrets provider, every stack and shard, CI identities.
 
-    scripts/bootstrap.sh --stack prod [--github-repo OWNER/REPO] [--skip-identities] [--skip-cluster]
+    scripts/bootstrap.sh --stack prod [--github-repo OWNER/REPO] [--skip-identities] [--skip-cluster] [--no-approval]
     (make bootstrap STACK=prod ARGS="--github-repo acme/tenancy")
 
-One path, every step idempotent (each looks before it creates, so a second run changes nothing),
-in this order (docs/bootstrap.md):
+One path, every step idempotent: each looks at what exists and completes it, so a second run
+changes nothing and a run that failed halfway is finished by running it again. In this order
+(docs/bootstrap.md):
 
-1. **Backend**: the bucket of `PULUMI_BACKEND_URL` (gs://, s3://; versioned, no public access) or a
-   file backend's directory; then `pulumi login`. Pulumi Cloud (https://) needs nothing created.
-2. **Secrets provider**: the Cloud KMS key ring and key, or the AWS KMS key and alias, named by the
-   `secretsprovider` committed in `Pulumi.<stack>.yaml`; a passphrase stack needs the passphrase
-   in the environment.
+1. **Backend**: the bucket of `PULUMI_BACKEND_URL` (gs://, s3://; versioned, no public access, set
+   on every run) or a file backend's directory; then `pulumi login`. Pulumi Cloud
+   (`PULUMI_CLOUD_ORGANIZATION`, https://) needs nothing created; the signed-in user must belong to
+   the organization, and the stacks are created in it (`ORG/NAME`).
+2. **Secrets provider**: the Cloud KMS key ring and key, or the AWS KMS key (tagged with its alias,
+   so a key whose alias was never created is adopted, not duplicated) and alias, named by the
+   `secretsprovider` committed in `Pulumi.<stack>.yaml`; a passphrase stack needs the passphrase.
 3. **Stacks**: `pulumi stack init <name> --secrets-provider <the committed URL>` for the stack, or,
    when it is split (`deploy/shards/<stack>.json`), for its platform stack and every shard. A stack
    the backend already has is left alone (re-initialising would mint a new data key).
 4. **CI identities** (with `--github-repo`): the deploy identity of environment `<stack>` and the
    preview identity of `<stack>-preview` (docs/ci.md), each trusting only GitHub's OIDC token of
    that environment (`repo:OWNER/REPO:environment:<env>`), with the permissions in
-   deploy/identities/ (tools/ci/preview_identity.py) and use of the state bucket and key.
+   deploy/identities/ (tools/ci/preview_identity.py); on the state bucket and key the preview
+   identity reads and decrypts only (tools/ci/state_access.py).
 5. **Cluster** (unless `--skip-cluster`): the system pool named by `tenancy:cluster.systemPool`
-   exists and has no taints; the preview ClusterRole is applied.
+   exists and has no taints; the preview ClusterRole is applied to the stack's own cluster, never
+   the current kube context, and the Roles of namespaces the first `up` creates once they exist
+   (tools/operations/bootstrap_cluster.py).
+6. **GitHub environments** (with `--github-repo`): `<stack>` and `<stack>-preview` created when
+   missing, and the deploy environment checked: `main` only, required reviewers
+   (tools/operations/bootstrap_github.py, docs/adr/0033-github-environments-by-bootstrap.md).
 
-Commands run through the real CLIs (`pulumi`, `gcloud`, `aws`, `kubectl`); the tests put stand-ins
-on PATH and check the commands, their order and the provider URL (tests/scripts/test_bootstrap.py).
+Commands run through the real CLIs (`pulumi`, `gcloud`, `aws`, `kubectl`, `gh`); the tests put
+stand-ins on PATH: recording ones for the commands, their order and the provider URL
+(tests/scripts/test_bootstrap.py), and ones that keep state, fail and half-succeed
+(tests/scripts/test_bootstrap_recovery.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,9 +62,12 @@ from tools.ci.preview_identity import (
     PREVIEW_GROUP,
     gcp_secret_condition,
 )
+from tools.ci.state_access import GCP_KEY_ROLES, GCS_ROLES, aws_key_policy, s3_state_policy
+from tools.operations import bootstrap_cluster, bootstrap_github
 from tools.plan.harness import PROJECT_ROOT, stack_config
 
 GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
+PULUMI_CLOUD_URL = "https://api.pulumi.com"
 WIF_POOL = "github"
 # What the deploy identity administers on GCP (docs/runbooks/gke.md, "The identity that runs up").
 GCP_DEPLOY_ROLES = (
@@ -62,12 +78,18 @@ GCP_DEPLOY_ROLES = (
     "roles/iam.serviceAccountAdmin",
     "roles/iam.serviceAccountUser",
 )
+# The tag bootstrap puts on the AWS KMS key it creates, valued with the alias the key is for.
+KEY_TAG = "tenancy-alias"
+# Seconds an AWS CI session may last: the role's MaxSessionDuration, and the workflow's
+# role-duration-seconds (pulumi-stack.yml); longer than the job's timeout.
+AWS_SESSION_SECONDS = 10800
 EKS_ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
 INSTALL = {
     "pulumi": "curl -fsSL https://get.pulumi.com | sh (the version requirements.txt pins)",
     "gcloud": "https://cloud.google.com/sdk/docs/install",
     "aws": "https://docs.aws.amazon.com/cli/latest/userguide/getting-started-install.html",
     "kubectl": "https://kubernetes.io/docs/tasks/tools/",
+    "gh": "https://cli.github.com (then `gh auth login` as an admin of the repository)",
 }
 
 
@@ -83,13 +105,19 @@ class Runner:
     cwd: Path = PROJECT_ROOT
     log: list[list[str]] = field(default_factory=list)
 
-    def run(self, *argv: str, stdin: str | None = None, placeholder: str = "") -> str:
-        """Run `argv`; its output. A dry run answers `placeholder` where a later command uses the output."""
+    def run(
+        self, *argv: str, stdin: str | None = None, placeholder: str = "", env: dict[str, str] | None = None
+    ) -> str:
+        """Run `argv` (with `env` added to the environment); its output. A dry run answers
+        `placeholder` where a later command uses the output."""
         print("+ " + " ".join(argv), file=sys.stderr)
         self.log.append(list(argv))
         if self.dry_run:
             return placeholder
-        result = subprocess.run(list(argv), input=stdin, capture_output=True, text=True, check=False, cwd=self.cwd)
+        environment = {**os.environ, **env} if env else None
+        result = subprocess.run(
+            list(argv), input=stdin, capture_output=True, text=True, check=False, cwd=self.cwd, env=environment
+        )
         if result.returncode != 0:
             raise BootstrapError(f"`{' '.join(argv)}` failed ({result.returncode}): {result.stderr.strip()}")
         return result.stdout.strip()
@@ -165,7 +193,12 @@ def backend(runner: Runner, url: str, settings: StackSettings) -> None:
                 "gcloud", "storage", "buckets", "create", bucket, f"--project={settings.gcp.project}",
                 f"--location={settings.gcp.region}", "--uniform-bucket-level-access", "--public-access-prevention",
             )  # fmt: skip
-            runner.run("gcloud", "storage", "buckets", "update", bucket, "--versioning")
+        # Every run, not only after a create: a run that stopped between the two leaves a bucket
+        # without versioning, which the next run must still fix (the update is idempotent).
+        runner.run(
+            "gcloud", "storage", "buckets", "update", bucket, "--versioning", "--uniform-bucket-level-access",
+            "--public-access-prevention",
+        )  # fmt: skip
     elif parts.scheme == "s3":
         region = (parse_qs(parts.query).get("region") or [settings.aws.region if settings.aws else ""])[0]
         if not region:
@@ -176,15 +209,16 @@ def backend(runner: Runner, url: str, settings: StackSettings) -> None:
                 [] if region == "us-east-1" else ["--create-bucket-configuration", f"LocationConstraint={region}"]
             )
             runner.run("aws", "s3api", "create-bucket", "--bucket", parts.netloc, "--region", region, *constraint)
-            runner.run(
+        # Every run (both calls are idempotent): a run that stopped after the create still converges.
+        runner.run(
                 "aws", "s3api", "put-bucket-versioning", "--bucket", parts.netloc, "--region", region,
                 "--versioning-configuration", "Status=Enabled",
-            )  # fmt: skip
-            runner.run(
-                "aws", "s3api", "put-public-access-block", "--bucket", parts.netloc, "--region", region,
-                "--public-access-block-configuration",
-                "BlockPublicAcls=true,IgnorePublicAcls=true,BlockPublicPolicy=true,RestrictPublicBuckets=true",
-            )  # fmt: skip
+        )  # fmt: skip
+        runner.run(
+            "aws", "s3api", "put-public-access-block", "--bucket", parts.netloc, "--region", region,
+            "--public-access-block-configuration",
+            "BlockPublicAcls=true,IgnorePublicAcls=true,BlockPublicPolicy=true,RestrictPublicBuckets=true",
+        )  # fmt: skip
     elif parts.scheme != "https":
         raise BootstrapError(f"PULUMI_BACKEND_URL: {url}: expected gs://, s3://, file:// or https:// (Pulumi Cloud)")
     runner.run("pulumi", "login", url)
@@ -235,8 +269,19 @@ def secrets_provider(runner: Runner, url: str, source: str, settings: StackSetti
     elif url.startswith("awskms://"):
         alias, region = aws_key(url, settings)
         if not runner.probe("aws", "kms", "describe-key", "--key-id", alias, "--region", region):
-            key_id = runner.run(
+            # A run that stopped between create-key and create-alias left a key without its alias:
+            # the tag finds it, so a second run adopts it instead of creating (and paying for) another.
+            found = runner.run(
+                "aws", "resourcegroupstaggingapi", "get-resources", "--region", region,
+                "--resource-type-filters", "kms:key", "--tag-filters", f"Key={KEY_TAG},Values={alias}",
+                "--query", "ResourceTagMappingList[].ResourceARN", "--output", "text",
+            )  # fmt: skip
+            keys = [arn for arn in found.split() if arn and arn != "None"]
+            if len(keys) > 1:
+                raise BootstrapError(f"secretsprovider: {url}: {len(keys)} keys tagged {KEY_TAG}={alias}: {keys}")
+            key_id = keys[0] if keys else runner.run(
                 "aws", "kms", "create-key", "--region", region, "--description", "tenancy Pulumi state secrets",
+                "--tags", f"TagKey={KEY_TAG},TagValue={alias}",
                 "--query", "KeyMetadata.KeyId", "--output", "text", placeholder="KEY_ID",
             )  # fmt: skip
             runner.run(
@@ -246,21 +291,40 @@ def secrets_provider(runner: Runner, url: str, source: str, settings: StackSetti
         raise BootstrapError(f"{source}: secretsprovider: {url}: expected gcpkms://, awskms:// or passphrase")
 
 
-def existing_stacks(runner: Runner) -> set[str]:
-    """Stack names the backend has for this project (the last part of `org/project/stack`)."""
-    listing = runner.run("pulumi", "stack", "ls", "--json")
+def existing_stacks(runner: Runner, organization: str = "") -> set[str]:
+    """Stack names the backend has for this project (the last part of `org/project/stack`); on
+    Pulumi Cloud only those of `organization` (`pulumi stack ls --organization`)."""
+    scope = ["--organization", organization] if organization else []
+    listing = runner.run("pulumi", "stack", "ls", "--json", *scope)
     return {str(entry["name"]).rsplit("/", 1)[-1] for entry in json.loads(listing or "[]")}
 
 
-def init_stacks(runner: Runner, stacks: list[Stack], root: Path) -> list[str]:
-    """`pulumi stack init` each stack the backend lacks, with its committed provider; the names initialised."""
-    have = existing_stacks(runner)
+def check_organization(runner: Runner, organization: str) -> None:
+    """The signed-in Pulumi Cloud user belongs to `organization` (`pulumi whoami --json`, field
+    `organizations`, pkg/cmd/pulumi/whoami/whoami.go): otherwise `stack init ORG/NAME` fails halfway."""
+    text = runner.run("pulumi", "whoami", "--json", placeholder=json.dumps({"organizations": [organization]}))
+    organizations = json.loads(text or "{}").get("organizations") or []
+    if organization not in organizations:
+        raise BootstrapError(
+            f"PULUMI_CLOUD_ORGANIZATION: {organization!r} is not an organization of the signed-in user "
+            f"(theirs: {organizations}); sign in as a member, or correct the variable"
+        )
+
+
+def init_stacks(runner: Runner, stacks: list[Stack], root: Path, organization: str = "") -> list[str]:
+    """`pulumi stack init` each stack the backend lacks, with its committed provider; the names initialised.
+
+    On Pulumi Cloud the stack is created in `organization` (`ORG/NAME`), not in the user's default
+    organization, which is where CI (an organization's team token) would never find it.
+    """
+    have = existing_stacks(runner, organization)
     created = []
     for stack in stacks:
         if stack.name in have:
             print(f"stack {stack.name}: exists, not re-initialised", file=sys.stderr)
             continue
-        runner.run("pulumi", "stack", "init", stack.name, "--secrets-provider", stack.secrets_provider)
+        name = f"{organization}/{stack.name}" if organization else stack.name
+        runner.run("pulumi", "stack", "init", name, "--secrets-provider", stack.secrets_provider)
         created.append(stack.name)
         after = _document(root / f"Pulumi.{stack.name}.yaml").get("secretsprovider")
         if not runner.dry_run and after != stack.secrets_provider:
@@ -277,8 +341,9 @@ def _subject(repo: str, environment: str) -> str:
 def gcp_identities(
     runner: Runner, stack: str, settings: StackSettings, repo: str, state: GcpKey | None, bucket: str | None
 ) -> None:
-    """A service account per environment, impersonable only from that environment's jobs; both may
-    use the state bucket (previews write its lock) and the state key (the preview only decrypts)."""
+    """A service account per environment, impersonable only from that environment's jobs. On the
+    state bucket and key the preview only reads and decrypts (a DIY preview takes no lock and writes
+    nothing, tools/ci/state_access.py); the deploy identity writes objects and encrypts."""
     assert settings.gcp is not None
     project = settings.gcp.project
     number = runner.run(
@@ -287,6 +352,9 @@ def gcp_identities(
     where = ("--location=global", f"--project={project}")
     if not runner.probe("gcloud", "iam", "workload-identity-pools", "describe", WIF_POOL, *where):
         runner.run("gcloud", "iam", "workload-identity-pools", "create", WIF_POOL, *where)
+    # Looked for on its own: a run that stopped after creating the pool must still add its provider.
+    provider = ("--workload-identity-pool", WIF_POOL, *where)
+    if not runner.probe("gcloud", "iam", "workload-identity-pools", "providers", "describe", WIF_POOL, *provider):
         runner.run(
             "gcloud", "iam", "workload-identity-pools", "providers", "create-oidc", WIF_POOL,
             f"--workload-identity-pool={WIF_POOL}", *where, f"--issuer-uri={GITHUB_ISSUER}",
@@ -338,16 +406,17 @@ def gcp_identities(
                 "gcloud", "projects", "add-iam-policy-binding", project, member, f"--role={role}",
                 f"--condition={condition}",
             )  # fmt: skip
+        access = "preview" if preview else "deploy"
         if state is not None:
-            role = "roles/cloudkms.cryptoKeyDecrypter" if preview else "roles/cloudkms.cryptoKeyEncrypterDecrypter"
             runner.run(
                 "gcloud", "kms", "keys", "add-iam-policy-binding", state.key, f"--keyring={state.ring}",
-                f"--location={state.location}", f"--project={state.project}", member, f"--role={role}",
+                f"--location={state.location}", f"--project={state.project}", member,
+                f"--role={GCP_KEY_ROLES[access]}",
             )  # fmt: skip
         if bucket is not None:
             runner.run(
                 "gcloud", "storage", "buckets", "add-iam-policy-binding", bucket, member,
-                "--role=roles/storage.objectAdmin",
+                f"--role={GCS_ROLES[access]}",
             )  # fmt: skip
 
 
@@ -377,8 +446,9 @@ def _trust_policy(account: str, repo: str, environment: str) -> str:
 def aws_identities(
     runner: Runner, stack: str, settings: StackSettings, repo: str, state_alias: str | None, bucket: str | None
 ) -> None:
-    """An IAM role per environment, assumable only from that environment's jobs; both may use the
-    state bucket (previews write its lock) and the state key (the preview only decrypts)."""
+    """An IAM role per environment, assumable only from that environment's jobs, whose sessions may
+    last AWS_SESSION_SECONDS (an `up` outlives the default hour). On the state the preview only
+    reads (GetObject, ListBucket) and decrypts (tools/ci/state_access.py)."""
     assert settings.aws is not None
     region = settings.aws.region
     account = runner.run(
@@ -406,37 +476,31 @@ def aws_identities(
         preview = environment.endswith("-preview")
         role = f"tenancy-{environment}"
         trust = _trust_policy(account, repo, environment)
+        duration = str(AWS_SESSION_SECONDS)
         if runner.probe("aws", "iam", "get-role", "--role-name", role):
             runner.run("aws", "iam", "update-assume-role-policy", "--role-name", role, "--policy-document", trust)
+            runner.run("aws", "iam", "update-role", "--role-name", role, "--max-session-duration", duration)
         else:
-            runner.run("aws", "iam", "create-role", "--role-name", role, "--assume-role-policy-document", trust)
+            runner.run(
+                "aws", "iam", "create-role", "--role-name", role, "--assume-role-policy-document", trust,
+                "--max-session-duration", duration,
+            )  # fmt: skip
         if preview:
             runner.run(
                 "aws", "iam", "put-role-policy", "--role-name", role, "--policy-name", "tenancy-preview",
                 "--policy-document", f"file://{OUT_DIR / 'aws-preview-policy.json'}",
             )  # fmt: skip
+        access = "preview" if preview else "deploy"
         if key_arn:
-            actions = ["kms:Decrypt"] if preview else ["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey"]
-            document = {
-                "Version": "2012-10-17",
-                "Statement": [{"Effect": "Allow", "Action": actions, "Resource": key_arn}],
-            }
+            document = aws_key_policy(key_arn, access)
             runner.run(
                 "aws", "iam", "put-role-policy", "--role-name", role, "--policy-name", "tenancy-state-key",
                 "--policy-document", json.dumps(document, separators=(",", ":")),
             )  # fmt: skip
         if bucket is not None:
-            state = [
-                {"Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": f"arn:aws:s3:::{bucket}"},
-                {
-                    "Effect": "Allow",
-                    "Action": ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"],
-                    "Resource": f"arn:aws:s3:::{bucket}/*",
-                },
-            ]
             runner.run(
                 "aws", "iam", "put-role-policy", "--role-name", role, "--policy-name", "tenancy-state-bucket",
-                "--policy-document", json.dumps({"Version": "2012-10-17", "Statement": state}, separators=(",", ":")),
+                "--policy-document", json.dumps(s3_state_policy(bucket, access), separators=(",", ":")),
             )  # fmt: skip
         arn = f"arn:aws:iam::{account}:role/{role}"
         entry = ("--cluster-name", cluster, "--principal-arn", arn, "--region", region)
@@ -518,10 +582,15 @@ def bootstrap(
     repo: str | None = None,
     identities: bool = True,
     cluster: bool = True,
+    approval: bool = True,
     root: Path = PROJECT_ROOT,
     runner: Runner | None = None,
 ) -> list[str]:
-    """Every step above, in order; returns the stacks initialised by this run."""
+    """Every step above, in order; returns the stacks initialised by this run.
+
+    Each step looks at what exists and completes it, so a run that failed halfway is finished by
+    running it again (tests/scripts/test_bootstrap_recovery.py replays failures at every step).
+    """
     runner = runner or Runner(cwd=root)
     config, _ = stack_config(stack, root=root)
     source = f"Pulumi.{stack}.yaml"
@@ -532,23 +601,36 @@ def bootstrap(
     if identities or cluster:
         check_preview_identity(stack, settings)
     stacks = stacks_of(stack, root)
-    url = env.get("PULUMI_BACKEND_URL", "")
+    organization = env.get("PULUMI_CLOUD_ORGANIZATION", "")
+    url = env.get("PULUMI_BACKEND_URL", "") or (PULUMI_CLOUD_URL if organization else "")
     if not url and stack == "dev":
         url = f"file://{root}/.pulumi-state"
     if not url:
-        raise BootstrapError(f"stack {stack}: set PULUMI_BACKEND_URL to its state backend (gs://, s3://, https://)")
+        raise BootstrapError(
+            f"stack {stack}: set PULUMI_BACKEND_URL to its state backend (gs://, s3://), or "
+            "PULUMI_CLOUD_ORGANIZATION for Pulumi Cloud"
+        )
+    if url.startswith("https://") and not organization:
+        raise BootstrapError(
+            f"PULUMI_BACKEND_URL: {url}: Pulumi Cloud: set PULUMI_CLOUD_ORGANIZATION too, the organization "
+            "the stacks belong to (CI looks for them there)"
+        )
     provider = stacks[0].secrets_provider
+    cloud_stack = settings.cloud in ("gcp", "aws")
     tools = ["pulumi"]
     tools += (
         ["gcloud"] if settings.cloud == "gcp" or provider.startswith("gcpkms://") or url.startswith("gs://") else []
     )
     tools += ["aws"] if settings.cloud == "aws" or provider.startswith("awskms://") or url.startswith("s3://") else []
-    tools += ["kubectl"] if cluster and settings.cloud in ("gcp", "aws") else []
+    tools += ["kubectl"] if cluster and cloud_stack else []
+    tools += ["gh"] if identities and repo and cloud_stack else []
     if not runner.dry_run:
         _need(*tools)
     backend(runner, url, settings)
+    if url.startswith("https://"):
+        check_organization(runner, organization)
     secrets_provider(runner, provider, source, settings, env)
-    created = init_stacks(runner, stacks, root)
+    created = init_stacks(runner, stacks, root, organization if url.startswith("https://") else "")
     if identities and repo and settings.cloud == "gcp":
         state = gcp_key(provider) if provider.startswith("gcpkms://") else None
         bucket = f"gs://{urlsplit(url).netloc}" if url.startswith("gs://") else None
@@ -557,37 +639,70 @@ def bootstrap(
         alias = aws_key(provider, settings)[0] if provider.startswith("awskms://") else None
         bucket = urlsplit(url).netloc if url.startswith("s3://") else None
         aws_identities(runner, stack, settings, repo, alias, bucket)
-    elif identities and settings.cloud in ("gcp", "aws"):
+    elif identities and cloud_stack:
         print("note: no --github-repo: CI identities skipped (docs/bootstrap.md#4-ci-identities)", file=sys.stderr)
-    if cluster and settings.cloud in ("gcp", "aws"):
+    if url.startswith("https://") and identities and repo:
+        print(
+            f"note: Pulumi Cloud: give the team named by PULUMI_CLOUD_TEAM in environment {stack}-preview "
+            f"Stack Read, and in {stack} Stack Write (docs/ci.md#pulumi-cloud)",
+            file=sys.stderr,
+        )
+    if cluster and cloud_stack:
         system_pool(runner, settings)
-        runner.run("kubectl", "apply", "-f", str(OUT_DIR / "kubernetes-preview-clusterrole.yaml"))
-        subject = preview_subject(stack, settings)
-        if subject is not None and subject[0] == "User":
-            # GKE names a Google service account by its e-mail as the Kubernetes user.
-            user = subject[1]
-            binding = {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRoleBinding",
-                "metadata": {"name": f"tenancy-preview-{stack}"},
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "tenancy-preview"},
-                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
-            }
-            runner.run("kubectl", "apply", "-f", "-", stdin=yaml.safe_dump(binding))
+        cluster_access(runner, stack, settings)
+    if identities and repo and cloud_stack:
+        try:
+            bootstrap_github.ensure_environments(runner, repo, stack, approval=approval)
+        except bootstrap_github.UnprotectedEnvironmentError as problem:
+            raise BootstrapError(str(problem)) from problem
     if created:
         files = " ".join(f"Pulumi.{name}.yaml" for name in created)
         print(f"commit what stack init added (encryptedkey): git add {files}", file=sys.stderr)
     return created
 
 
-def main(argv: list[str] | None = None) -> int:
-    import os
+def cluster_access(runner: Runner, stack: str, settings: StackSettings) -> None:
+    """The preview identity's Kubernetes access, applied to this stack's cluster by name
+    (bootstrap_cluster): the cluster-wide part now, the Roles of release namespaces once they exist."""
+    extra = []
+    subject = preview_subject(stack, settings)
+    if subject is not None and subject[0] == "User":
+        # GKE names a Google service account by its e-mail as the Kubernetes user.
+        extra.append(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": f"tenancy-preview-{stack}"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "tenancy-preview"},
+                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": subject[1]}],
+            }
+        )
+    with tempfile.TemporaryDirectory(prefix="tenancy-bootstrap-") as directory:
+        try:
+            kubectl = bootstrap_cluster.kubectl(runner, stack, settings, Path(directory))
+        except ValueError as error:
+            raise BootstrapError(str(error)) from error
+        missing = bootstrap_cluster.apply_preview_access(runner, kubectl, extra)
+    if missing:
+        print(
+            f"note: namespaces {', '.join(missing)} do not exist yet (the first `up` creates them): after it, run "
+            f"`scripts/bootstrap.sh --stack {stack} --skip-identities` again to let previews read their Helm "
+            "releases (docs/go-live.md)",
+            file=sys.stderr,
+        )
 
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tenancy bootstrap", description=__doc__.split("\n\n")[0])
     parser.add_argument("--stack", required=True)
     parser.add_argument("--github-repo", help="OWNER/REPO whose environments' jobs may act as the CI identities")
     parser.add_argument("--skip-identities", action="store_true")
     parser.add_argument("--skip-cluster", action="store_true", help="no system pool check, no preview ClusterRole")
+    parser.add_argument(
+        "--no-approval",
+        action="store_true",
+        help="accept a deploy environment without required reviewers (a stack nobody must approve)",
+    )
     parser.add_argument("--dry-run", action="store_true", help="print the commands, run none")
     args = parser.parse_args(argv)
     try:
@@ -597,6 +712,7 @@ def main(argv: list[str] | None = None) -> int:
             repo=args.github_repo,
             identities=not args.skip_identities,
             cluster=not args.skip_cluster,
+            approval=not args.no_approval,
             runner=Runner(dry_run=args.dry_run, cwd=PROJECT_ROOT),
         )
     except BootstrapError as error:
