@@ -206,8 +206,8 @@ def _release(name: str, **changes: Any) -> dict[str, Any]:
     return _flux(HELM_RELEASES, "HelmRelease", name, **{**spec, **changes})
 
 
-def _kubeconfig_secret(name: str) -> dict[str, Any]:
-    config = "apiVersion: v1\nkind: Config\nclusters: [{name: x, cluster: {server: 'https://169.254.169.254'}}]\n"
+def _kubeconfig_secret(name: str, server: str = "https://169.254.169.254") -> dict[str, Any]:
+    config = f"apiVersion: v1\nkind: Config\nclusters: [{{name: x, cluster: {{server: '{server}'}}}}]\n"
     return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}, "stringData": {"config": config}}
 
 
@@ -245,6 +245,9 @@ DNS_PEER = {
     "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
 }
 DNS_PORTS = [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]
+# A mounted Secret, under the default account: the local cloud has no `workload` account (no
+# External Secrets), and the ServiceAccount admission plugin refuses a pod naming a missing one.
+SECRET_VOLUME = [{"name": "db", "secret": {"secretName": "db"}}]
 OPERATOR_LAB_DEV = "tenant-operator-lab-dev"
 OPERATOR_LAB_DEV_DEPLOYER = Identity(
     f"system:serviceaccount:{OPERATOR_LAB_DEV}:deployer",
@@ -612,7 +615,7 @@ CASES: list[Case] = [
         ACME_OPERATOR,
         ACME_DEV,
         PODS,
-        _pod("e2e-secret-pod", serviceAccountName="workload", volumes=[{"name": "db", "secret": {"secretName": "db"}}]),
+        _pod("e2e-secret-pod", volumes=SECRET_VOLUME),
         "rbac",
         why="the operator, who may not read Secrets, would mount one",
     ),
@@ -621,7 +624,7 @@ CASES: list[Case] = [
         ACME_OPERATOR,
         ACME_DEV,
         "batch/v1/jobs",
-        _job("e2e-secret-job", serviceAccountName="workload", volumes=[{"name": "db", "secret": {"secretName": "db"}}]),
+        _job("e2e-secret-job", volumes=SECRET_VOLUME),
         "rbac",
         why="the same through a Job",
     ),
@@ -632,8 +635,7 @@ CASES: list[Case] = [
         PODS,
         _pod(
             "e2e-admin-secret-pod",
-            serviceAccountName="workload",
-            volumes=[{"name": "db", "secret": {"secretName": "db"}}],
+            volumes=SECRET_VOLUME,
         ),
         "admit",
         why="the admin, who reads Secrets anyway, runs the same pod",
@@ -875,6 +877,15 @@ CASES: list[Case] = [
         why="the dev syncer's Role is its own namespace's",
     ),
     Case(
+        "syncer-writes-kubeconfig",
+        OPERATOR_LAB_DEV_SYNCER,
+        OPERATOR_LAB_DEV,
+        SECRETS,
+        _kubeconfig_secret("vcluster-kubeconfig", f"https://vcluster.{OPERATOR_LAB_DEV}:443"),
+        "admit",
+        why="the namespace's own syncer writes the virtual cluster's kubeconfig",
+    ),
+    Case(
         "deployer-writes-app-secret",
         OPERATOR_LAB_DEV_DEPLOYER,
         OPERATOR_LAB_DEV,
@@ -988,6 +999,7 @@ LIVE_CLASSES: dict[str, tuple[str, ...]] = {
     "Issue 26: the virtual cluster's kubeconfig": (
         "deployer-forges-vcluster-kubeconfig",
         "syncer-writes-other-namespace",
+        "syncer-writes-kubeconfig",
         "deployer-writes-app-secret",
     ),
     "Issue 28: a tenant's dry run is no exemption": ("admin-writes-quota", "config-map"),
