@@ -9,7 +9,10 @@ dry-run create impersonating the same identity (`tenancy e2e-manifests --write`)
 cannot drift between the two: both read it from here.
 
 Only CREATE requests: a dry-run create needs no object to exist first. The objects are the attack
-tests' own (tests/admission/test_attacks_*.py), on the tenant `acme` of Pulumi.dev.yaml.
+tests' own (tests/admission/test_attacks_*.py), on the tenants `acme` and `operator-lab` (its
+virtual-cluster namespace) of Pulumi.dev.yaml, and only of kinds the real run serves (built-in
+kinds and the CRDs it installs). `LIVE_CLASSES` names the attack class of
+docs/admission-attacks.md each case replays; docs/real-run.md lists the classes that stay offline.
 """
 
 from __future__ import annotations
