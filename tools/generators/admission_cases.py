@@ -9,7 +9,10 @@ dry-run create impersonating the same identity (`tenancy e2e-manifests --write`)
 cannot drift between the two: both read it from here.
 
 Only CREATE requests: a dry-run create needs no object to exist first. The objects are the attack
-tests' own (tests/admission/test_attacks_*.py), on the tenant `acme` of Pulumi.dev.yaml.
+tests' own (tests/admission/test_attacks_*.py), on the tenants `acme` and `operator-lab` (its
+virtual-cluster namespace) of Pulumi.dev.yaml, and only of kinds the real run serves (built-in
+kinds and the CRDs it installs). `LIVE_CLASSES` names the attack class of
+docs/admission-attacks.md each case replays; docs/real-run.md lists the classes that stay offline.
 """
 
 from __future__ import annotations
@@ -38,6 +41,9 @@ ACME_PROD_DEPLOYER = Identity(
     f"system:serviceaccount:{ACME_PROD}:deployer",
     ("system:serviceaccounts", f"system:serviceaccounts:{ACME_PROD}", "system:authenticated"),
 )
+
+# A member of acme's operator group: reads all but Secrets, restarts and scales.
+ACME_OPERATOR = Identity("acme-oncall@example.com", ("acme-oncall", "system:authenticated"))
 
 
 @dataclass(frozen=True)
@@ -124,13 +130,140 @@ def _claim(name: str, **spec: Any) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name}, "spec": body}
 
 
+def _cron_job(name: str, **spec: Any) -> dict[str, Any]:
+    job = {"template": {"spec": {**pod_spec(**spec), "restartPolicy": "Never"}}}
+    body = {"schedule": "0 * * * *", "jobTemplate": {"spec": job}}
+    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": name}, "spec": body}
+
+
+def _job(name: str, **spec: Any) -> dict[str, Any]:
+    body = {"template": {"spec": {**pod_spec(**spec), "restartPolicy": "Never"}}}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name}, "spec": body}
+
+
+def _annotated_ingress(name: str, annotations: dict[str, str], path: str = "/") -> dict[str, Any]:
+    obj = _ingress(name, OWN_HOST)
+    obj["metadata"]["annotations"] = annotations
+    if path != "/":
+        obj["spec"]["rules"][0]["http"]["paths"][0].update({"path": path, "pathType": "ImplementationSpecific"})
+    return obj
+
+
+def _listener_set(name: str, *hostnames: str | None) -> dict[str, Any]:
+    listeners = [
+        {"name": f"l{i}", "port": 443, "protocol": "HTTPS", **({"hostname": h} if h else {})}
+        for i, h in enumerate(hostnames)
+    ]
+    return {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "ListenerSet",
+        "metadata": {"name": name},
+        "spec": {"parentRef": {"name": "platform", "namespace": "tenancy-gateway"}, "listeners": listeners},
+    }
+
+
+def _certificate(name: str, **spec: Any) -> dict[str, Any]:
+    issuer = {"name": "letsencrypt", "kind": "ClusterIssuer"}
+    return {
+        "apiVersion": "cert-manager.io/v1",
+        "kind": "Certificate",
+        "metadata": {"name": name},
+        "spec": {"secretName": f"{name}-tls", "issuerRef": issuer, **spec},
+    }
+
+
+def _secret(name: str, type_: str = "Opaque", **metadata: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, **metadata}, "type": type_}
+
+
+def _budget(name: str, **spec: Any) -> dict[str, Any]:
+    body = {"selector": {"matchLabels": SELECTOR}, **spec}
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name}, "spec": body}
+
+
+def _memory_pod(name: str, limit: str) -> dict[str, Any]:
+    # The request is stated (0): LimitRanger would otherwise default it above a small limit.
+    obj = _pod(name)
+    obj["spec"]["containers"][0]["resources"] = {"limits": {"memory": limit}, "requests": {"memory": "0"}}
+    return obj
+
+
+def _pulling_pod(name: str, policy: str) -> dict[str, Any]:
+    obj = _pod(name)
+    obj["spec"]["containers"][0]["imagePullPolicy"] = policy
+    return obj
+
+
+def _network_policy(name: str, **rules: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {"podSelector": {"matchLabels": SELECTOR}, "policyTypes": [k.title() for k in rules]}
+    spec.update(rules)
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {"name": name}, "spec": spec}
+
+
+def _flux(resource: str, kind: str, name: str, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": resource.rpartition("/")[0], "kind": kind, "metadata": {"name": name}, "spec": spec}
+
+
+def _release(name: str, **changes: Any) -> dict[str, Any]:
+    spec = {"interval": "10m", "serviceAccountName": "deployer", "chartRef": {"kind": "OCIRepository", "name": "web"}}
+    return _flux(HELM_RELEASES, "HelmRelease", name, **{**spec, **changes})
+
+
+def _kubeconfig_secret(name: str, server: str = "https://169.254.169.254") -> dict[str, Any]:
+    config = f"apiVersion: v1\nkind: Config\nclusters: [{{name: x, cluster: {{server: '{server}'}}}}]\n"
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}, "stringData": {"config": config}}
+
+
+def _role_binding(name: str, role: str, group: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": group}],
+    }
+
+
 PODS, DEPLOYMENTS, SERVICES = "/v1/pods", "apps/v1/deployments", "/v1/services"
+INGRESSES, SECRETS, CLAIMS = "networking.k8s.io/v1/ingresses", "/v1/secrets", "/v1/persistentvolumeclaims"
+POLICIES, BUDGETS = "networking.k8s.io/v1/networkpolicies", "policy/v1/poddisruptionbudgets"
+HELM_RELEASES = "helm.toolkit.fluxcd.io/v2/helmreleases"
+OCI_REPOSITORIES = "source.toolkit.fluxcd.io/v1/ocirepositories"
+OCI_URL = "oci://ghcr.io/acme/charts/web"
 PORT = [{"port": 80, "targetPort": 8080}]
 SELECTOR = {"app.kubernetes.io/name": "web"}
 TOKEN = {"kubernetes.io/service-account.name": "deployer"}
+# Harmless Ingress annotations of every governed prefix (tests/admission/test_attacks_traffic.py HARMLESS).
+HARMLESS = {
+    "nginx.ingress.kubernetes.io/rewrite-target": "/$2",
+    "nginx.ingress.kubernetes.io/use-regex": "true",
+    "nginx.ingress.kubernetes.io/proxy-body-size": "8m",
+    "nginx.ingress.kubernetes.io/whitelist-source-range": "10.0.0.0/8,192.0.2.0/24",
+    "cert-manager.io/cluster-issuer": "letsencrypt",
+    "external-dns.alpha.kubernetes.io/ttl": "60",
+    "meta.helm.sh/release-name": "web",
+}
+DNS_PEER = {
+    "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+    "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
+}
+DNS_PORTS = [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]
+# A mounted Secret, under the default account: the local cloud has no `workload` account (no
+# External Secrets), and the ServiceAccount admission plugin refuses a pod naming a missing one.
+SECRET_VOLUME = [{"name": "db", "secret": {"secretName": "db"}}]
+OPERATOR_LAB_DEV = "tenant-operator-lab-dev"
+OPERATOR_LAB_DEV_DEPLOYER = Identity(
+    f"system:serviceaccount:{OPERATOR_LAB_DEV}:deployer",
+    ("system:serviceaccounts", f"system:serviceaccounts:{OPERATOR_LAB_DEV}", "system:authenticated"),
+)
+# The virtual cluster's syncer in operator-lab's dev namespace (components/vcluster/values.py SYNCER_ACCOUNT).
+OPERATOR_LAB_DEV_SYNCER = Identity(
+    f"system:serviceaccount:{OPERATOR_LAB_DEV}:vcluster",
+    ("system:serviceaccounts", f"system:serviceaccounts:{OPERATOR_LAB_DEV}", "system:authenticated"),
+)
 
 CASES: list[Case] = [
-    # --- denied by admission ---------------------------------------------------------------
+    # --- Hole 5: scheduling and priority --------------------------------------------------------
     Case(
         "pod-node-name",
         ACME_ADMIN,
@@ -162,6 +295,44 @@ CASES: list[Case] = [
         "the same through a pod template",
     ),
     Case(
+        "cronjob-node-name",
+        ACME_ADMIN,
+        ACME_DEV,
+        "batch/v1/cronjobs",
+        _cron_job("e2e-node-name", nodeName="kind-worker"),
+        "deny",
+        "tenancy-scheduling-cronjobs",
+        "the same through a CronJob's job template",
+    ),
+    Case(
+        "cronjob-scheduled",
+        ACME_ADMIN,
+        ACME_DEV,
+        "batch/v1/cronjobs",
+        _cron_job("e2e-cronjob"),
+        "admit",
+        why="a CronJob left to the scheduler",
+    ),
+    Case(
+        "budget-no-disruption",
+        ACME_ADMIN,
+        ACME_DEV,
+        BUDGETS,
+        _budget("e2e-no-disruption", maxUnavailable=0),
+        "deny",
+        "tenancy-scheduling-disruption-budgets",
+        "drains of a shared pool's nodes would wait forever",
+    ),
+    Case(
+        "budget-one-at-a-time",
+        ACME_PROD_DEPLOYER,
+        ACME_PROD,
+        BUDGETS,
+        _budget("e2e-one-at-a-time", maxUnavailable=1),
+        "admit",
+        why="a chart's budget that lets drains proceed",
+    ),
+    Case(
         "pod-foreign-pool",
         ACME_ADMIN,
         ACME_DEV,
@@ -171,15 +342,79 @@ CASES: list[Case] = [
         "tenancy-node-pool",
         "another tenant group's nodes",
     ),
+    Case("pod-own-pool", ACME_ADMIN, ACME_DEV, PODS, _pod("e2e-pod"), "admit", why="a hardened pod on its pool"),
     Case(
-        "service-node-port",
+        "deployer-deploys-prod",
+        ACME_PROD_DEPLOYER,
+        ACME_PROD,
+        DEPLOYMENTS,
+        _deployment("e2e-deploy"),
+        "admit",
+        why="GitOps writes prod",
+    ),
+    # --- Issue 26: values as the API server parses them -----------------------------------------
+    Case(
+        "budget-zero-percent-spelled-long",
+        ACME_PROD_DEPLOYER,
+        ACME_PROD,
+        BUDGETS,
+        _budget("e2e-zero-percent", maxUnavailable="00%"),
+        "deny",
+        "tenancy-scheduling-disruption-budgets",
+        "0% spelled with two digits still allows no disruption",
+    ),
+    Case(
+        "budget-one-percent-spelled-long",
         ACME_ADMIN,
         ACME_DEV,
-        SERVICES,
-        _service("e2e-node-port", type="NodePort", selector=SELECTOR, ports=PORT),
+        BUDGETS,
+        _budget("e2e-one-percent", maxUnavailable="01%"),
+        "admit",
+        why="1% with a leading zero allows disruption",
+    ),
+    Case(
+        "pod-zero-memory-limit",
+        ACME_ADMIN,
+        ACME_DEV,
+        PODS,
+        _memory_pod("e2e-zero-memory", "0Mi"),
         "deny",
-        "tenancy-services",
-        "a port on every node",
+        "tenancy-workloads",
+        "a zero memory limit is no cgroup limit at all",
+    ),
+    Case(
+        "pod-half-gibibyte-limit",
+        ACME_ADMIN,
+        ACME_DEV,
+        PODS,
+        _memory_pod("e2e-half-gibibyte", "0.5Gi"),
+        "admit",
+        why="a fractional quantity that is not zero",
+    ),
+    # --- Hole 3: traffic smuggling through the shared ingress controller ------------------------
+    Case(
+        "admin-writes-endpoints",
+        ACME_ADMIN,
+        ACME_DEV,
+        "/v1/endpoints",
+        {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "e2e-endpoints"}},
+        "rbac",
+        why="hand-written endpoints (CVE-2021-25740)",
+    ),
+    Case(
+        "deployer-writes-endpoint-slice",
+        ACME_PROD_DEPLOYER,
+        ACME_PROD,
+        "discovery.k8s.io/v1/endpointslices",
+        {
+            "apiVersion": "discovery.k8s.io/v1",
+            "kind": "EndpointSlice",
+            "metadata": {"name": "e2e-endpoint-slice"},
+            "addressType": "IPv4",
+            "endpoints": [{"addresses": ["10.244.1.5"]}],
+        },
+        "rbac",
+        why="the same through an EndpointSlice",
     ),
     Case(
         "service-external-name",
@@ -192,41 +427,477 @@ CASES: list[Case] = [
         "traffic smuggled to another tenant through the ingress controller",
     ),
     Case(
+        "service-node-port",
+        ACME_ADMIN,
+        ACME_DEV,
+        SERVICES,
+        _service("e2e-node-port", type="NodePort", selector=SELECTOR, ports=PORT),
+        "deny",
+        "tenancy-services",
+        "a port on every node",
+    ),
+    Case(
+        "service-cluster-ip",
+        ACME_ADMIN,
+        ACME_DEV,
+        SERVICES,
+        _service("e2e-service", selector=SELECTOR, ports=PORT),
+        "admit",
+        why="a ClusterIP Service with a selector (the control plane writes its endpoints)",
+    ),
+    # --- Hole 4: hostname hijack ------------------------------------------------------------------
+    Case(
         "ingress-foreign-host",
         ACME_ADMIN,
         ACME_DEV,
-        "networking.k8s.io/v1/ingresses",
+        INGRESSES,
         _ingress("e2e-foreign-host", FOREIGN_HOST),
         "deny",
         "tenancy-hostnames-ingress",
         "another tenant's hostname",
     ),
     Case(
+        "ingress-default-backend",
+        ACME_PROD_DEPLOYER,
+        ACME_PROD,
+        INGRESSES,
+        {
+            **_ingress("e2e-default-backend", OWN_HOST),
+            "spec": {"defaultBackend": {"service": {"name": "web", "port": {"number": 80}}}},
+        },
+        "deny",
+        "tenancy-hostnames-ingress",
+        "the controller's catch-all for every unclaimed host",
+    ),
+    Case(
+        "ingress-own-host",
+        ACME_ADMIN,
+        ACME_DEV,
+        INGRESSES,
+        _ingress("e2e-own-host", OWN_HOST),
+        "admit",
+        why="a hostname inside the tenant's domains",
+    ),
+    Case(
+        "ingress-server-snippet",
+        ACME_ADMIN,
+        ACME_DEV,
+        INGRESSES,
+        _annotated_ingress(
+            "e2e-server-snippet", {"nginx.ingress.kubernetes.io/server-snippet": "location / { proxy_pass http://x; }"}
+        ),
+        "deny",
+        "tenancy-ingress-annotations",
+        "controller configuration written by a tenant",
+    ),
+    Case(
+        "ingress-harmless-annotations",
+        ACME_PROD_DEPLOYER,
+        ACME_PROD,
+        INGRESSES,
+        _annotated_ingress("e2e-harmless-annotations", HARMLESS),
+        "admit",
+        why="rewrites, sizes, source ranges, issuer choice, DNS TTL, Helm's own",
+    ),
+    Case(
+        "ingress-annotation-injection",
+        ACME_ADMIN,
+        ACME_DEV,
+        INGRESSES,
+        _annotated_ingress("e2e-annotation-injection", {"nginx.ingress.kubernetes.io/rewrite-target": "/$1;\n}"}),
+        "deny",
+        "tenancy-ingress-annotations",
+        "configuration injected through an allowed annotation's value",
+    ),
+    Case(
+        "ingress-path-injection",
+        ACME_ADMIN,
+        ACME_DEV,
+        INGRESSES,
+        _annotated_ingress(
+            "e2e-path-injection", {"nginx.ingress.kubernetes.io/use-regex": "true"}, "/x;\n}\nlocation /y {"
+        ),
+        "deny",
+        "tenancy-ingress-annotations",
+        "configuration injected through a path",
+    ),
+    Case(
+        "ingress-regex-path",
+        ACME_ADMIN,
+        ACME_DEV,
+        INGRESSES,
+        _annotated_ingress("e2e-regex-path", {"nginx.ingress.kubernetes.io/use-regex": "true"}, "/api(/|$)(.*)"),
+        "admit",
+        why="a regular-expression path",
+    ),
+    Case(
+        "ingress-acme-solver-class",
+        ACME_ADMIN,
+        ACME_DEV,
+        INGRESSES,
+        _annotated_ingress("e2e-solver-class", {"acme.cert-manager.io/http01-ingress-class": "internal-nginx"}),
+        "deny",
+        "tenancy-ingress-annotations",
+        "cert-manager's challenge Ingress served by another controller's class",
+    ),
+    Case(
+        "ingress-acme-edit-in-place",
+        ACME_ADMIN,
+        ACME_DEV,
+        INGRESSES,
+        _annotated_ingress("e2e-edit-in-place", {"acme.cert-manager.io/http01-edit-in-place": "true"}),
+        "admit",
+        why="the solver edits the tenant's own Ingress",
+    ),
+    Case(
+        "listener-set-catch-all",
+        ACME_ADMIN,
+        ACME_DEV,
+        "gateway.networking.k8s.io/v1/listenersets",
+        _listener_set("e2e-catch-all", None),
+        "deny",
+        "tenancy-hostnames-listenersets",
+        "a listener without a hostname takes every name on its port",
+    ),
+    Case(
+        "listener-set-foreign-host",
+        ACME_PROD_DEPLOYER,
+        ACME_PROD,
+        "gateway.networking.k8s.io/v1/listenersets",
+        _listener_set("e2e-foreign-host", OWN_HOST, FOREIGN_HOST),
+        "deny",
+        "tenancy-hostnames-listenersets",
+        "another tenant's hostname on the platform Gateway",
+    ),
+    Case(
+        "listener-set-own-hosts",
+        ACME_PROD_DEPLOYER,
+        ACME_PROD,
+        "gateway.networking.k8s.io/v1/listenersets",
+        _listener_set("e2e-own-hosts", OWN_HOST, "v1.api.acme-corp.example"),
+        "admit",
+        why="listeners for the tenant's own hostnames",
+    ),
+    Case(
+        "certificate-foreign-name",
+        ACME_ADMIN,
+        ACME_DEV,
+        "cert-manager.io/v1/certificates",
+        _certificate("e2e-foreign-name", dnsNames=[OWN_HOST, "bank.example.com"]),
+        "deny",
+        "tenancy-hostnames-certificates",
+        "a shared issuer signing another party's name",
+    ),
+    Case(
+        "certificate-ca",
+        ACME_PROD_DEPLOYER,
+        ACME_PROD,
+        "cert-manager.io/v1/certificates",
+        _certificate("e2e-ca", isCA=True, dnsNames=[OWN_HOST]),
+        "deny",
+        "tenancy-hostnames-certificates",
+        "a CA certificate signs any name",
+    ),
+    Case(
+        "certificate-own-names",
+        ACME_ADMIN,
+        ACME_DEV,
+        "cert-manager.io/v1/certificates",
+        _certificate(
+            "e2e-own-names",
+            dnsNames=[OWN_HOST, "v1.api.acme-corp.example"],
+            commonName=OWN_HOST,
+            emailAddresses=[f"ops@{OWN_HOST}"],
+        ),
+        "admit",
+        why="every name field inside the tenant's domains",
+    ),
+    # --- Hole 6: secrets by the side door -----------------------------------------------------------
+    Case(
+        "operator-runs-secret-pod",
+        ACME_OPERATOR,
+        ACME_DEV,
+        PODS,
+        _pod("e2e-secret-pod", volumes=SECRET_VOLUME),
+        "rbac",
+        why="the operator, who may not read Secrets, would mount one",
+    ),
+    Case(
+        "operator-runs-secret-job",
+        ACME_OPERATOR,
+        ACME_DEV,
+        "batch/v1/jobs",
+        _job("e2e-secret-job", volumes=SECRET_VOLUME),
+        "rbac",
+        why="the same through a Job",
+    ),
+    Case(
+        "admin-runs-secret-pod",
+        ACME_ADMIN,
+        ACME_DEV,
+        PODS,
+        _pod(
+            "e2e-admin-secret-pod",
+            volumes=SECRET_VOLUME,
+        ),
+        "admit",
+        why="the admin, who reads Secrets anyway, runs the same pod",
+    ),
+    Case(
         "secret-token",
         ACME_ADMIN,
         ACME_DEV,
-        "/v1/secrets",
-        {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": {"name": "e2e-token", "annotations": TOKEN},
-            "type": "kubernetes.io/service-account-token",
-        },
+        SECRETS,
+        _secret("e2e-token", "kubernetes.io/service-account-token", annotations=TOKEN),
         "deny",
         "tenancy-service-account-token-secrets",
         "a token that never expires",
     ),
     Case(
+        "secret-opaque",
+        ACME_PROD_DEPLOYER,
+        ACME_PROD,
+        SECRETS,
+        _secret("e2e-opaque"),
+        "admit",
+        why="an ordinary Secret",
+    ),
+    Case(
         "claim-volume-name",
         ACME_ADMIN,
         ACME_DEV,
-        "/v1/persistentvolumeclaims",
+        CLAIMS,
         _claim("e2e-volume-name", volumeName="pvc-genomics-lab-data"),
         "deny",
         "tenancy-volume-claims",
         "another tenant's released volume",
     ),
-    # --- stopped by RBAC ---------------------------------------------------------------------
+    Case(
+        "claim-other-class",
+        ACME_PROD_DEPLOYER,
+        ACME_PROD,
+        CLAIMS,
+        _claim("e2e-other-class", storageClassName="standard"),
+        "deny",
+        "tenancy-volume-claims",
+        "a class whose released volumes may keep their data",
+    ),
+    Case(
+        "claim-dynamic",
+        ACME_ADMIN,
+        ACME_DEV,
+        CLAIMS,
+        _claim("e2e-claim"),
+        "admit",
+        why="a dynamically provisioned volume on the platform class",
+    ),
+    Case(
+        "pod-cached-image",
+        ACME_ADMIN,
+        ACME_DEV,
+        PODS,
+        _pulling_pod("e2e-cached-image", "IfNotPresent"),
+        "deny",
+        "tenancy-workloads",
+        "another tenant's private image from a shared node's cache",
+    ),
+    Case(
+        "deployer-pod-always-pulls",
+        ACME_PROD_DEPLOYER,
+        ACME_PROD,
+        PODS,
+        _pulling_pod("e2e-always-pulls", "Always"),
+        "admit",
+        why="a container that always pulls",
+    ),
+    # --- Flux objects: the controller's own identity ------------------------------------------------
+    Case(
+        "release-kubeconfig",
+        ACME_PROD_DEPLOYER,
+        ACME_PROD,
+        HELM_RELEASES,
+        _release("e2e-kubeconfig", kubeConfig={"secretRef": {"name": "stolen", "key": "value"}}),
+        "deny",
+        "tenancy-flux",
+        "helm-controller applying to a cluster of the tenant's choosing",
+    ),
+    Case(
+        "release-other-account",
+        ACME_ADMIN,
+        ACME_DEV,
+        HELM_RELEASES,
+        _release("e2e-other-account", serviceAccountName="vcluster"),
+        "deny",
+        "tenancy-flux",
+        "a release run as another account of the namespace",
+    ),
+    Case(
+        "release-foreign-source",
+        ACME_PROD_DEPLOYER,
+        ACME_PROD,
+        HELM_RELEASES,
+        _release("e2e-foreign-source", chartRef={"kind": "OCIRepository", "name": "web", "namespace": GENOMICS_DEV}),
+        "deny",
+        "tenancy-flux",
+        "another tenant's source",
+    ),
+    Case(
+        "release-as-deployer",
+        ACME_PROD_DEPLOYER,
+        ACME_PROD,
+        HELM_RELEASES,
+        _release("e2e-release", chartRef={"kind": "OCIRepository", "name": "web", "namespace": ACME_PROD}),
+        "admit",
+        why="a release from its own namespace's source, run as the deployer",
+    ),
+    Case(
+        "oci-cloud-provider",
+        ACME_ADMIN,
+        ACME_DEV,
+        OCI_REPOSITORIES,
+        _flux(OCI_REPOSITORIES, "OCIRepository", "e2e-cloud", interval="10m", url=OCI_URL, provider="aws"),
+        "deny",
+        "tenancy-flux",
+        "source-controller logging in with its own cloud identity",
+    ),
+    Case(
+        "oci-generic",
+        ACME_ADMIN,
+        ACME_DEV,
+        OCI_REPOSITORIES,
+        _flux(OCI_REPOSITORIES, "OCIRepository", "e2e-generic", interval="10m", url=OCI_URL, provider="generic"),
+        "admit",
+        why="a source with no cloud identity",
+    ),
+    Case(
+        "deployer-writes-kustomization",
+        ACME_PROD_DEPLOYER,
+        ACME_PROD,
+        "kustomize.toolkit.fluxcd.io/v1/kustomizations",
+        _flux(
+            "kustomize.toolkit.fluxcd.io/v1/kustomizations",
+            "Kustomization",
+            "e2e-kustomization",
+            interval="10m",
+            path="./deploy",
+            prune=True,
+            serviceAccountName="deployer",
+            sourceRef={"kind": "GitRepository", "name": "flux-system", "namespace": "flux-system"},
+        ),
+        "rbac",
+        why="tenant roles only read Kustomizations",
+    ),
+    Case(
+        "deployer-writes-git-repository",
+        ACME_PROD_DEPLOYER,
+        ACME_PROD,
+        "source.toolkit.fluxcd.io/v1/gitrepositories",
+        _flux(
+            "source.toolkit.fluxcd.io/v1/gitrepositories",
+            "GitRepository",
+            "e2e-git",
+            interval="10m",
+            url="https://git.example.org/acme/app.git",
+            ref={"branch": "main"},
+        ),
+        "rbac",
+        why="prod's Git ref is the tenant file's, not the deployer's",
+    ),
+    # --- Issue 26: the second lock, chart NetworkPolicies, the virtual cluster's kubeconfig ---------
+    Case(
+        "admin-writes-role-binding",
+        ACME_ADMIN,
+        ACME_DEV,
+        "rbac.authorization.k8s.io/v1/rolebindings",
+        _role_binding("e2e-binding", "tenancy-tenant-admin", "acme-support"),
+        "rbac",
+        why="a viewer group made admin",
+    ),
+    Case(
+        "policy-dns-every-namespace",
+        ACME_ADMIN,
+        ACME_DEV,
+        POLICIES,
+        _network_policy(
+            "e2e-dns-everywhere",
+            egress=[{"to": [{"namespaceSelector": {}, "podSelector": DNS_PEER["podSelector"]}], "ports": DNS_PORTS}],
+        ),
+        "deny",
+        "tenancy-network-policies",
+        "DNS pod labels in every namespace reach any pod that copies them",
+    ),
+    Case(
+        "policy-another-tenant",
+        ACME_PROD_DEPLOYER,
+        ACME_PROD,
+        POLICIES,
+        _network_policy(
+            "e2e-another-tenant",
+            egress=[{"to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": GENOMICS_DEV}}}]}],
+        ),
+        "deny",
+        "tenancy-network-policies",
+        "a path to another tenant's namespace",
+    ),
+    Case(
+        "policy-chart-dns",
+        ACME_ADMIN,
+        ACME_DEV,
+        POLICIES,
+        _network_policy("e2e-chart-dns", egress=[{"to": [DNS_PEER], "ports": DNS_PORTS}]),
+        "admit",
+        why="the DNS egress charts ship, inside the platform's path",
+    ),
+    Case(
+        "policy-own-pods",
+        ACME_PROD_DEPLOYER,
+        ACME_PROD,
+        POLICIES,
+        _network_policy(
+            "e2e-own-pods",
+            ingress=[{"from": [{"podSelector": {"matchLabels": {"app": "api"}}}], "ports": [{"port": 8080}]}],
+        ),
+        "admit",
+        why="a policy between the namespace's own pods",
+    ),
+    Case(
+        "deployer-forges-vcluster-kubeconfig",
+        OPERATOR_LAB_DEV_DEPLOYER,
+        OPERATOR_LAB_DEV,
+        SECRETS,
+        _kubeconfig_secret("vcluster-kubeconfig"),
+        "deny",
+        "tenancy-vcluster-kubeconfig",
+        "the platform's Kustomization would connect where the deployer says",
+    ),
+    Case(
+        "syncer-writes-other-namespace",
+        OPERATOR_LAB_DEV_SYNCER,
+        "tenant-operator-lab-prod",
+        SECRETS,
+        _kubeconfig_secret("vcluster-kubeconfig"),
+        "rbac",
+        why="the dev syncer's Role is its own namespace's",
+    ),
+    Case(
+        "syncer-writes-kubeconfig",
+        OPERATOR_LAB_DEV_SYNCER,
+        OPERATOR_LAB_DEV,
+        SECRETS,
+        _kubeconfig_secret("vcluster-kubeconfig", f"https://vcluster.{OPERATOR_LAB_DEV}:443"),
+        "admit",
+        why="the namespace's own syncer writes the virtual cluster's kubeconfig",
+    ),
+    Case(
+        "deployer-writes-app-secret",
+        OPERATOR_LAB_DEV_DEPLOYER,
+        OPERATOR_LAB_DEV,
+        SECRETS,
+        _kubeconfig_secret("app-config"),
+        "admit",
+        why="any other Secret of the virtual cluster's namespace",
+    ),
+    # --- Tenancy itself: other environments and tenants, the platform's objects --------------------
     Case(
         "admin-writes-prod",
         ACME_ADMIN,
@@ -246,58 +917,105 @@ CASES: list[Case] = [
         why="another tenant's namespace",
     ),
     Case(
-        "admin-writes-endpoints",
+        "admin-writes-quota",
         ACME_ADMIN,
         ACME_DEV,
-        "/v1/endpoints",
-        {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "e2e-endpoints"}},
+        "/v1/resourcequotas",
+        {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": {"name": "e2e-quota"},
+            "spec": {"hard": {"pods": "1000"}},
+        },
         "rbac",
-        why="hand-written endpoints (CVE-2021-25740)",
-    ),
-    # --- admitted ------------------------------------------------------------------------------
-    Case("pod-own-pool", ACME_ADMIN, ACME_DEV, PODS, _pod("e2e-pod"), "admit", why="a hardened pod on its pool"),
-    Case(
-        "service-cluster-ip",
-        ACME_ADMIN,
-        ACME_DEV,
-        SERVICES,
-        _service("e2e-service", selector=SELECTOR, ports=PORT),
-        "admit",
-        why="a ClusterIP Service",
-    ),
-    Case(
-        "ingress-own-host",
-        ACME_ADMIN,
-        ACME_DEV,
-        "networking.k8s.io/v1/ingresses",
-        _ingress("e2e-own-host", OWN_HOST),
-        "admit",
-        why="a hostname inside the tenant's domains",
+        why="a dry run is no exemption: quotas are the platform's",
     ),
     Case("config-map", ACME_ADMIN, ACME_DEV, "/v1/configmaps", _config_map("e2e-config"), "admit"),
-    Case(
-        "deployer-deploys-prod",
-        ACME_PROD_DEPLOYER,
-        ACME_PROD,
-        DEPLOYMENTS,
-        _deployment("e2e-deploy"),
-        "admit",
-        why="GitOps writes prod",
-    ),
-    Case(
-        "claim-dynamic",
-        ACME_ADMIN,
-        ACME_DEV,
-        "/v1/persistentvolumeclaims",
-        _claim("e2e-claim"),
-        "admit",
-        why="a dynamically provisioned volume",
-    ),
 ]
+
+# --- Which attack class of docs/admission-attacks.md each case replays ---------------------------
+
+# Every class a tenant identity can attempt as a CREATE: its attacks (refused) and legitimate uses
+# (admitted), by case id. tests/admission/test_admission_cases.py checks each has both.
+LIVE_CLASSES: dict[str, tuple[str, ...]] = {
+    "Hole 3: hand-written Endpoints or EndpointSlices": (
+        "admin-writes-endpoints",
+        "deployer-writes-endpoint-slice",
+        "service-cluster-ip",
+    ),
+    "Hole 3: ExternalName Service": ("service-external-name", "service-cluster-ip"),
+    "Hole 4: Ingress defaultBackend": ("ingress-default-backend", "ingress-foreign-host", "ingress-own-host"),
+    "Hole 4: controller annotations": ("ingress-server-snippet", "ingress-harmless-annotations"),
+    "Hole 4: injection through an allowed annotation's value": (
+        "ingress-annotation-injection",
+        "ingress-harmless-annotations",
+    ),
+    "Hole 4: injection through an Ingress path": ("ingress-path-injection", "ingress-regex-path"),
+    "Hole 4: cert-manager ACME solver annotations": ("ingress-acme-solver-class", "ingress-acme-edit-in-place"),
+    "Hole 4: ListenerSet listeners": ("listener-set-catch-all", "listener-set-foreign-host", "listener-set-own-hosts"),
+    "Hole 4: Certificate name fields": ("certificate-foreign-name", "certificate-ca", "certificate-own-names"),
+    "Hole 5: spec.nodeName": (
+        "pod-node-name",
+        "deployment-node-name",
+        "cronjob-node-name",
+        "pod-own-pool",
+        "deployer-deploys-prod",
+        "cronjob-scheduled",
+    ),
+    # The dev stack lists no priority class, so the legitimate use is a pod naming none.
+    "Hole 5: priority classes": ("pod-priority-class", "pod-own-pool"),
+    "Hole 5: PodDisruptionBudget allowing no disruption": ("budget-no-disruption", "budget-one-at-a-time"),
+    "Node pools (docs/admission.md)": ("pod-foreign-pool", "pod-own-pool"),
+    "NodePort Services (docs/admission.md)": ("service-node-port", "service-cluster-ip"),
+    "Hole 6: the operator's pod-spec side door": (
+        "operator-runs-secret-pod",
+        "operator-runs-secret-job",
+        "admin-runs-secret-pod",
+    ),
+    "Hole 6: service-account token Secrets": ("secret-token", "secret-opaque"),
+    "Hole 6: PVC spec.volumeName": ("claim-volume-name", "claim-dynamic"),
+    "Hole 6: PVC StorageClass": ("claim-other-class", "claim-dynamic"),
+    "Hole 6: cached private images": ("pod-cached-image", "deployer-pod-always-pulls", "pod-own-pool"),
+    "Flux: HelmRelease kubeConfig": ("release-kubeconfig", "release-as-deployer"),
+    "Flux: sources with the controller's cloud identity": ("oci-cloud-provider", "oci-generic"),
+    "Flux: HelmRelease service account": ("release-other-account", "release-as-deployer"),
+    "Flux: sources of another namespace": ("release-foreign-source", "release-as-deployer"),
+    # Tenants write neither kind; their legitimate use is reading them (scripts/e2e/can-i.sh).
+    "Flux: Kustomizations and GitRepositories (and the Git ref of prod)": (
+        "deployer-writes-kustomization",
+        "deployer-writes-git-repository",
+        "release-as-deployer",
+    ),
+    "Issue 26: values compared as text": (
+        "budget-zero-percent-spelled-long",
+        "budget-one-percent-spelled-long",
+        "pod-zero-memory-limit",
+        "pod-half-gibibyte-limit",
+    ),
+    "Issue 26: tenant identities write RoleBindings": ("admin-writes-role-binding", "config-map"),
+    "Issue 26: chart NetworkPolicies inside platform paths": (
+        "policy-dns-every-namespace",
+        "policy-another-tenant",
+        "policy-chart-dns",
+        "policy-own-pods",
+    ),
+    "Issue 26: the virtual cluster's kubeconfig": (
+        "deployer-forges-vcluster-kubeconfig",
+        "syncer-writes-other-namespace",
+        "syncer-writes-kubeconfig",
+        "deployer-writes-app-secret",
+    ),
+    "Issue 28: a tenant's dry run is no exemption": ("admin-writes-quota", "config-map"),
+    "Tenancy: prod and other tenants' namespaces": (
+        "admin-writes-prod",
+        "admin-writes-other-tenant",
+        "deployer-deploys-prod",
+        "config-map",
+    ),
+}
 
 # --- Access: `kubectl auth can-i` for every persona (scripts/e2e/can-i.sh) -----------------------
 
-ACME_OPERATOR = Identity("acme-oncall@example.com", ("acme-oncall", "system:authenticated"))
 ACME_VIEWER = Identity("acme-support@example.com", ("acme-support", "system:authenticated"))
 ACME_DEV_DEPLOYER = Identity(
     f"system:serviceaccount:{ACME_DEV}:deployer",
