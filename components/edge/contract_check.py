@@ -63,7 +63,9 @@ def gateway_problems(settings: StackSettings, view: PlanView) -> list[str]:
         installed = contracts.gateway_api_version(settings.cloud, settings.kubernetes_version)
         why = f"Gateway API {installed} on {settings.cloud} {settings.kubernetes_version}, class support {impl.source}"
         for obj in _of_kind(view.objects, "ListenerSet"):
-            problems.append(f"ListenerSet {obj['metadata'].get('namespace')}/{obj['metadata']['name']}: not served ({why})")
+            problems.append(
+                f"ListenerSet {obj['metadata'].get('namespace')}/{obj['metadata']['name']}: not served ({why})"
+            )
         for gateway in _of_kind(view.objects, "Gateway"):
             if "allowedListeners" in gateway["spec"]:
                 problems.append(
@@ -78,10 +80,12 @@ def _alb_problems(settings: StackSettings, view: PlanView) -> list[str]:
     certificate for every HTTPS hostname, and targets pods by IP."""
     problems: list[str] = []
     configs = {
-        (o["metadata"].get("namespace"), o["metadata"]["name"]): o for o in _of_kind(view.objects, "LoadBalancerConfiguration")
+        (o["metadata"].get("namespace"), o["metadata"]["name"]): o
+        for o in _of_kind(view.objects, "LoadBalancerConfiguration")
     }
     target_configs = {
-        (o["metadata"].get("namespace"), o["metadata"]["name"]): o for o in _of_kind(view.objects, "TargetGroupConfiguration")
+        (o["metadata"].get("namespace"), o["metadata"]["name"]): o
+        for o in _of_kind(view.objects, "TargetGroupConfiguration")
     }
     for gateway in _of_kind(view.objects, "Gateway"):
         namespace = gateway["metadata"].get("namespace")
@@ -130,12 +134,16 @@ def external_dns_problems(settings: StackSettings, view: PlanView) -> list[str]:
             problems.append("external-dns: no txtOwnerId (sync would not know its own records)")
         wildcards = _wildcard_hostnames(view.objects)
         if wildcards and not any(a.startswith(contracts.EXTERNAL_DNS_WILDCARD_FLAG + "=") for a in args):
-            problems.append(f"external-dns: wildcard names ({', '.join(wildcards[:3])}) need --txt-wildcard-replacement")
+            problems.append(
+                f"external-dns: wildcard names ({', '.join(wildcards[:3])}) need --txt-wildcard-replacement"
+            )
         listener_sets = bool(_of_kind(view.objects, "ListenerSet"))
         if listener_sets:
             app = contracts.EXTERNAL_DNS_APP_VERSIONS.get(str(release.inputs.get("version")), "0")
             if not values.get("enableGatewayListenerSets"):
-                problems.append("external-dns: routes attached through ListenerSets are skipped without enableGatewayListenerSets")
+                problems.append(
+                    "external-dns: routes attached through ListenerSets are skipped without enableGatewayListenerSets"
+                )
             if contracts.version_tuple(app) < contracts.EXTERNAL_DNS_LISTENER_SETS_SINCE:
                 problems.append(f"external-dns: app {app} reads no ListenerSet (from v0.21.0, chart 1.21.x)")
     return problems
@@ -147,7 +155,9 @@ def _wildcard_hostnames(objects: Sequence[dict[str, Any]]) -> list[str]:
         if obj.get("kind") == "HTTPRoute":
             names += [h for h in obj["spec"].get("hostnames", []) if h.startswith("*.")]
         if obj.get("kind") in ("Gateway", "ListenerSet"):
-            names += [lst["hostname"] for lst in obj["spec"].get("listeners", []) if lst.get("hostname", "").startswith("*.")]
+            names += [
+                lst["hostname"] for lst in obj["spec"].get("listeners", []) if lst.get("hostname", "").startswith("*.")
+            ]
     return sorted(set(names))
 
 
@@ -164,7 +174,9 @@ def await_problems(view: PlanView) -> list[str]:
         where = f"{obj['kind']} {obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}"
         conditions = expected_conditions(annotations)
         if conditions != [rule.condition]:
-            problems.append(f"{where}: waits for {conditions or 'nothing'}, the controller sets {rule.condition} ({rule.source})")
+            problems.append(
+                f"{where}: waits for {conditions or 'nothing'}, the controller sets {rule.condition} ({rule.source})"
+            )
     return problems
 
 

@@ -32,6 +32,7 @@ from components.model.settings.installs import ChartInstall
 from components.model.settings.network import Cidr
 
 AwsRoleArn = Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:role/\S+$")]
+AcmCertificateArn = Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate/\S+$")]
 
 
 @dataclass(frozen=True)
@@ -73,10 +74,11 @@ CERT_MANAGER_CHART = ChartInstall(
     values={"crds": {"enabled": True}},
 )
 EXTERNAL_DNS_CHART = ChartInstall(
-    # https://github.com/kubernetes-sigs/external-dns/tree/master/charts/external-dns (chart 1.20.0, app v0.20.0).
+    # kubernetes-sigs/external-dns tag external-dns-helm-chart-1.21.1 (app v0.21.0): reads routes
+    # attached through ListenerSets (`enableGatewayListenerSets`), edge_contracts.py.
     repository="https://kubernetes-sigs.github.io/external-dns",
     chart="external-dns",
-    version="1.20.0",
+    version="1.21.1",
     namespace="external-dns",
 )
 LOAD_BALANCER_CONTROLLER_CHART = ChartInstall(
@@ -139,8 +141,14 @@ class GatewaySettings(StrictModel):
     controller: ChartInstall | None = None
     # EKS: the Load Balancer Controller's IAM role, bound to its service account by Pod Identity.
     controller_role_arn: AwsRoleArn | None = None
-    # Tenant-owned domains (a tenant file's `domains`) get a ListenerSet in the tenant's namespace.
+    # Tenant-owned domains (a tenant file's `domains`) get a ListenerSet in the tenant's namespace
+    # where the cloud's Gateway serves ListenerSets; on GKE, a listener on the platform Gateway
+    # (docs/adr/0033-tenant-domains-without-listener-sets.md).
     tenant_listener_sets: bool = True
+    # EKS: the ACM certificate (ARN) for each hostname the ALB Gateway serves, the stack's wildcard
+    # and every tenant domain: the AWS Load Balancer Controller takes certificates from ACM only
+    # (docs/adr/0034-alb-certificates-from-acm.md).
+    acm_certificates: dict[str, AcmCertificateArn] = {}
 
 
 class IngressSettings(StrictModel):
