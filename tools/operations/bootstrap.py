@@ -39,6 +39,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
+from components.clouds.gcp import deploy_rules
 from components.model.catalog.stack_config import parse_settings
 from components.model.core.errors import ConfigurationError
 from components.model.settings.stack import StackSettings
@@ -53,15 +54,9 @@ from tools.plan.harness import PROJECT_ROOT, stack_config
 
 GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
 WIF_POOL = "github"
-# What the deploy identity administers on GCP (docs/runbooks/gke.md, "The identity that runs up").
-GCP_DEPLOY_ROLES = (
-    "roles/container.admin",
-    "roles/cloudsql.admin",
-    "roles/secretmanager.admin",
-    "roles/cloudkms.admin",
-    "roles/iam.serviceAccountAdmin",
-    "roles/iam.serviceAccountUser",
-)
+# What the deploy identity administers on GCP, per resource type the program registers
+# (components/clouds/gcp/deploy_rules.py; docs/runbooks/gke.md, "The identity that runs up").
+GCP_DEPLOY_ROLES = deploy_rules.deploy_roles()
 EKS_ADMIN_POLICY = "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy"
 INSTALL = {
     "pulumi": "curl -fsSL https://get.pulumi.com | sh (the version requirements.txt pins)",
@@ -331,7 +326,10 @@ def gcp_identities(
                 (f"projects/{project}/roles/{GCP_SECRETS_ROLE_ID}", secrets_only),
             ]
             if preview
-            else [(role, "None") for role in GCP_DEPLOY_ROLES]
+            else [
+                (role, deploy_rules.grant_condition() if role == deploy_rules.PROJECT_IAM_ADMIN else "None")
+                for role in GCP_DEPLOY_ROLES
+            ]
         )
         for role, condition in bindings:
             runner.run(

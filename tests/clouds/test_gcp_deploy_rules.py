@@ -1,0 +1,42 @@
+"""The GCP deploy identity may do what the prod plan asks of it, and the project has the APIs.
+
+Before: no rule for service identities (`serviceusage.services.generateServiceIdentity`), none for
+DNS zone IAM (`roles/dns.admin`), `dns.googleapis.com` not among the APIs; the first `up` failed
+with 403 on both (components/clouds/gcp/deploy_rules.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from components.clouds.gcp import deploy_rules
+from tools.operations.bootstrap import GCP_DEPLOY_ROLES
+from tools.plan.harness import PROJECT_ROOT, ProgramRun
+
+RUNBOOK = Path(PROJECT_ROOT) / "docs" / "runbooks" / "gke.md"
+
+
+def test_every_gcp_type_in_the_prod_plan_has_a_granted_role_and_an_enabled_api(prod_plan: ProgramRun) -> None:
+    types = sorted({r.type for r in prod_plan.resources if r.type.startswith("gcp:") and not r.read})
+    runbook = RUNBOOK.read_text()
+    for type_token in types:
+        rule = deploy_rules.rule_for(type_token)
+        assert rule is not None, f"{type_token}: no deploy rule"
+        assert rule.role in GCP_DEPLOY_ROLES, (type_token, rule.role)
+        assert f"`{rule.api}`" in runbook, (type_token, rule.api)
+        assert f"`{rule.role}`" in runbook, (type_token, rule.role)
+
+
+def test_service_identities_and_dns_zone_iam_are_covered() -> None:
+    assert deploy_rules.rule_for("gcp:projects/serviceIdentity:ServiceIdentity") == deploy_rules.DeployRule(
+        "roles/serviceusage.serviceUsageAdmin", "serviceusage.googleapis.com"
+    )
+    rule = deploy_rules.rule_for("gcp:dns/dnsManagedZoneIamMember:DnsManagedZoneIamMember")
+    assert rule is not None and rule.role == "roles/dns.admin" and rule.api == "dns.googleapis.com"
+    assert "dns.googleapis.com" in deploy_rules.required_apis()
+
+
+def test_project_iam_admin_may_grant_dns_reader_only() -> None:
+    condition = deploy_rules.grant_condition()
+    assert condition is not None
+    assert "modifiedGrantsByRole" in condition and "hasOnly(['roles/dns.reader'])" in condition
