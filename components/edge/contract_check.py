@@ -42,7 +42,7 @@ def _of_kind(objects: Sequence[dict[str, Any]], kind: str) -> list[dict[str, Any
 
 def gateway_problems(settings: StackSettings, view: PlanView) -> list[str]:
     """Certificates, scheme, targets and ListenerSet kinds against the class's implementation."""
-    impl = contracts.implementation(settings.cloud)
+    impl = settings.edge_facts().gateway
     problems: list[str] = []
     listeners = [*_of_kind(view.objects, "Gateway"), *_of_kind(view.objects, "ListenerSet")]
     for obj in listeners:
@@ -58,10 +58,10 @@ def gateway_problems(settings: StackSettings, view: PlanView) -> list[str]:
                 )
     if impl.certificate_source == contracts.ACM:
         problems += _alb_problems(settings, view)
-    served = contracts.listener_sets_served(settings.cloud, settings.kubernetes_version)
+    served = contracts.listener_sets_served(settings.edge_facts().gateway, settings.kubernetes_version)
     if not served:
-        installed = contracts.gateway_api_version(settings.cloud, settings.kubernetes_version)
-        why = f"Gateway API {installed} on {settings.cloud} {settings.kubernetes_version}, class support {impl.source}"
+        installed = contracts.gateway_api_version(impl, settings.kubernetes_version)
+        why = f"Gateway API {installed} with Kubernetes {settings.kubernetes_version}, class support {impl.source}"
         for obj in _of_kind(view.objects, "ListenerSet"):
             problems.append(
                 f"ListenerSet {obj['metadata'].get('namespace')}/{obj['metadata']['name']}: not served ({why})"

@@ -29,7 +29,7 @@ NAME_LABEL = "kubernetes.io/metadata.name"
 
 def certificate_source(settings: StackSettings) -> str:
     """`secret` or `acm`: where this stack's Gateway listeners take certificates from."""
-    return contracts.implementation(settings.cloud).certificate_source
+    return settings.edge_facts().gateway.certificate_source
 
 
 def listener_tls(settings: StackSettings, secret: str) -> dict[str, Any]:
@@ -47,7 +47,7 @@ def domains_environment(spec: TenantSpec) -> str:
 def tenant_domains_as_listener_sets(settings: StackSettings) -> bool:
     """Whether tenant domains are ListenerSets here (else listeners on the platform Gateway)."""
     return settings.edge.gateway.tenant_listener_sets and contracts.listener_sets_served(
-        settings.cloud, settings.kubernetes_version
+        settings.edge_facts().gateway, settings.kubernetes_version
     )
 
 

@@ -40,3 +40,15 @@ def test_project_iam_admin_may_grant_dns_reader_only() -> None:
     condition = deploy_rules.grant_condition()
     assert condition is not None
     assert "modifiedGrantsByRole" in condition and "hasOnly(['roles/dns.reader'])" in condition
+
+
+def test_shared_secret_readers_wait_for_a_read_of_the_secret_they_grant_on(prod_plan: ProgramRun) -> None:
+    """Nothing creates the shared secrets (their values are kept out of band): each grant depends on a
+    read of its secret, so a missing one fails the preview by name, not the first `up` with 404."""
+    by_urn = prod_plan.by_urn()
+    readers = [r for r in prod_plan.resources if r.name.startswith("shared-secret-") and r.name.endswith("-reader")]
+    assert readers
+    for reader in readers:
+        reads = [by_urn[u] for u in reader.dependencies if by_urn[u].type == "gcp:secretmanager/secret:Secret"]
+        assert [r.read for r in reads] == [True], reader.name
+        assert reads[0].name == reader.name.removesuffix("-reader")

@@ -32,7 +32,7 @@ def edge_contract_problems(tenants: Sequence[tuple[TenantSpec, str]], settings: 
     gateway = settings.edge.gateway
     if not (gateway.enabled and settings.edge.tls.enabled):
         return []
-    impl = contracts.implementation(settings.cloud)
+    impl = settings.edge_facts().gateway
     with_domains = [(spec, source) for spec, source in tenants if spec.domains] if gateway.tenant_listener_sets else []
     problems: list[Problem] = []
     if impl.certificate_source == contracts.ACM:
@@ -57,7 +57,7 @@ def edge_contract_problems(tenants: Sequence[tuple[TenantSpec, str]], settings: 
                             "ALB takes certificates from ACM only, and one missing fails the whole Gateway",
                         )
                     )
-    on_gateway = not contracts.listener_sets_served(settings.cloud, settings.kubernetes_version)
+    on_gateway = not contracts.listener_sets_served(settings.edge_facts().gateway, settings.kubernetes_version)
     if on_gateway and with_domains:
         listeners = 1 + sum(len(spec.domains) for spec, _ in with_domains)
         certificates = 1 + len(with_domains)

@@ -28,6 +28,7 @@ from typing import Annotated
 from pydantic import EmailStr, Field, model_validator
 
 from components.model.core.fields import DnsLabel, StrictModel
+from components.model.settings.edge_contracts import GATEWAY_IMPLEMENTATIONS, GatewayImplementation
 from components.model.settings.installs import ChartInstall
 from components.model.settings.network import Cidr
 
@@ -55,6 +56,8 @@ class EdgeCloud:
     cloud_dns: bool = False
     # The edge's controllers act as IAM roles the stack names (EKS Pod Identity).
     needs_roles: bool = False
+    # What its Gateway implementation accepts (edge_contracts.py, with sources).
+    gateway: GatewayImplementation = GATEWAY_IMPLEMENTATIONS["local"]
 
 
 # Pinned charts, each the version whose CRDs or documentation the program follows.
@@ -102,6 +105,7 @@ EDGE_CLOUDS: dict[str, EdgeCloud] = {
             {"app.kubernetes.io/component": "proxy", "app.kubernetes.io/managed-by": "envoy-gateway"},
         ),
         controller=ENVOY_GATEWAY_CHART,
+        gateway=GATEWAY_IMPLEMENTATIONS["local"],
     ),
     "gcp": EdgeCloud(
         class_name="gke-l7-global-external-managed",
@@ -109,6 +113,7 @@ EDGE_CLOUDS: dict[str, EdgeCloud] = {
         proxies=None,
         source_cidrs=("35.191.0.0/16", "130.211.0.0/22"),
         cloud_dns=True,
+        gateway=GATEWAY_IMPLEMENTATIONS["gcp"],
     ),
     "aws": EdgeCloud(
         class_name="tenancy-alb",
@@ -118,6 +123,7 @@ EDGE_CLOUDS: dict[str, EdgeCloud] = {
         controller=LOAD_BALANCER_CONTROLLER_CHART,
         cloud_dns=True,
         needs_roles=True,
+        gateway=GATEWAY_IMPLEMENTATIONS["aws"],
     ),
 }
 

@@ -70,8 +70,14 @@ class GatewayImplementation:
     default_target_type: str | None = None
     # Most distinct certificates its load balancer carries (None: no limit that matters here).
     max_certificates: int | None = None
+    # The Gateway API release the cloud installs per Kubernetes minor version (None: the platform
+    # brings its own CRDs with the controller's chart).
+    gateway_api: dict[str, str] | None = None
     source: str = ""
 
+
+# The Gateway API release (standard channel) GKE installs, per GKE minor version.
+GKE_GATEWAY_API: dict[str, str] = {"1.34": "v1.4.0"}
 
 GATEWAY_IMPLEMENTATIONS: dict[str, GatewayImplementation] = {
     "local": GatewayImplementation(
@@ -83,6 +89,7 @@ GATEWAY_IMPLEMENTATIONS: dict[str, GatewayImplementation] = {
         certificate_source=SECRET,
         listener_sets=False,
         max_certificates=15,
+        gateway_api=GKE_GATEWAY_API,
         source="https://cloud.google.com/kubernetes-engine/docs/how-to/secure-gateway; "
         "https://cloud.google.com/load-balancing/docs/quotas",
     ),
@@ -102,8 +109,6 @@ IP_TARGETS = "ip"
 
 # The first Gateway API release whose standard channel has ListenerSet and `allowedListeners`.
 LISTENER_SETS_SINCE = (1, 5, 0)
-# The Gateway API release (standard channel) GKE installs, per GKE minor version.
-GKE_GATEWAY_API: dict[str, str] = {"1.34": "v1.4.0"}
 
 
 @dataclass(frozen=True)
@@ -146,21 +151,17 @@ def version_tuple(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.removeprefix("v").split(".") if part.isdigit())
 
 
-def implementation(cloud: str) -> GatewayImplementation:
-    """The Gateway implementation of a cloud's default class."""
-    return GATEWAY_IMPLEMENTATIONS[cloud]
+def gateway_api_version(impl: GatewayImplementation, kubernetes_version: str) -> str | None:
+    """The Gateway API release the cloud installs (None: the platform installs its own CRDs;
+    `unknown`: a Kubernetes version the data does not list, treated as lacking newer kinds)."""
+    if impl.gateway_api is None:
+        return None
+    return impl.gateway_api.get(kubernetes_version, "unknown")
 
 
-def gateway_api_version(cloud: str, kubernetes_version: str) -> str | None:
-    """The Gateway API release the cloud installs (None: the platform installs its own CRDs)."""
-    if cloud == "gcp":
-        return GKE_GATEWAY_API.get(kubernetes_version, "unknown")
-    return None
-
-
-def listener_sets_served(cloud: str, kubernetes_version: str) -> bool:
+def listener_sets_served(impl: GatewayImplementation, kubernetes_version: str) -> bool:
     """Whether tenant domains may be ListenerSets: the controller serves them and the CRDs have them."""
-    if not implementation(cloud).listener_sets:
+    if not impl.listener_sets:
         return False
-    installed = gateway_api_version(cloud, kubernetes_version)
+    installed = gateway_api_version(impl, kubernetes_version)
     return installed is None or (installed != "unknown" and version_tuple(installed) >= LISTENER_SETS_SINCE)
