@@ -8,6 +8,9 @@ it names on a hand-made plan, so a check that cannot fail is caught too.
 from __future__ import annotations
 
 import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,9 +23,10 @@ from components.edge.contract_check import (
     gateway_problems,
 )
 from components.model.catalog.stack_config import parse_settings
+from components.model.core.errors import ConfigurationError
 from components.model.settings.stack import StackSettings
-from tests.support import kubernetes_objects
-from tools.plan.harness import ProgramRun, stack_config
+from tests.support import kubernetes_objects, tenant_document, write_tenants
+from tools.plan.harness import ProgramRun, new_monitor, run_program, stack_config
 
 PLANS = {"dev": "dev_plan", "prod": "prod_plan", "prod-aws": "prod_aws_plan"}
 
@@ -145,3 +149,31 @@ def test_eks_edge_charts_start_after_their_pod_identity(prod_aws_plan: ProgramRu
     for role in ("controller", "cert-manager", "external-dns"):
         association = by_name[f"platform-edge-{role}-pod-identity"]
         assert association.urn in by_name[f"platform-edge-{role}"].dependencies, role
+
+
+def _edge_refusal(
+    stack: str, tmp_path: Path, edge_change: Callable[[dict[str, Any]], None], *tenants: dict[str, Any]
+) -> str:
+    config, _ = stack_config(stack)
+    edge = json.loads(config["tenancy:edge"])
+    edge_change(edge)
+    overrides = {"tenancy:tenantsDir": str(write_tenants(tmp_path, *tenants)), "tenancy:edge": json.dumps(edge)}
+    config, secret_keys = stack_config(stack, overrides)
+    with pytest.raises(ConfigurationError) as raised:
+        run_program(stack, config, secret_keys, monitor=new_monitor())
+    return str(raised.value)
+
+
+def test_eks_refuses_a_hostname_without_an_acm_certificate(tmp_path: Path) -> None:
+    def drop(edge: dict[str, Any]) -> None:
+        edge["gateway"]["acmCertificates"].pop("*.tenants.aws.example.com")
+
+    message = _edge_refusal("prod-aws", tmp_path, drop, tenant_document("shop", domains=["shop.example.net"]))
+    assert "tenancy:edge.gateway.acmCertificates: name the ACM certificate for '*.tenants.aws.example.com'" in message
+    assert "domains.0: 'shop.example.net' has no ACM certificate" in message
+
+
+def test_gke_refuses_more_tenant_domain_certificates_than_its_load_balancer_holds(tmp_path: Path) -> None:
+    tenants = [tenant_document(f"t{i}", domains=[f"t{i}.example.net"]) for i in range(15)]
+    message = _edge_refusal("prod", tmp_path, lambda edge: None, *tenants)
+    assert "15 tenants with domains need 16 certificates on the Gateway's load balancer, more than its 15" in message

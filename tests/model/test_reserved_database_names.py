@@ -19,7 +19,9 @@ from components.model.tenant_file.data import DatabaseSpec
 )  # fmt: skip
 def test_a_reserved_name_is_refused(engine: str, name: str) -> None:
     with pytest.raises(ValidationError, match=f"name '{name}' is reserved by {engine}"):
-        DatabaseSpec.model_validate({"name": name, "engine": engine, "version": "16" if engine == "postgres" else "8.4"})
+        DatabaseSpec.model_validate(
+            {"name": name, "engine": engine, "version": "16" if engine == "postgres" else "8.4"}
+        )
 
 
 @pytest.mark.parametrize(("engine", "name"), [("postgres", "orders"), ("postgres", "users"), ("mysql", "shop")])
