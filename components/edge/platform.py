@@ -263,13 +263,13 @@ class PlatformEdge(pulumi.ComponentResource):
         tenant_listeners: list[dict[str, Any]] = []
         if listeners.tenant_domains_on_gateway(settings):
             tenant_listeners = listeners.gateway_tenant_listeners(settings, tenants)
-            for spec in tenants:
-                if spec.domains and listeners.certificate_source(settings) == contracts.SECRET:
+            for tenant in tenants:
+                if tenant.domains and listeners.certificate_source(settings) == contracts.SECRET:
                     # Proven by the tenant's `_acme-challenge` delegation: not awaited (ADR 0012).
                     self._certificate(
-                        f"{name}-tenant-{spec.name}-certificate",
-                        listeners.tenant_certificate_secret(spec.name),
-                        list(spec.domains),
+                        f"{name}-tenant-{tenant.name}-certificate",
+                        listeners.tenant_certificate_secret(tenant.name),
+                        list(tenant.domains),
                         stack,
                         gateway.namespace,
                         after_issuer,

@@ -122,7 +122,8 @@ def test_the_external_dns_rule_catches_upsert_only_and_azure_flags(prod_plan: Pr
 
 
 def test_the_await_rule_catches_an_unawaited_gateway() -> None:
-    gateway = {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": {"name": "g"}}
+    metadata: dict[str, Any] = {"name": "g"}
+    gateway: dict[str, Any] = {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": metadata}
     assert await_problems(PlanView([gateway], [])) != []
     gateway["metadata"]["annotations"] = {"pulumi.com/waitFor": "condition=Ready"}
     assert "Programmed" in await_problems(PlanView([gateway], []))[0]
