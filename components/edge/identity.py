@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import pulumi
+
 # The service accounts the charts create (their `serviceAccount.name`), fixed so identities can bind them.
 CERT_MANAGER_ACCOUNT = "cert-manager"
 EXTERNAL_DNS_ACCOUNT = "external-dns"
@@ -25,6 +27,9 @@ class EdgeIdentity:
     dns01: dict[str, Any] | None = None
     # external-dns `provider.name` and extra values (zone filters are the provider's own flags).
     external_dns: dict[str, Any] = field(default_factory=dict)
+    # Per chart role, what its pods need before they start (EKS: the Pod Identity association; the
+    # agent hands credentials to pods started after it exists).
+    ready: dict[str, list[pulumi.Resource]] = field(default_factory=dict)
 
 
 def service_account_values(name: str, annotations: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -11,7 +11,12 @@
   `txtOwnerId` (one per stack).
 - The platform Gateway: one HTTPS listener for `*.<domainSuffix>` with the stack's wildcard
   certificate; routes and ListenerSets attach only from namespaces with the tenant label, which
-  tenants cannot set (the namespace is the platform's, admission rule `platform-owned`).
+  tenants cannot set (the namespace is the platform's, admission rule `platform-owned`). Where the
+  class serves no ListenerSet (GKE), tenant domains are listeners of this Gateway instead; on EKS
+  its certificates are ACM's, in a LoadBalancerConfiguration (components/edge/listeners.py).
+- What each controller accepts is data with its source (components/model/settings/edge_contracts.py):
+  external-dns syncs (deletes the records it owns once no route names them), and every custom
+  resource here waits for its controller's condition (components/model/core/await_rules.py).
 """
 
 from __future__ import annotations
@@ -24,8 +29,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.clouds.edge import edge_identity
+from components.edge import listeners
 from components.edge.identity import EdgeIdentity
+from components.model.core.await_rules import SKIP_AWAIT, wait_for
 from components.model.core.labels import TENANT_KEY, platform_labels
+from components.model.settings import edge_contracts as contracts
 from components.model.settings.edge import controller_chart, gateway_class, txt_owner_id, wildcard_domain
 from components.model.settings.installs import ChartInstall
 from components.model.settings.stack import StackSettings
@@ -95,21 +103,37 @@ class PlatformEdge(pulumi.ComponentResource):
         if edge.tls.enabled:
             self._release(name, "cert-manager", edge.tls.chart, identity)
         if edge.external_dns.enabled and facts.cloud_dns:
-            values = {
-                **identity.external_dns,
-                "sources": ["gateway-httproute"],
-                "domainFilters": domain_filters(settings.domain_suffix, args.tenants),
-                "txtOwnerId": txt_owner_id(edge.external_dns, args.stack),
-                # upsert-only: a record it did not create is never deleted, even in its zones.
-                "policy": "upsert-only",
-                "registry": "txt",
-            }
-            self._release(name, "external-dns", edge.external_dns.chart, identity, values)
+            self._release(name, "external-dns", edge.external_dns.chart, identity, self._dns_values(args, identity))
         issuer = self._issuer(name, settings, args.stack, identity) if edge.tls.enabled else None
         self.gateway: k8s.apiextensions.CustomResource | None = None
         if edge.gateway.enabled and issuer is not None:
-            self.gateway = self._gateway(name, settings, args.stack, issuer)
+            self.gateway = self._gateway(name, settings, args.stack, issuer, args.tenants)
         self.register_outputs({"charts": {k: v.version for k, v in self.releases.items()}})
+
+    @staticmethod
+    def _dns_values(args: PlatformEdgeArgs, identity: EdgeIdentity) -> dict[str, Any]:
+        """external-dns: the stack's zones and names, records it owns kept in sync (edge_contracts.py)."""
+        settings = args.settings
+        uses_listener_sets = listeners.tenant_domains_as_listener_sets(settings) and any(
+            spec.domains for spec in args.tenants
+        )
+        return {
+            **identity.external_dns,
+            # Cloud DNS and Route 53 take no `*` in a TXT name's inner labels: `*.x`'s ownership
+            # record is written as `wildcard.x` (--txt-wildcard-replacement).
+            "extraArgs": [
+                *identity.external_dns.get("extraArgs", []),
+                f"{contracts.EXTERNAL_DNS_WILDCARD_FLAG}=wildcard",
+            ],
+            "sources": ["gateway-httproute"],
+            "domainFilters": domain_filters(settings.domain_suffix, args.tenants),
+            "txtOwnerId": txt_owner_id(settings.edge.external_dns, args.stack),
+            # sync: a record it owns (its TXT registry entry under txtOwnerId) is deleted once no route
+            # names it, so an offboarded tenant's names stop resolving; records of others are never touched.
+            "policy": contracts.EXTERNAL_DNS_POLICY,
+            "registry": "txt",
+            **({"enableGatewayListenerSets": True} if uses_listener_sets else {}),
+        }
 
     def _release(
         self,
@@ -123,9 +147,9 @@ class PlatformEdge(pulumi.ComponentResource):
             # Installed by someone else (`installs.managedElsewhere`): nothing to register or await.
             return
         merged = _deep_merge(_deep_merge(chart.values, values or {}), identity.values.get(role, {}))
-        self.releases[role] = helm_release(
-            f"{name}-{role}", chart.chart, chart, merged, pulumi.ResourceOptions(parent=self)
-        )
+        # EKS: after the role's Pod Identity association, else its pods start without credentials.
+        opts = pulumi.ResourceOptions(parent=self, depends_on=identity.ready.get(role, []))
+        self.releases[role] = helm_release(f"{name}-{role}", chart.chart, chart, merged, opts)
 
     def ready(self) -> list[pulumi.Resource]:
         """What tenants' edge objects wait for: the releases serving their CRDs, and the Gateway."""
@@ -147,7 +171,11 @@ class PlatformEdge(pulumi.ComponentResource):
                 f"{name}-self-signed-issuer",
                 api_version=CERT_MANAGER_API,
                 kind="ClusterIssuer",
-                metadata={"name": SELF_SIGNED_ISSUER, "labels": labels},
+                metadata={
+                    "name": SELF_SIGNED_ISSUER,
+                    "labels": labels,
+                    "annotations": wait_for(CERT_MANAGER_API, "ClusterIssuer"),
+                },
                 spec={"selfSigned": {}},
                 opts=opts,
             )
@@ -156,7 +184,12 @@ class PlatformEdge(pulumi.ComponentResource):
                 api_version=CERT_MANAGER_API,
                 kind="Certificate",
                 # A ClusterIssuer reads its CA Secret from cert-manager's own namespace.
-                metadata={"name": CA_SECRET, "namespace": edge.tls.chart.namespace, "labels": labels},
+                metadata={
+                    "name": CA_SECRET,
+                    "namespace": edge.tls.chart.namespace,
+                    "labels": labels,
+                    "annotations": wait_for(CERT_MANAGER_API, "Certificate"),
+                },
                 spec={
                     "isCA": True,
                     "commonName": f"tenancy {stack} local CA",
@@ -185,7 +218,11 @@ class PlatformEdge(pulumi.ComponentResource):
             f"{name}-issuer",
             api_version=CERT_MANAGER_API,
             kind="ClusterIssuer",
-            metadata={"name": issuer_name(stack), "labels": labels},
+            metadata={
+                "name": issuer_name(stack),
+                "labels": labels,
+                "annotations": wait_for(CERT_MANAGER_API, "ClusterIssuer"),
+            },
             spec=spec,
             opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=depends)),
         )
@@ -206,7 +243,7 @@ class PlatformEdge(pulumi.ComponentResource):
         ]
 
     def _gateway(
-        self, name: str, settings: StackSettings, stack: str, issuer: pulumi.Resource
+        self, name: str, settings: StackSettings, stack: str, issuer: pulumi.Resource, tenants: Sequence[TenantSpec]
     ) -> k8s.apiextensions.CustomResource:
         gateway = settings.edge.gateway
         labels = platform_labels()
@@ -220,43 +257,122 @@ class PlatformEdge(pulumi.ComponentResource):
         )
         inside = pulumi.ResourceOptions(parent=self, depends_on=[namespace], deleted_with=namespace)
         hostname = wildcard_domain(settings.domain_suffix)
-        certificate = k8s.apiextensions.CustomResource(
-            f"{name}-wildcard-certificate",
-            api_version=CERT_MANAGER_API,
-            kind="Certificate",
-            metadata={"name": WILDCARD_SECRET, "namespace": gateway.namespace, "labels": labels},
-            spec={
-                "secretName": WILDCARD_SECRET,
-                "dnsNames": [hostname],
-                "issuerRef": {"name": issuer_name(stack), "kind": "ClusterIssuer", "group": "cert-manager.io"},
-            },
-            opts=pulumi.ResourceOptions.merge(inside, pulumi.ResourceOptions(depends_on=[issuer])),
-        )
-        tenants = {"from": "Selector", "selector": tenant_namespaces()}
+        after_issuer = pulumi.ResourceOptions.merge(inside, pulumi.ResourceOptions(depends_on=[issuer]))
+        if listeners.certificate_source(settings) == contracts.SECRET:
+            depends.append(
+                self._certificate(
+                    f"{name}-wildcard-certificate", WILDCARD_SECRET, [hostname], stack, gateway.namespace, after_issuer
+                )
+            )
+        tenant_listeners: list[dict[str, Any]] = []
+        if listeners.tenant_domains_on_gateway(settings):
+            tenant_listeners = listeners.gateway_tenant_listeners(settings, tenants)
+            for tenant in tenants:
+                if tenant.domains and listeners.certificate_source(settings) == contracts.SECRET:
+                    # Proven by the tenant's `_acme-challenge` delegation: not awaited (ADR 0012).
+                    self._certificate(
+                        f"{name}-tenant-{tenant.name}-certificate",
+                        listeners.tenant_certificate_secret(tenant.name),
+                        list(tenant.domains),
+                        stack,
+                        gateway.namespace,
+                        after_issuer,
+                        awaited=False,
+                    )
+        tenants_only = {"from": "Selector", "selector": tenant_namespaces()}
+        spec: dict[str, Any] = {
+            "gatewayClassName": class_name,
+            "listeners": [
+                {
+                    "name": "https",
+                    "hostname": hostname,
+                    "port": 443,
+                    "protocol": "HTTPS",
+                    "tls": listeners.listener_tls(settings, WILDCARD_SECRET),
+                    "allowedRoutes": {"namespaces": tenants_only, "kinds": [{"kind": "HTTPRoute"}]},
+                },
+                *tenant_listeners,
+            ],
+        }
+        if listeners.tenant_domains_as_listener_sets(settings):
+            # Tenant-owned domains attach as ListenerSets, from tenant namespaces only (the field
+            # exists from Gateway API v1.5.0; edge_contracts.py).
+            spec["allowedListeners"] = {"namespaces": tenants_only}
+        if listeners.certificate_source(settings) == contracts.ACM:
+            depends += self._alb_configuration(name, settings, tenants, inside)
+            spec["infrastructure"] = {
+                "parametersRef": {
+                    "group": contracts.LB_CONFIG_GROUP,
+                    "kind": contracts.LB_CONFIG_KIND,
+                    "name": listeners.ALB_CONFIG,
+                }
+            }
         return k8s.apiextensions.CustomResource(
             f"{name}-gateway",
             api_version=GATEWAY_API,
             kind="Gateway",
-            metadata={"name": gateway.name, "namespace": gateway.namespace, "labels": labels},
-            spec={
-                "gatewayClassName": class_name,
-                "listeners": [
-                    {
-                        "name": "https",
-                        "hostname": hostname,
-                        "port": 443,
-                        "protocol": "HTTPS",
-                        "tls": {"mode": "Terminate", "certificateRefs": [{"kind": "Secret", "name": WILDCARD_SECRET}]},
-                        "allowedRoutes": {"namespaces": tenants, "kinds": [{"kind": "HTTPRoute"}]},
-                    }
-                ],
-                # Tenant-owned domains attach as ListenerSets, from tenant namespaces only.
-                "allowedListeners": {"namespaces": tenants},
+            metadata={
+                "name": gateway.name,
+                "namespace": gateway.namespace,
+                "labels": labels,
+                "annotations": wait_for(GATEWAY_API, "Gateway"),
             },
+            spec=spec,
             opts=pulumi.ResourceOptions.merge(
-                inside, pulumi.ResourceOptions(depends_on=[*depends, certificate, *self.releases.values()])
+                inside, pulumi.ResourceOptions(depends_on=[*depends, issuer, *self.releases.values()])
             ),
         )
+
+    def _certificate(
+        self,
+        resource_name: str,
+        secret: str,
+        dns_names: list[str],
+        stack: str,
+        namespace: str,
+        opts: pulumi.ResourceOptions,
+        awaited: bool = True,
+    ) -> k8s.apiextensions.CustomResource:
+        """A certificate from the stack's ClusterIssuer into `secret`, in the Gateway's namespace."""
+        annotations = wait_for(CERT_MANAGER_API, "Certificate") if awaited else {SKIP_AWAIT: "true"}
+        return k8s.apiextensions.CustomResource(
+            resource_name,
+            api_version=CERT_MANAGER_API,
+            kind="Certificate",
+            metadata={"name": secret, "namespace": namespace, "labels": platform_labels(), "annotations": annotations},
+            spec={
+                "secretName": secret,
+                "dnsNames": dns_names,
+                "issuerRef": {"name": issuer_name(stack), "kind": "ClusterIssuer", "group": "cert-manager.io"},
+            },
+            opts=opts,
+        )
+
+    def _alb_configuration(
+        self, name: str, settings: StackSettings, tenants: Sequence[TenantSpec], opts: pulumi.ResourceOptions
+    ) -> list[pulumi.Resource]:
+        """EKS: the ALB's scheme, ACM certificates and target type (listeners.py, ADR 0034)."""
+        lb_spec, tg_spec = listeners.alb_configuration(settings, listeners.alb_hostnames(settings, tenants))
+        namespace = settings.edge.gateway.namespace
+        after = pulumi.ResourceOptions.merge(opts, self._after("controller"))
+        after.parent = self
+        target = k8s.apiextensions.CustomResource(
+            f"{name}-alb-targets",
+            api_version=f"{contracts.LB_CONFIG_GROUP}/v1",
+            kind=contracts.TG_CONFIG_KIND,
+            metadata={"name": listeners.ALB_TARGETS, "namespace": namespace, "labels": platform_labels()},
+            spec=tg_spec,
+            opts=after,
+        )
+        config = k8s.apiextensions.CustomResource(
+            f"{name}-alb-config",
+            api_version=f"{contracts.LB_CONFIG_GROUP}/v1",
+            kind=contracts.LB_CONFIG_KIND,
+            metadata={"name": listeners.ALB_CONFIG, "namespace": namespace, "labels": platform_labels()},
+            spec=lb_spec,
+            opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(depends_on=[target])),
+        )
+        return [target, config]
 
 
 def build_edge(

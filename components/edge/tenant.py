@@ -19,9 +19,12 @@ from collections.abc import Mapping
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.edge import listeners
 from components.edge.platform import CERT_MANAGER_API, GATEWAY_API, issuer_name
 from components.guardrails.namespace import EnvironmentResources
+from components.model.core.await_rules import SKIP_AWAIT
 from components.model.core.labels import kubernetes_labels
+from components.model.settings import edge_contracts as contracts
 from components.model.settings.stack import StackSettings
 from components.model.tenant_file.spec import TenantSpec
 
@@ -32,7 +35,7 @@ _GROUP = "gateway.networking.k8s.io"
 
 def domains_environment(spec: TenantSpec) -> str:
     """The environment whose namespace serves the tenant's own domains."""
-    return spec.environments[-1]
+    return listeners.domains_environment(spec)
 
 
 def _listener_name(index: int) -> str:
@@ -46,22 +49,30 @@ def _domains(
     labels: dict[str, str],
     issuer: str,
     gateway_ref: dict[str, str],
+    settings: StackSettings,
     opts: pulumi.ResourceOptions,
 ) -> None:
     """The tenant's own domains: one certificate for all, one HTTPS listener each, on the platform Gateway."""
-    k8s.apiextensions.CustomResource(
-        f"{prefix}-domains-certificate",
-        api_version=CERT_MANAGER_API,
-        kind="Certificate",
-        metadata={"name": DOMAINS_SECRET, "namespace": namespace, "labels": labels},
-        spec={
-            "secretName": DOMAINS_SECRET,
-            "dnsNames": list(spec.domains),
-            "issuerRef": {"name": issuer, "kind": "ClusterIssuer", "group": "cert-manager.io"},
-        },
-        opts=opts,
-    )
-    tls = {"mode": "Terminate", "certificateRefs": [{"kind": "Secret", "name": DOMAINS_SECRET}]}
+    if listeners.certificate_source(settings) == contracts.SECRET:
+        k8s.apiextensions.CustomResource(
+            f"{prefix}-domains-certificate",
+            api_version=CERT_MANAGER_API,
+            kind="Certificate",
+            # Ready once the tenant delegates `_acme-challenge`: the tenant's doing, not awaited (ADR 0012).
+            metadata={
+                "name": DOMAINS_SECRET,
+                "namespace": namespace,
+                "labels": labels,
+                "annotations": {SKIP_AWAIT: "true"},
+            },
+            spec={
+                "secretName": DOMAINS_SECRET,
+                "dnsNames": list(spec.domains),
+                "issuerRef": {"name": issuer, "kind": "ClusterIssuer", "group": "cert-manager.io"},
+            },
+            opts=opts,
+        )
+    tls = listeners.listener_tls(settings, DOMAINS_SECRET)
     k8s.apiextensions.CustomResource(
         f"{prefix}-domains",
         api_version=GATEWAY_API,
@@ -133,14 +144,15 @@ def build_tenant_edge(
             parent=parent, deleted_with=resources.namespace, depends_on=[resources.namespace]
         )
         prefix = f"{name}-{environment}"
-        with_domains = (
-            bool(spec.domains)
-            and gateway.tenant_listener_sets
-            and settings.edge.tls.enabled
-            and environment == domains_environment(spec)
-        )
+        with_domains = bool(spec.domains) and settings.edge.tls.enabled and environment == domains_environment(spec)
         parents: list[dict[str, str]] = [{**gateway_ref, "sectionName": "https"}]
-        if with_domains:
-            _domains(prefix, spec, namespace, labels, issuer, gateway_ref, inside)
+        if with_domains and listeners.tenant_domains_as_listener_sets(settings):
+            _domains(prefix, spec, namespace, labels, issuer, gateway_ref, settings, inside)
             parents.append({"group": _GROUP, "kind": "ListenerSet", "name": DOMAINS_LISTENER_SET})
+        elif with_domains and listeners.tenant_domains_on_gateway(settings):
+            # GKE: the platform Gateway's listeners for this tenant's domains (listeners.py, ADR 0033).
+            parents += [
+                {**gateway_ref, "sectionName": listeners.gateway_listener_name(spec.name, index)}
+                for index in range(len(spec.domains))
+            ]
         _app_routes(prefix, spec, environment, namespace, labels, parents, inside)

@@ -41,6 +41,9 @@ MODELLED = {
     # The edge's DNS admins (cert-manager, external-dns) on the stack's zones: a DNS grant reaches
     # no secret, key or database, so it adds nothing to any identity's reach (checked in _gcp_reach).
     "gcp:dns/dnsManagedZoneIamMember:DnsManagedZoneIamMember",
+    # external-dns's zone list on the project (roles/dns.reader: zones and records, read only);
+    # no secret, key or database (checked in _gcp_reach).
+    "gcp:projects/iAMMember:IAMMember",
 }
 # The owner of a secret a grant names but the plan does not register.
 OUTSIDE = "outside-the-plan"
@@ -112,6 +115,8 @@ def _gcp_reach(run: ProgramRun, identities: dict[str, Identity]) -> None:
             "secret", s.inputs["secretId"], s.inputs.get("labels")
         )
         for s in run.of_type("gcp:secretmanager/secret:Secret")
+        # Reads of secrets kept out of band (shared secrets) are not the plan's: OUTSIDE below.
+        if not s.read
     }
     keys = {
         f"{k.inputs['keyRing']}/cryptoKeys/{k.inputs['name']}": _asset("key", k.inputs["name"], k.inputs.get("labels"))
@@ -133,6 +138,8 @@ def _gcp_reach(run: ProgramRun, identities: dict[str, Identity]) -> None:
             grants.append((grant.inputs["member"], [a for k, a in keys.items() if k.startswith(f"{ring}/")]))
     for grant in run.of_type("gcp:dns/dnsManagedZoneIamMember:DnsManagedZoneIamMember"):
         assert grant.inputs["role"] == "roles/dns.admin", grant.inputs
+    for grant in run.of_type("gcp:projects/iAMMember:IAMMember"):
+        assert grant.inputs["role"] == "roles/dns.reader", grant.inputs
     for member, assets in grants:
         if member in identities:
             identities[member].reaches.update(assets)

@@ -79,3 +79,46 @@ def test_subnets_for_an_unknown_environment_are_refused(tmp_path: Path) -> None:
     aws = _aws()
     aws["databaseSubnets"]["staging"] = {"subnetGroup": "tenancy-prod-databases-staging", "cidrs": ["10.20.102.0/23"]}
     assert "tenancy:aws.databaseSubnets.staging: 'staging' is not in tenancy:environments" in _refused(tmp_path, aws)
+
+
+def _data() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(stack_config("prod-aws")[0]["tenancy:data"])
+    return data
+
+
+def _refused_data(tmp_path: Path, data: dict[str, Any]) -> str:
+    overrides = {
+        "tenancy:tenantsDir": str(write_tenants(tmp_path, tenant_document("shop", databases=[_ORDERS]))),
+        "tenancy:data": json.dumps(data),
+    }
+    config, secret_keys = stack_config("prod-aws", overrides)
+    with pytest.raises(ConfigurationError) as raised:
+        run_program("prod-aws", config, secret_keys, monitor=new_monitor())
+    return str(raised.value)
+
+
+def test_adding_an_environment_never_moves_a_shared_instance_to_another_subnet_group(tmp_path: Path) -> None:
+    """RDS cannot move an instance to another DB subnet group of the same VPC: adding dev to the
+    prod-only mysql84 used to move it from prod's group to the shared one. Now it is refused."""
+    data = _data()
+    data["sharedInstances"]["mysql84"]["environments"] = ["dev", "prod"]
+    message = _refused_data(tmp_path, data)
+    assert "tenancy:data.sharedInstances.mysql84.environments: it lives in 'prod''s DB subnets" in message
+
+
+def test_a_single_environment_instance_must_say_where_it_lives(tmp_path: Path) -> None:
+    data = _data()
+    del data["sharedInstances"]["mysql84"]["subnets"]
+    message = _refused_data(tmp_path, data)
+    assert "tenancy:data.sharedInstances.mysql84.subnets: required: it serves only 'prod'" in message
+
+
+def test_an_instance_in_the_shared_subnets_stays_there_whatever_it_serves(tmp_path: Path) -> None:
+    groups = []
+    for environments in (["prod"], ["dev", "prod"]):
+        data = _data()
+        data["sharedInstances"]["mysql84"].update(subnets="shared", environments=environments)
+        run = plan("prod-aws", EXAMPLE_TENANTS, data=json.dumps(data))
+        (instance,) = [r for r in run.of_type("aws:rds/instance:Instance") if r.name == "shared-mysql84"]
+        groups.append(instance.inputs["dbSubnetGroupName"])
+    assert groups == [_aws()["dbSubnetGroup"]] * 2

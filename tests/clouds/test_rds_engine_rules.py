@@ -63,3 +63,11 @@ def test_a_long_mysql_database_gets_a_16_character_master_user(tmp_path: Path) -
     instances = [i for i in run.of_type("aws:rds/instance:Instance") if i.name.startswith("shop-")]
     assert len(instances) == 2  # dev and prod
     assert {i.inputs["username"] for i in instances} == {name[:16]}
+
+
+def test_every_rds_instance_applies_its_changes_when_up_runs(prod_aws_plan: ProgramRun) -> None:
+    """Without apply_immediately, a class or storage edit stays pending until the maintenance window
+    and every `up` before it shows the same diff (docs/adr/0036-rds-changes-apply-when-merged.md)."""
+    instances = prod_aws_plan.of_type("aws:rds/instance:Instance")
+    assert instances
+    assert all(i.inputs.get("applyImmediately") is True for i in instances), [i.name for i in instances]

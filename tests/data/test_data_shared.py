@@ -273,6 +273,8 @@ def test_local_shared_mariadb_runs_in_the_platform_namespace(local_run: ProgramR
         "name": "shared-maria",
         "namespace": "tenancy-databases",
         "labels": {"app.kubernetes.io/managed-by": "tenancy"},
+        # `up` waits for the operator's Ready condition (components/model/core/await_rules.py).
+        "annotations": {"pulumi.com/waitFor": "condition=Ready"},
     }
     assert mariadb.inputs["spec"]["rootPasswordSecretKeyRef"] == {"name": "shared-maria-root", "key": "password"}
     assert mariadb.inputs["spec"]["storage"] == {"size": "40Gi"}

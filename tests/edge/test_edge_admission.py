@@ -120,7 +120,9 @@ def test_an_update_cannot_move_a_route_to_another_gateway(stack: Cluster) -> Non
 
 def test_the_platforms_own_routes_and_listener_sets_are_admitted(stack: Cluster) -> None:
     rendered = [o for o in kubernetes_objects(stack.run) if o["kind"] in ("HTTPRoute", "ListenerSet")]
-    assert {o["kind"] for o in rendered} == {"HTTPRoute", "ListenerSet"}
+    # GKE serves no ListenerSet (Gateway API v1.4.0 on GKE 1.34): tenant domains are Gateway listeners.
+    expected = {"HTTPRoute"} if stack.stack == "prod" else {"HTTPRoute", "ListenerSet"}
+    assert {o["kind"] for o in rendered} == expected
     for obj in rendered:
         resource = ROUTES if obj["kind"] == "HTTPRoute" else LISTENERSETS
         outcome = stack.attempt(platform_identity(stack.stack), "CREATE", resource, obj, obj["metadata"]["namespace"])
@@ -131,8 +133,10 @@ def test_only_tenant_namespaces_may_attach_to_the_gateway(any_stack_plan: Progra
     # Admission only covers tenant namespaces; the Gateway itself refuses routes and ListenerSets
     # from any other namespace (Gateway API AllowedRoutes/AllowedListeners `from: Selector`).
     (gateway,) = objects_of_kind(any_stack_plan, "Gateway", "tenancy-gateway")
-    selectors = [listener["allowedRoutes"]["namespaces"] for listener in gateway["spec"]["listeners"]]
-    selectors.append(gateway["spec"]["allowedListeners"]["namespaces"])
+    https, *tenant_listeners = gateway["spec"]["listeners"]
+    selectors = [https["allowedRoutes"]["namespaces"]]
+    if "allowedListeners" in gateway["spec"]:
+        selectors.append(gateway["spec"]["allowedListeners"]["namespaces"])
     namespaces = {
         n["metadata"]["name"]: n["metadata"].get("labels", {}) for n in objects_of_kind(any_stack_plan, "Namespace")
     }
@@ -145,3 +149,9 @@ def test_only_tenant_namespaces_may_attach_to_the_gateway(any_stack_plan: Progra
         assert not any(_selector_matches(allowed["selector"], labels) for labels in others)
         # A platform namespace the plan does not render (kube-system, monitoring) has no tenant label either.
         assert not _selector_matches(allowed["selector"], {"kubernetes.io/metadata.name": "monitoring"})
+    # GKE: a tenant domain's listener admits routes from that tenant's domain namespace only, by the
+    # name label the API server sets on every namespace (no one can set it to another name).
+    for listener in tenant_listeners:
+        tenant = listener["name"].split("-")[1]
+        (name,) = listener["allowedRoutes"]["namespaces"]["selector"]["matchLabels"].values()
+        assert name in namespaces and name.startswith(f"tenant-{tenant}-")

@@ -24,7 +24,8 @@ def rules() -> CrdRules:
 
 def test_every_gateway_api_object_passes_its_crd_rules(any_stack_plan: ProgramRun, rules: CrdRules) -> None:
     objects = [o for o in kubernetes_objects(any_stack_plan) if o["kind"] in KINDS]
-    assert {"Gateway", "ListenerSet", "HTTPRoute"} <= {o["kind"] for o in objects}
+    # GKE serves no ListenerSet (components/model/settings/edge_contracts.py): tenant domains are listeners.
+    assert {"Gateway", "HTTPRoute"} <= {o["kind"] for o in objects}
     evaluated = 0
     for obj in objects:
         report = rules.check(obj)

@@ -39,7 +39,9 @@ def issuer(run: ProgramRun, name: str) -> dict[str, Any]:
 def test_every_edge_object_is_valid_against_its_crd_or_schema(any_stack_plan: ProgramRun) -> None:
     require_crds()
     objects = [o for o in kubernetes_objects(any_stack_plan) if o["kind"] in EDGE_KINDS]
-    assert EDGE_KINDS - {"GatewayClass"} <= {o["kind"] for o in objects}
+    # GKE: no ListenerSet (Gateway API v1.4.0); EKS: no Certificate for the ALB (ACM only).
+    absent = {"GatewayClass", "ListenerSet", "Certificate"}
+    assert EDGE_KINDS - absent <= {o["kind"] for o in objects}
     for obj in objects:
         validate_custom(obj)
     (namespace,) = [
@@ -80,10 +82,18 @@ def test_one_platform_gateway_https_for_the_suffix(stack: str, class_name: str, 
     (gateway,) = objects_of_kind(run, "Gateway")
     assert gateway["metadata"] == {**gateway["metadata"], "name": "platform", "namespace": "tenancy-gateway"}
     assert gateway["spec"]["gatewayClassName"] == class_name
-    (listener,) = gateway["spec"]["listeners"]
+    listener, *tenant_listeners = gateway["spec"]["listeners"]
     assert listener["hostname"] == f"*.{suffix}" and listener["protocol"] == "HTTPS" and listener["port"] == 443
-    (certificate,) = objects_of_kind(run, "Certificate", "tenancy-gateway")
-    assert certificate["spec"]["dnsNames"] == [f"*.{suffix}"]
+    # GKE: tenant domains are listeners here (no ListenerSet, ADR 0033); elsewhere ListenerSets.
+    assert bool(tenant_listeners) is (stack == "prod")
+    if stack == "prod-aws":
+        # The ALB reads no Secret: its certificates are ACM's (ADR 0034).
+        assert listener["tls"] == {"mode": "Terminate", "options": {"tenancy.io/certificate-source": "acm"}}
+        assert not objects_of_kind(run, "Certificate", "tenancy-gateway")
+        return
+    (certificate,) = [
+        c for c in objects_of_kind(run, "Certificate", "tenancy-gateway") if c["spec"]["dnsNames"] == [f"*.{suffix}"]
+    ]
     assert certificate["spec"]["issuerRef"]["name"] == f"tenancy-{stack}"
     assert listener["tls"]["certificateRefs"] == [{"kind": "Secret", "name": certificate["spec"]["secretName"]}]
 
@@ -110,16 +120,24 @@ def test_gke_uses_its_built_in_class_and_cloud_dns_through_workload_identity(pro
     zones = prod_plan.of_type("gcp:dns/dnsManagedZoneIamMember:DnsManagedZoneIamMember")
     assert sorted(r.inputs["managedZone"] for r in zones) == ["tenants-example-com", "tenants-example-com"]
     assert all(r.inputs["role"] == "roles/dns.admin" for r in zones)
-    assert all("dns" not in r.inputs["role"] for r in prod_plan.of_type("gcp:projects/iAMMember:IAMMember"))
+    # On the project: only external-dns's zone list (it lists the project's zones before filtering).
+    project_dns = [r for r in prod_plan.of_type("gcp:projects/iAMMember:IAMMember") if "dns" in r.inputs["role"]]
+    assert [(r.name, r.inputs["role"]) for r in project_dns] == [
+        ("platform-edge-external-dns-zone-list", "roles/dns.reader")
+    ]
 
 
 def test_external_dns_is_limited_to_the_stacks_zones_and_tenants_domains(prod_plan: ProgramRun) -> None:
     values = edge_releases(prod_plan)["external-dns"].inputs["values"]
     assert values["sources"] == ["gateway-httproute"]
-    assert values["txtOwnerId"] == "tenancy-prod" and values["policy"] == "upsert-only"
+    assert values["txtOwnerId"] == "tenancy-prod" and values["policy"] == "sync"
     assert "tenants.example.com" in values["domainFilters"]
     assert {"shop.acme-corp.example", "api.acme-corp.example", "status.example.org"} <= set(values["domainFilters"])
-    assert values["extraArgs"] == ["--google-project=tenancy-prod", "--zone-name-filter=tenants-example-com"]
+    assert values["extraArgs"] == [
+        "--google-project=tenancy-prod",
+        "--zone-id-filter=tenants-example-com",
+        "--txt-wildcard-replacement=wildcard",
+    ]
     assert set(values["serviceAccount"]["annotations"]) == {"iam.gke.io/gcp-service-account"}
 
 
@@ -151,7 +169,8 @@ def test_eks_installs_the_load_balancer_controller_and_binds_every_role(prod_aws
     assert solver["dns01"]["route53"] == {"region": "eu-west-1", "hostedZoneID": "Z0123456789ABCDEFGHIJ"}
     values = releases["external-dns"].inputs["values"]
     assert (
-        values["extraArgs"] == ["--zone-id-filter=Z0123456789ABCDEFGHIJ"] and values["txtOwnerId"] == "tenancy-prod-aws"
+        values["extraArgs"] == ["--zone-id-filter=Z0123456789ABCDEFGHIJ", "--txt-wildcard-replacement=wildcard"]
+        and values["txtOwnerId"] == "tenancy-prod-aws"
     )
 
 

@@ -28,7 +28,7 @@ changes nothing and a run that failed halfway is finished by running it again. I
    (tools/operations/bootstrap_cluster.py).
 6. **GitHub environments** (with `--github-repo`): `<stack>` and `<stack>-preview` created when
    missing, and the deploy environment checked: `main` only, required reviewers
-   (tools/operations/bootstrap_github.py, docs/adr/0033-github-environments-by-bootstrap.md).
+   (tools/operations/bootstrap_github.py, docs/adr/0038-github-environments-by-bootstrap.md).
 
 Commands run through the real CLIs (`pulumi`, `gcloud`, `aws`, `kubectl`, `gh`); the tests put
 stand-ins on PATH: recording ones for the commands, their order and the provider URL
@@ -52,6 +52,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
+from components.clouds.gcp import deploy_rules
 from components.model.catalog.stack_config import parse_settings
 from components.model.core.errors import ConfigurationError
 from components.model.settings.stack import StackSettings
@@ -69,15 +70,9 @@ from tools.plan.harness import PROJECT_ROOT, stack_config
 GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
 PULUMI_CLOUD_URL = "https://api.pulumi.com"
 WIF_POOL = "github"
-# What the deploy identity administers on GCP (docs/runbooks/gke.md, "The identity that runs up").
-GCP_DEPLOY_ROLES = (
-    "roles/container.admin",
-    "roles/cloudsql.admin",
-    "roles/secretmanager.admin",
-    "roles/cloudkms.admin",
-    "roles/iam.serviceAccountAdmin",
-    "roles/iam.serviceAccountUser",
-)
+# What the deploy identity administers on GCP, per resource type the program registers
+# (components/clouds/gcp/deploy_rules.py; docs/runbooks/gke.md, "The identity that runs up").
+GCP_DEPLOY_ROLES = deploy_rules.deploy_roles()
 # The tag bootstrap puts on the AWS KMS key it creates, valued with the alias the key is for.
 KEY_TAG = "tenancy-alias"
 # Seconds an AWS CI session may last: the role's MaxSessionDuration, and the workflow's
@@ -399,7 +394,10 @@ def gcp_identities(
                 (f"projects/{project}/roles/{GCP_SECRETS_ROLE_ID}", secrets_only),
             ]
             if preview
-            else [(role, "None") for role in GCP_DEPLOY_ROLES]
+            else [
+                (role, deploy_rules.grant_condition() if role == deploy_rules.PROJECT_IAM_ADMIN else "None")
+                for role in GCP_DEPLOY_ROLES
+            ]
         )
         for role, condition in bindings:
             runner.run(

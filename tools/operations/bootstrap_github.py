@@ -5,7 +5,7 @@ tools/ci/identity.py). The subject only means something if the environment's rul
 naming an environment that does not exist makes GitHub create it with no rules at all (GitHub docs,
 "Managing environments for deployment": "Referencing an environment that does not exist will
 create an environment with the referenced name"), so any branch's job would then get the deploy
-identity's token. So, per base stack (docs/adr/0033-github-environments-by-bootstrap.md):
+identity's token. So, per base stack (docs/adr/0038-github-environments-by-bootstrap.md):
 
 - `<stack>` (deploy): created with deployment branches limited to custom policies, and the one
   policy `main` (type branch). An existing environment is never changed, only checked: custom

@@ -65,6 +65,44 @@ def _subnet_problems(aws: AwsSettings, specs: Sequence[TenantSpec], settings: St
     return problems
 
 
+def _placement_problems(aws: AwsSettings, settings: StackSettings) -> list[Problem]:
+    """A shared instance's `subnets` is chosen once (subnets.py): an environment's subnets only for an
+    instance serving exactly that environment, and the choice is never left implicit."""
+    problems: list[Problem] = []
+    for name, instance in sorted(settings.data.shared_instances.items()):
+        key = f"tenancy:data.sharedInstances.{name}"
+        environments = instance.environments or []
+        chosen = instance.subnets
+        if chosen is None and len(environments) == 1 and environments[0] in aws.database_subnets:
+            problems.append(
+                Problem(
+                    settings.source,
+                    f"{key}.subnets",
+                    f"required: it serves only {environments[0]!r}, which has DB subnets of its own; say where it "
+                    f"lives, `{environments[0]}` (its subnets) or `shared`. RDS cannot move it to another subnet "
+                    "group of the same VPC later",
+                )
+            )
+        if chosen is None or chosen == subnets.SHARED_SUBNETS:
+            continue
+        if chosen not in aws.database_subnets:
+            problems.append(
+                Problem(settings.source, f"{key}.subnets", f"{chosen!r} has no tenancy:aws.databaseSubnets entry")
+            )
+        elif environments != [chosen]:
+            problems.append(
+                Problem(
+                    settings.source,
+                    f"{key}.environments",
+                    f"it lives in {chosen!r}'s DB subnets, so it serves {chosen!r} only: RDS cannot move an instance "
+                    "to another subnet group of the same VPC. Put the other environments' databases on another "
+                    "shared instance (in the shared subnets), or keep environments: "
+                    f"[{chosen}]",
+                )
+            )
+    return problems
+
+
 def stack_problems(aws: AwsSettings, specs: Sequence[TenantSpec], settings: StackSettings) -> list[Problem]:
     """Subnets and VPC for shared instances, and the identity settings every tenant role needs."""
     problems: list[Problem] = _subnet_problems(aws, specs, settings)
@@ -73,8 +111,8 @@ def stack_problems(aws: AwsSettings, specs: Sequence[TenantSpec], settings: Stac
         problems.append(
             Problem(source, "tenancy:aws.vpcId", "required by tenancy:data.sharedInstances (RDS placement)")
         )
-    # Shared instances serving several environments (or one without its own subnets) live in the
-    # stack's shared DB subnets (subnets.py).
+    problems += _placement_problems(aws, settings)
+    # Shared instances without `subnets: <environment>` live in the stack's shared DB subnets (subnets.py).
     in_shared = sorted(
         name
         for name, instance in settings.data.shared_instances.items()

@@ -33,8 +33,8 @@ def _associate(
     role_arn: str,
     settings: StackSettings,
     opts: pulumi.ResourceOptions,
-) -> None:
-    aws.eks.PodIdentityAssociation(
+) -> aws.eks.PodIdentityAssociation:
+    return aws.eks.PodIdentityAssociation(
         f"{prefix}-{role}-pod-identity",
         cluster_name=settings.cluster.name,
         namespace=namespace,
@@ -54,15 +54,17 @@ def aws_edge_identity(
     identity = EdgeIdentity()
     controller = controller_chart(edge.gateway, settings.edge_facts())
     if edge.gateway.enabled and controller is not None and edge.gateway.controller_role_arn is not None:
-        _associate(
-            prefix,
-            "controller",
-            controller.namespace,
-            LOAD_BALANCER_CONTROLLER_ACCOUNT,
-            edge.gateway.controller_role_arn,
-            settings,
-            child,
-        )
+        identity.ready["controller"] = [
+            _associate(
+                prefix,
+                "controller",
+                controller.namespace,
+                LOAD_BALANCER_CONTROLLER_ACCOUNT,
+                edge.gateway.controller_role_arn,
+                settings,
+                child,
+            )
+        ]
         identity.values["controller"] = {
             **service_account_values(LOAD_BALANCER_CONTROLLER_ACCOUNT),
             "clusterName": settings.cluster.name,
@@ -72,21 +74,31 @@ def aws_edge_identity(
             "controllerConfig": {"featureGates": {"ALBGatewayAPI": True}},
         }
     if edge.tls.enabled and edge.tls.role_arn is not None:
-        _associate(
-            prefix, "cert-manager", edge.tls.chart.namespace, CERT_MANAGER_ACCOUNT, edge.tls.role_arn, settings, child
-        )
+        identity.ready["cert-manager"] = [
+            _associate(
+                prefix,
+                "cert-manager",
+                edge.tls.chart.namespace,
+                CERT_MANAGER_ACCOUNT,
+                edge.tls.role_arn,
+                settings,
+                child,
+            )
+        ]
         identity.values["cert-manager"] = service_account_values(CERT_MANAGER_ACCOUNT)
         identity.dns01 = {"route53": {"region": region, "hostedZoneID": edge.zones[0]}}
     if edge.external_dns.enabled and edge.external_dns.role_arn is not None:
-        _associate(
-            prefix,
-            "external-dns",
-            edge.external_dns.chart.namespace,
-            EXTERNAL_DNS_ACCOUNT,
-            edge.external_dns.role_arn,
-            settings,
-            child,
-        )
+        identity.ready["external-dns"] = [
+            _associate(
+                prefix,
+                "external-dns",
+                edge.external_dns.chart.namespace,
+                EXTERNAL_DNS_ACCOUNT,
+                edge.external_dns.role_arn,
+                settings,
+                child,
+            )
+        ]
         identity.values["external-dns"] = service_account_values(EXTERNAL_DNS_ACCOUNT)
         identity.external_dns = {
             "provider": {"name": "aws"},

@@ -78,6 +78,10 @@ def rds_instance(
         backup_retention_period=data.backup_retention_days,
         delete_automated_backups=False,
         copy_tags_to_snapshot=True,
+        # Class, storage and version edits apply when `up` runs, not at the next maintenance window:
+        # a pending modification leaves the instance as it was, so every `up` until the window
+        # shows the same diff again (docs/adr/0036-rds-changes-apply-when-merged.md).
+        apply_immediately=True,
         tags=tags,
         # Lifecycle sent on create only: an existing instance keeps its enrolment (engine_rules.py).
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=["engineLifecycleSupport"])),

@@ -2,10 +2,14 @@
 
 A dedicated instance lives in its environment's DB subnets (`aws.databaseSubnets.<env>`) and only
 that environment's pods may open connections to those CIDRs: dev cannot reach prod's database
-port by address, whatever the security groups say. A shared instance serving exactly one
-environment with its own subnets lives there too; one serving several lives in the stack's shared
-DB subnets (`aws.dbSubnetGroup`, `aws.databaseCidrs`), opened only to environments with a database
-on such an instance.
+port by address, whatever the security groups say. A shared instance lives where its `subnets`
+says, once: an environment's subnets (it then serves that environment only) or, by default, the
+stack's shared DB subnets (`aws.dbSubnetGroup`, `aws.databaseCidrs`), opened only to environments
+with a database on such an instance. Its placement never follows its `environments`: RDS refuses
+to move an instance to another DB subnet group in the same VPC ("The new DB subnet group must be in
+a different VPC", https://docs.aws.amazon.com/AmazonRDS/latest/UserGuide/USER_VPC.WorkingWithRDSInstanceinaVPC.html#USER_VPC.Subnets),
+so adding an environment to a shared instance must not change its group (checks.py refuses the
+combinations that would).
 """
 
 from __future__ import annotations
@@ -32,9 +36,11 @@ def dedicated(settings_aws: AwsSettings, environment: str) -> Placement:
     return Placement(subnets.subnet_group, list(subnets.cidrs))
 
 
+SHARED_SUBNETS = "shared"
+
+
 def shared(settings_aws: AwsSettings, instance: SharedInstance) -> Placement:
-    """One environment's subnets for an instance that serves only it, else the stack's shared ones."""
-    environments = instance.environments or []
-    if len(environments) == 1 and environments[0] in settings_aws.database_subnets:
-        return dedicated(settings_aws, environments[0])
+    """The subnets the instance's `subnets` names: an environment's, else the stack's shared ones."""
+    if instance.subnets is not None and instance.subnets != SHARED_SUBNETS:
+        return dedicated(settings_aws, instance.subnets)
     return Placement(settings_aws.db_subnet_group, list(settings_aws.database_cidrs))

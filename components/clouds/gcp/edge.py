@@ -5,7 +5,12 @@ cert-manager's Cloud DNS solver (https://cert-manager.io/docs/configuration/acme
 external-dns's google provider (https://kubernetes-sigs.github.io/external-dns/latest/docs/tutorials/gke/)
 both document Workload Identity: a GSA with `roles/dns.admin`, `roles/iam.workloadIdentityUser` for
 `<project>.svc.id.goog[<namespace>/<account>]`, and the `iam.gke.io/gcp-service-account` annotation.
-The role is granted per managed zone (Cloud DNS resource-level IAM), not on the project.
+The role is granted per managed zone (Cloud DNS resource-level IAM), not on the project. external-dns
+also lists the project's managed zones before filtering them (provider/google/google.go `Zones`,
+v0.21.0): a zone-level grant answers that list with 403, so its account also gets `roles/dns.reader`
+on the project (read only: zones and records, no change; components/model/settings/edge_contracts.py).
+Zones are scoped with `--zone-id-filter`, which matches a zone's name on Google; `--zone-name-filter`
+is read by the Azure provider only.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from components.edge.identity import (
 from components.model.settings.stack import StackSettings
 
 DNS_ADMIN = "roles/dns.admin"
+# Holds dns.managedZones.list on the project, and nothing that changes a zone.
+DNS_READER = "roles/dns.reader"
 
 
 def _identity(
@@ -52,6 +59,10 @@ def _identity(
         gcp.dns.DnsManagedZoneIamMember(
             f"{prefix}-{role}-dns-{zone}", project=project, managed_zone=zone, role=DNS_ADMIN, member=member, opts=child
         )
+    if role == "external-dns":
+        gcp.projects.IAMMember(
+            f"{prefix}-{role}-zone-list", project=project, role=DNS_READER, member=member, opts=child
+        )
     return gsa.email
 
 
@@ -79,6 +90,6 @@ def gcp_edge_identity(
         )
         identity.external_dns = {
             "provider": {"name": "google"},
-            "extraArgs": [f"--google-project={settings.gcp.project}", *[f"--zone-name-filter={z}" for z in edge.zones]],
+            "extraArgs": [f"--google-project={settings.gcp.project}", *[f"--zone-id-filter={z}" for z in edge.zones]],
         }
     return identity

@@ -162,12 +162,17 @@ def shared_store_provider(
     )
     member = account.email.apply(lambda email: f"serviceAccount:{email}")
     for name, shared in sorted(data.shared_secrets.items()):
+        # The secret is the platform team's, made out of band with its value (docs/runbooks/gke.md,
+        # "Shared secrets"): nothing here creates it. Reading it first turns a missing one into a
+        # preview error naming it, instead of a 404 from the grant in the middle of the first `up`.
+        secret_id = f"projects/{settings_gcp.project}/secrets/{shared.remote_key}"
+        existing = gcp.secretmanager.Secret.get(f"shared-secret-{name}", secret_id, opts=guard.plain())
         gcp.secretmanager.SecretIamMember(
             f"shared-secret-{name}-reader",
-            secret_id=f"projects/{settings_gcp.project}/secrets/{shared.remote_key}",
+            secret_id=secret_id,
             role=SECRET_ACCESSOR,
             member=member,
-            opts=guard.plain(),
+            opts=guard.plain(depends_on=[existing]),
         )
     shared_secrets_account(
         data.secrets_operator_namespace,

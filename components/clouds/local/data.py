@@ -37,6 +37,7 @@ from components.clouds.local.operator_pods import (
 from components.clouds.local.passwords import program_password, secret_data, written_once
 from components.clouds.local.shared import shared_login
 from components.model.checks.quota_budget import POSTGRES_INSTANCES
+from components.model.core.await_rules import wait_for
 from components.model.settings.data import DataSettings
 from components.model.tenant_file.data import credentials_secret_name
 
@@ -170,7 +171,13 @@ class LocalData:
             f"{request.prefix}-cluster",
             api_version="postgresql.cnpg.io/v1",
             kind="Cluster",
-            metadata={"name": name, "namespace": request.namespace, "labels": request.kubernetes_labels},
+            # Awaited on the operator's Ready condition (components/model/core/await_rules.py).
+            metadata={
+                "name": name,
+                "namespace": request.namespace,
+                "labels": request.kubernetes_labels,
+                "annotations": wait_for("postgresql.cnpg.io/v1", "Cluster"),
+            },
             spec={
                 "instances": POSTGRES_INSTANCES[request.size],
                 "imageName": f"{_CNPG_IMAGE}:{request.version}",
@@ -218,7 +225,12 @@ class LocalData:
             f"{request.prefix}-mariadb",
             api_version="k8s.mariadb.com/v1alpha1",
             kind="MariaDB",
-            metadata={"name": name, "namespace": request.namespace, "labels": request.kubernetes_labels},
+            metadata={
+                "name": name,
+                "namespace": request.namespace,
+                "labels": request.kubernetes_labels,
+                "annotations": wait_for("k8s.mariadb.com/v1alpha1", "MariaDB"),
+            },
             spec={
                 "image": self._data.local_mariadb_image,
                 "imagePullPolicy": "Always",

@@ -26,6 +26,7 @@ from components.clouds.base import (
     shared_names,
 )
 from components.clouds.local.passwords import program_password, secret_data, written_once
+from components.model.core.await_rules import wait_for
 from components.model.core.labels import platform_labels
 from components.model.settings.data import DataSettings
 
@@ -74,6 +75,7 @@ def platform(data: DataSettings, guard: Guard) -> dict[str, Any]:
                 "name": instance_name(name),
                 "namespace": data.shared_instances_namespace,
                 "labels": platform_labels(),
+                "annotations": wait_for(_API_VERSION, "MariaDB"),
             },
             spec={
                 "image": data.local_mariadb_image,
@@ -135,7 +137,8 @@ def shared_login(
             f"{request.prefix}-{kind.lower()}",
             api_version=_API_VERSION,
             kind=kind,
-            metadata=metadata,
+            # Awaited on the operator's Ready condition (components/model/core/await_rules.py).
+            metadata={**metadata, "annotations": wait_for(_API_VERSION, kind)},
             # Skip: deleting an object never drops the database or the user (offboarding retains data).
             spec={"mariaDbRef": reference, **spec, "cleanupPolicy": "Skip"},
             opts=guard.data(depends_on=[login]),

@@ -22,6 +22,7 @@ from components.model.checks.capabilities import CloudRules
 from components.model.checks.data import data_problems, pool_problems, stack_data_problems
 from components.model.checks.domain_claims import Claim, DomainClaims
 from components.model.checks.edge import tenant_edge_problems
+from components.model.checks.edge_contracts import edge_contract_problems
 from components.model.checks.isolation import stack_isolation_problems, switch_back_problems
 from components.model.checks.network import consent_problems, network_problems, network_stack_problems
 from components.model.checks.quota import quota_placement_problems, quota_split_problems
@@ -270,6 +271,7 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: Cl
     problems += network_stack_problems(settings, cloud.network)
     problems += consent_problems([(entry.spec, entry.source) for entry in entries])
     problems += catalog_problems([(entry.spec, entry.source) for entry in entries], settings, cloud)
+    problems += edge_contract_problems([(entry.spec, entry.source) for entry in entries], settings)
     return problems
 
 

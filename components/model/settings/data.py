@@ -40,6 +40,12 @@ class SharedInstance(StrictModel):
     storage_gb: Annotated[int, Field(ge=10, le=65536)] = 100
     # Environments whose databases it hosts; None means every environment.
     environments: list[DnsLabel] | None = None
+    # aws: the DB subnets it lives in, `shared` (aws.dbSubnetGroup) or the one environment it serves
+    # (aws.databaseSubnets.<env>). Chosen once: RDS cannot move an instance to another subnet group
+    # of the same VPC, so an instance in an environment's subnets serves that environment only, and
+    # one without this key lives in the shared subnets however many environments it serves
+    # (docs/adr/0035-rds-placement-is-chosen-once.md).
+    subnets: DnsLabel | None = None
 
 
 class SharedSecret(StrictModel):

@@ -28,10 +28,12 @@ from typing import Annotated
 from pydantic import EmailStr, Field, model_validator
 
 from components.model.core.fields import DnsLabel, StrictModel
+from components.model.settings.edge_contracts import GATEWAY_IMPLEMENTATIONS, GatewayImplementation
 from components.model.settings.installs import ChartInstall
 from components.model.settings.network import Cidr
 
 AwsRoleArn = Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:iam::\d{12}:role/\S+$")]
+AcmCertificateArn = Annotated[str, Field(pattern=r"^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate/\S+$")]
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,8 @@ class EdgeCloud:
     cloud_dns: bool = False
     # The edge's controllers act as IAM roles the stack names (EKS Pod Identity).
     needs_roles: bool = False
+    # What its Gateway implementation accepts (edge_contracts.py, with sources).
+    gateway: GatewayImplementation = GATEWAY_IMPLEMENTATIONS["local"]
 
 
 # Pinned charts, each the version whose CRDs or documentation the program follows.
@@ -73,10 +77,11 @@ CERT_MANAGER_CHART = ChartInstall(
     values={"crds": {"enabled": True}},
 )
 EXTERNAL_DNS_CHART = ChartInstall(
-    # https://github.com/kubernetes-sigs/external-dns/tree/master/charts/external-dns (chart 1.20.0, app v0.20.0).
+    # kubernetes-sigs/external-dns tag external-dns-helm-chart-1.21.1 (app v0.21.0): reads routes
+    # attached through ListenerSets (`enableGatewayListenerSets`), edge_contracts.py.
     repository="https://kubernetes-sigs.github.io/external-dns",
     chart="external-dns",
-    version="1.20.0",
+    version="1.21.1",
     namespace="external-dns",
 )
 LOAD_BALANCER_CONTROLLER_CHART = ChartInstall(
@@ -100,6 +105,7 @@ EDGE_CLOUDS: dict[str, EdgeCloud] = {
             {"app.kubernetes.io/component": "proxy", "app.kubernetes.io/managed-by": "envoy-gateway"},
         ),
         controller=ENVOY_GATEWAY_CHART,
+        gateway=GATEWAY_IMPLEMENTATIONS["local"],
     ),
     "gcp": EdgeCloud(
         class_name="gke-l7-global-external-managed",
@@ -107,6 +113,7 @@ EDGE_CLOUDS: dict[str, EdgeCloud] = {
         proxies=None,
         source_cidrs=("35.191.0.0/16", "130.211.0.0/22"),
         cloud_dns=True,
+        gateway=GATEWAY_IMPLEMENTATIONS["gcp"],
     ),
     "aws": EdgeCloud(
         class_name="tenancy-alb",
@@ -116,6 +123,7 @@ EDGE_CLOUDS: dict[str, EdgeCloud] = {
         controller=LOAD_BALANCER_CONTROLLER_CHART,
         cloud_dns=True,
         needs_roles=True,
+        gateway=GATEWAY_IMPLEMENTATIONS["aws"],
     ),
 }
 
@@ -139,8 +147,14 @@ class GatewaySettings(StrictModel):
     controller: ChartInstall | None = None
     # EKS: the Load Balancer Controller's IAM role, bound to its service account by Pod Identity.
     controller_role_arn: AwsRoleArn | None = None
-    # Tenant-owned domains (a tenant file's `domains`) get a ListenerSet in the tenant's namespace.
+    # Tenant-owned domains (a tenant file's `domains`) get a ListenerSet in the tenant's namespace
+    # where the cloud's Gateway serves ListenerSets; on GKE, a listener on the platform Gateway
+    # (docs/adr/0033-tenant-domains-without-listener-sets.md).
     tenant_listener_sets: bool = True
+    # EKS: the ACM certificate (ARN) for each hostname the ALB Gateway serves, the stack's wildcard
+    # and every tenant domain: the AWS Load Balancer Controller takes certificates from ACM only
+    # (docs/adr/0034-alb-certificates-from-acm.md).
+    acm_certificates: dict[str, AcmCertificateArn] = {}
 
 
 class IngressSettings(StrictModel):

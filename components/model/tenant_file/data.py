@@ -14,6 +14,7 @@ from components.model.core.fields import (
     DnsLabel,
     StrictModel,
 )
+from components.model.tenant_file.reserved_names import reserved
 
 DatabaseName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,30}$")]
 # The keys of every `db-<name>` credentials Secret, the same on every cloud (components/clouds).
@@ -51,6 +52,13 @@ class DatabaseSpec(StrictModel):
     def _pool_for_postgres(self) -> DatabaseSpec:
         if self.pool_size is not None and self.engine != "postgres":
             raise ValueError("poolSize is only available for engine postgres")
+        return self
+
+    @model_validator(mode="after")
+    def _not_reserved(self) -> DatabaseSpec:
+        # The engine would refuse it on the first `up` (reserved_names.py, with sources).
+        if reserved(self.engine, self.name):
+            raise ValueError(f"name {self.name!r} is reserved by {self.engine}; choose another database name")
         return self
 
 
