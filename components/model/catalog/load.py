@@ -28,6 +28,7 @@ from components.model.checks.quota import quota_placement_problems, quota_split_
 from components.model.checks.released_names import reonboarding_problems
 from components.model.checks.stack import catalog_problems
 from components.model.checks.stack_references import reference_problems
+from components.model.checks.storage import shrink_problems
 from components.model.core.errors import ConfigurationError, Problem
 from components.model.core.fields import format_location
 from components.model.core.labels import default_domain
@@ -308,7 +309,8 @@ def _previous_run_problems(
     previous_outputs: Any,
 ) -> list[Problem]:
     """What the stack's last deployment forbids: a silent switch back from virtual clusters,
-    re-onboarding a released name, a new database on a version past its end of standard support."""
+    re-onboarding a released name, a new database on a version past its end of standard support, a
+    database disk smaller than the deployed one."""
     pairs = [(e.spec, e.source) for e in entries]
     previous = previous_outputs or {}
     # Only the stack's own tenants: its outputs list no other shard's databases.
@@ -319,6 +321,7 @@ def _previous_run_problems(
         *engine_support.past_support_problems(
             managed, settings, cloud.capabilities.end_of_standard_support, previous, engine_support.today()
         ),
+        *shrink_problems(managed, settings, previous),
     ]
 
 
