@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from components.model.core.errors import ConfigurationError
 from tools.plan.cost import cost_line
+from tools.plan.dirs import deployed_tenants, read_stack_outputs
 from tools.plan.lists import FieldChange, diff_values, join
 from tools.plan.refusals import EXIT_REFUSED, refusals
 
@@ -80,6 +82,13 @@ class PlanDiff:
     outputs: list[FieldChange]
     base_count: int
     head_count: int
+    # The tenants the stack's last deployment exported (`--stack-outputs`); None: not known, so the
+    # base plan stands for what is deployed. A tenant outside it was never deployed: removing its
+    # file deletes nothing, so it is never refused.
+    deployed: frozenset[str] | None = None
+
+    def never_deployed(self, scope: str) -> bool:
+        return self.deployed is not None and scope != CLUSTER_SCOPE and scope not in self.deployed
 
     def empty(self) -> bool:
         return not self.outputs and all(changes.empty() for changes in self.scopes.values())
@@ -211,7 +220,9 @@ def _resource_label(record: dict[str, Any]) -> str:
     return f"`{record['name']}` `{record['type']}`{kind_name}"
 
 
-def _removal_note(record: dict[str, Any]) -> str:
+def _removal_note(record: dict[str, Any], never_deployed: bool = False) -> str:
+    if never_deployed:
+        return " — never deployed (not in the stack's last outputs): nothing to delete"
     if record.get("protect"):
         return " — **protected: the engine will refuse to delete it**"
     if record.get("retainOnDelete"):
@@ -221,7 +232,8 @@ def _removal_note(record: dict[str, Any]) -> str:
 
 def refusal_lines(diff: PlanDiff) -> list[str]:
     """One line per tenant (or cluster-wide) whose protected resources the change deletes or replaces."""
-    return [refusal.line(CLUSTER_SCOPE) for refusal in refusals(diff.scopes)]
+    scopes = {scope: changes for scope, changes in diff.scopes.items() if not diff.never_deployed(scope)}
+    return [refusal.line(CLUSTER_SCOPE) for refusal in refusals(scopes)]
 
 
 def render_markdown(diff: PlanDiff, title: str = "Plan diff") -> str:
@@ -251,7 +263,7 @@ def render_markdown(diff: PlanDiff, title: str = "Plan diff") -> str:
             if cost := cost_line(record):
                 lines.append(f"  - cost: {cost}")
         for record in changes.removed:
-            lines.append(f"- **removed** {_resource_label(record)}{_removal_note(record)}")
+            lines.append(f"- **removed** {_resource_label(record)}{_removal_note(record, diff.never_deployed(scope))}")
         for record, fields in changes.changed:
             lines.append(f"- **changed** {_resource_label(record)}")
             if cost := cost_line(record, changes.before.get(record["urn"])):
@@ -271,6 +283,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("base", type=Path, help="plan directory of the base branch (tools.plan.run --out)")
     parser.add_argument("head", type=Path, help="plan directory of the change")
     parser.add_argument("--title", default="Plan diff", help="Markdown heading")
+    parser.add_argument(
+        "--stack-outputs",
+        type=Path,
+        metavar="FILE",
+        help="the stack's last outputs (`pulumi stack output --json`): tenants they do not list were never "
+        "deployed, and removing them is not refused",
+    )
     parser.epilog = (
         f"exit codes: 0 diffed; 2 a plan is missing; {EXIT_REFUSED} the change would delete or replace "
         "protected resources"
@@ -278,7 +297,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         diff = diff_dirs(args.base, args.head)
+        if args.stack_outputs is not None:
+            diff.deployed = deployed_tenants(read_stack_outputs(args.stack_outputs))
     except FileNotFoundError as error:
+        print(str(error), file=sys.stderr)
+        return 2
+    except ConfigurationError as error:
         print(str(error), file=sys.stderr)
         return 2
     sys.stdout.write(render_markdown(diff, args.title))
