@@ -33,7 +33,14 @@ from components.guardrails.network import (
     platform_paths,
     route_ports,
 )
-from components.guardrails.quota import LIMITS_NAME, QUOTA_NAME, environment_hard, register_limits, register_quota
+from components.guardrails.quota import (
+    LIMITS_NAME,
+    QUOTA_NAME,
+    environment_hard,
+    quota_tier,
+    register_limits,
+    register_quota,
+)
 from components.lifecycle import namespace_options, people_read_only, state_of, suspension_labels
 from components.model.core.labels import (
     ALLOW_LOAD_BALANCER_KEY,
@@ -46,6 +53,7 @@ from components.model.core.labels import (
     NODE_POOL_KEY,
     PLATFORM_INGRESS_KEY,
     PLATFORM_OWNED_KEY,
+    QUOTA_TIER_KEY,
     default_domain,
     kubernetes_labels,
     namespace_name,
@@ -245,7 +253,9 @@ def _register_guards(
         default_tier=settings.default_quota_tier,
         quota_split=settings.quota_split,
     )
-    register_quota(prefix, metadata=metadata(QUOTA_NAME), spec=spec, hard=hard, opts=inside)
+    quota_metadata = metadata(QUOTA_NAME)
+    quota_metadata["annotations"] = {QUOTA_TIER_KEY: quota_tier(spec, settings.default_quota_tier)}
+    register_quota(prefix, metadata=quota_metadata, spec=spec, hard=hard, opts=inside)
     register_limits(prefix, metadata=metadata(LIMITS_NAME), limits=settings.limit_defaults, opts=inside)
     _register_isolation(prefix, ns_name, owned_labels, rules, settings.network, egress, namespace, inside)
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from components.model.core.errors import ConfigurationError
+from components.model.core.labels import QUOTA_TIER_KEY
 from tools.plan.cost import cost_line
 from tools.plan.dirs import deployed_tenants, read_stack_outputs
 from tools.plan.lists import FieldChange, diff_values, join
@@ -230,6 +231,56 @@ def _removal_note(record: dict[str, Any], never_deployed: bool = False) -> str:
     return ""
 
 
+_QUOTA = "kubernetes:core/v1:ResourceQuota"
+_LIMITS = "kubernetes:core/v1:LimitRange"
+# Amounts shown in a guard summary line before "and N more", compute and storage first.
+_MAX_AMOUNTS = 6
+_FIRST = ("requests.cpu", "requests.memory", "limits.cpu", "limits.memory", "requests.storage", "pods")
+
+
+def _amounts(record: dict[str, Any] | None) -> dict[str, Any]:
+    """A quota's `hard` amounts, or a LimitRange's per-container amounts as `default.cpu`, `max.memory`."""
+    spec = ((record or {}).get("inputs") or {}).get("spec") or {}
+    if record is not None and record.get("type") == _QUOTA:
+        return dict(spec.get("hard") or {})
+    amounts: dict[str, Any] = {}
+    for limit in spec.get("limits") or []:
+        for section in ("defaultRequest", "default", "max", "min", "maxLimitRequestRatio"):
+            for resource, value in (limit.get(section) or {}).items():
+                amounts[f"{section}.{resource}"] = value
+    return amounts
+
+
+def _tier(record: dict[str, Any] | None) -> Any:
+    metadata = ((record or {}).get("inputs") or {}).get("metadata") or {}
+    return (metadata.get("annotations") or {}).get(QUOTA_TIER_KEY)
+
+
+def guard_summary(record: dict[str, Any], before: dict[str, Any] | None) -> str | None:
+    """One line for a changed quota or LimitRange: its tier change and the amounts that change, so a
+    tier change reads as one line before the field-by-field detail; None for other resources."""
+    if record.get("type") not in (_QUOTA, _LIMITS):
+        return None
+    metadata = (record.get("inputs") or {}).get("metadata") or {}
+    what = "quota" if record["type"] == _QUOTA else "limits"
+    parts = []
+    if record["type"] == _QUOTA and _tier(before) != _tier(record):
+        parts.append(f"tier {_tier(before) or '(none)'} → {_tier(record) or '(none)'}")
+    old, new = _amounts(before), _amounts(record)
+    changed = sorted(
+        (key for key in set(old) | set(new) if old.get(key) != new.get(key)),
+        key=lambda key: (_FIRST.index(key) if key in _FIRST else len(_FIRST), key),
+    )
+    amounts = [f"{key} {old.get(key, '(none)')} → {new.get(key, '(none)')}" for key in changed[:_MAX_AMOUNTS]]
+    if len(changed) > _MAX_AMOUNTS:
+        amounts.append(f"and {len(changed) - _MAX_AMOUNTS} more")
+    if amounts:
+        parts.append(", ".join(amounts))
+    if not parts:
+        return None
+    return f"**{what}** `{metadata.get('namespace', '')}`: {'; '.join(parts)}"
+
+
 def refusal_lines(diff: PlanDiff) -> list[str]:
     """One line per tenant (or cluster-wide) whose protected resources the change deletes or replaces."""
     scopes = {scope: changes for scope, changes in diff.scopes.items() if not diff.never_deployed(scope)}
@@ -258,6 +309,9 @@ def render_markdown(diff: PlanDiff, title: str = "Plan diff") -> str:
         heading = "cluster-wide" if scope == CLUSTER_SCOPE else f"tenant `{scope}`"
         counts = f"{len(changes.added)} added, {len(changes.removed)} removed, {len(changes.changed)} changed"
         lines += ["", f"### {heading} ({counts})", ""]
+        for record, _ in changes.changed:
+            if line := guard_summary(record, changes.before.get(record["urn"])):
+                lines.append(f"- {line}")
         for record in changes.added:
             lines.append(f"- **added** {_resource_label(record)}")
             if cost := cost_line(record):
