@@ -66,6 +66,24 @@ class Catalog:
         return _managed(self.tenants, settings)
 
 
+def _follows_environments(where: str) -> bool:
+    """Fields whose checks are computed from the tenant's environments: its quota split and budget,
+    GitOps refs per environment, and every `environments` list inside the file."""
+    return where.startswith(("quota", "gitops")) or where.endswith(".environments") or ".environments." in where
+
+
+def without_cascades(problems: list[Problem]) -> list[Problem]:
+    """One mistake, one message: where a file's `environments` is wrong, the problems that follow from
+    it in the same file (a quota split over the wrong environments, GitOps refs or databases naming the
+    environment that was replaced) are left out; they are checked again once it is fixed."""
+    wrong = {problem.file for problem in problems if problem.field == "environments"}
+    return [
+        problem
+        for problem in problems
+        if problem.file not in wrong or problem.field == "environments" or not _follows_environments(problem.field)
+    ]
+
+
 def _managed(entries: Sequence[CatalogEntry], settings: StackSettings) -> list[CatalogEntry]:
     if settings.stack_role == "platform":
         return []
@@ -130,12 +148,14 @@ def _is_named_list(value: Any) -> bool:
 
 def _read_yaml(path: Path, label: str) -> tuple[dict[str, Any] | None, list[Problem]]:
     try:
-        document = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
+        text = path.read_text(encoding="utf-8")
+        document = yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(file)"
         reason = getattr(error, "problem", None) or str(error)
-        hint = yaml_hint(reason)
+        lines = text.splitlines()
+        hint = yaml_hint(reason, lines[mark.line] if mark and mark.line < len(lines) else "")
         return None, [Problem(label, where, f"malformed YAML: {reason}" + (f"; {hint}" if hint else ""))]
     except (OSError, UnicodeDecodeError) as error:
         return None, [Problem(label, "(file)", f"cannot read: {error}")]
@@ -245,7 +265,11 @@ def _domain_patterns(spec: TenantSpec, suffix: str) -> list[str]:
     return [own, f"*.{own}", *spec.domains]
 
 
-def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: CloudRules) -> list[Problem]:
+def _cross_check(
+    entries: list[CatalogEntry], settings: StackSettings, cloud: CloudRules, unreadable: frozenset[str] = frozenset()
+) -> list[Problem]:
+    """Each tenant against the stack, then the tenants together. `unreadable`: names of tenant files
+    that have problems of their own and are left out; other files are not blamed for naming them."""
     problems: list[Problem] = []
     suffix = settings.domain_suffix
     claimed = DomainClaims()
@@ -269,7 +293,7 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: Cl
     problems += stack_data_problems([entry.spec for entry in entries], settings, cloud)
     problems += pool_problems(settings, cloud)
     problems += network_stack_problems(settings, cloud.network)
-    problems += consent_problems([(entry.spec, entry.source) for entry in entries])
+    problems += consent_problems([(entry.spec, entry.source) for entry in entries], unreadable=unreadable)
     problems += catalog_problems([(entry.spec, entry.source) for entry in entries], settings, cloud)
     return problems
 
@@ -351,6 +375,8 @@ def load_catalog(
     problems: list[Problem] = []
     entries: list[CatalogEntry] = []
     files_by_name: dict[str, str] = {}
+    # Tenants whose files have problems of their own and are left out of the cross-checks.
+    invalid: set[str] = set()
     if not tenants_dir.is_dir():
         raise ConfigurationError([Problem(str(tenants_dir), "(directory)", "tenants directory does not exist")])
     paths = sorted([*tenants_dir.glob("*.yaml"), *tenants_dir.glob("*.yml")])
@@ -371,6 +397,8 @@ def load_catalog(
             else:
                 files_by_name[name] = label
         if spec is None:
+            if isinstance(name, str):
+                invalid.add(name)
             continue
         problems += [Problem(label, where, message) for where, message in consistency_problems(spec)]
         if other_settings:
@@ -379,8 +407,8 @@ def load_catalog(
         if present:
             entries.append(CatalogEntry(spec=spec, source=label))
     entries.sort(key=lambda entry: entry.spec.name)
-    problems += _cross_check(entries, settings, cloud)
+    problems += _cross_check(entries, settings, cloud, frozenset(invalid))
     problems += _previous_run_problems(entries, settings, cloud, previous_virtual_clusters, previous_outputs)
     if problems:
-        raise ConfigurationError(problems)
+        raise ConfigurationError(without_cascades(problems))
     return Catalog(stack=stack, tenants=entries)
