@@ -334,7 +334,7 @@ def render_markdown(diff: PlanDiff, title: str = "Plan diff") -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tenancy diff", description=__doc__.split("\n\n")[0])
-    parser.add_argument("base", type=Path, help="plan directory of the base branch (tools.plan.run --out)")
+    parser.add_argument("base", type=Path, help="plan directory of the base branch (`tenancy plan --out`)")
     parser.add_argument("head", type=Path, help="plan directory of the change")
     parser.add_argument("--title", default="Plan diff", help="Markdown heading")
     parser.add_argument(

@@ -43,7 +43,7 @@ def out_problem(out: Path | None) -> str | None:
     if any(out.iterdir()) and not is_plan(out):
         return (
             f"--out {out}: not an earlier plan (no resources.json, or other files in it); "
-            "tools.plan.run replaces its --out directory, so give a new or empty directory"
+            "`tenancy plan` replaces its --out directory, so give a new or empty directory"
         )
     return None
 

@@ -232,14 +232,16 @@ def main(argv: list[str] | None = None) -> int:
     if diff is None:
         return 0
     print("\n" + render_markdown(diff, f"{title}: {args.stack}"), end="")
-    code = report_refusals(diff)
-    if code == EXIT_REFUSED and args.diff is None and previous is not None and args.out is not None:
+    if report_refusals(diff) != EXIT_REFUSED:
+        return 0
+    if args.diff is None and previous is not None and args.out is not None:
+        # A refused plan is no baseline: the next plan is compared with the previous one again.
         refused = set_aside_refused(args.out, previous)
         print(
             f"\nrefused: this plan is in {refused}; {args.out} keeps the previous plan, so the next plan "
             "is compared with it again"
         )
-    return code
+    return EXIT_REFUSED
 
 
 if __name__ == "__main__":
