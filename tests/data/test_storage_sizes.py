@@ -86,4 +86,4 @@ def test_rds_autoscales_storage_so_the_provider_ignores_the_grown_size(prod_aws_
         # With `maxAllocatedStorage` set, the provider ignores `allocatedStorage` below the live size
         # ("differences from the configuration will be ignored automatically when Storage Autoscaling
         # occurs", rds.Instance `allocatedStorage`): autoscaled growth is no diff.
-        assert inputs["maxAllocatedStorage"] > inputs["allocatedStorage"]  # type: ignore[index,operator]
+        assert inputs["maxAllocatedStorage"] > inputs["allocatedStorage"]  # type: ignore[index]
