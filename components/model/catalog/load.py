@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from components.model.catalog.cascades import without_cascades
 from components.model.checks import engine_support
 from components.model.checks.capabilities import CloudRules
 from components.model.checks.data import data_problems, pool_problems, stack_data_problems
@@ -64,24 +65,6 @@ class Catalog:
     def for_stack_role(self, settings: StackSettings) -> list[CatalogEntry]:
         """The tenants this stack manages: all of them, or one shard's worth in a tenants shard."""
         return _managed(self.tenants, settings)
-
-
-def _follows_environments(where: str) -> bool:
-    """Fields whose checks are computed from the tenant's environments: its quota split and budget,
-    GitOps refs per environment, and every `environments` list inside the file."""
-    return where.startswith(("quota", "gitops")) or where.endswith(".environments") or ".environments." in where
-
-
-def without_cascades(problems: list[Problem]) -> list[Problem]:
-    """One mistake, one message: where a file's `environments` is wrong, the problems that follow from
-    it in the same file (a quota split over the wrong environments, GitOps refs or databases naming the
-    environment that was replaced) are left out; they are checked again once it is fixed."""
-    wrong = {problem.file for problem in problems if problem.field == "environments"}
-    return [
-        problem
-        for problem in problems
-        if problem.file not in wrong or problem.field == "environments" or not _follows_environments(problem.field)
-    ]
 
 
 def _managed(entries: Sequence[CatalogEntry], settings: StackSettings) -> list[CatalogEntry]:
