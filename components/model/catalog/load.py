@@ -24,6 +24,7 @@ from components.model.checks.data import data_problems, pool_problems, stack_dat
 from components.model.checks.domain_claims import Claim, DomainClaims
 from components.model.checks.edge import tenant_edge_problems
 from components.model.checks.isolation import stack_isolation_problems, switch_back_problems
+from components.model.checks.names import file_name_problems
 from components.model.checks.network import consent_problems, network_problems, network_stack_problems
 from components.model.checks.quota import quota_placement_problems, quota_split_problems
 from components.model.checks.released_names import reonboarding_problems
@@ -372,13 +373,7 @@ def load_catalog(
         spec, present, file_problems = _resolve(document, stack, label, known_stacks)
         problems += file_problems
         name = document.get("name")
-        if isinstance(name, str):
-            if name != path.stem:
-                problems.append(Problem(label, "name", f"{name!r} must match the file name {path.stem!r}"))
-            if name in files_by_name:
-                problems.append(Problem(label, "name", f"tenant {name!r} is already defined in {files_by_name[name]}"))
-            else:
-                files_by_name[name] = label
+        problems += file_name_problems(name, path.stem, label, files_by_name)
         if spec is None:
             if isinstance(name, str):
                 invalid.add(name)
