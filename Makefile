@@ -31,12 +31,13 @@ plan: $(BIN)/activate
 plan-all: $(BIN)/activate
 	$(BIN)/tenancy plan-all --out $(OUT)
 
-## test: lint, type-check and the test suite
+## test: lint, type-check and the test suite, a pytest-xdist worker per core; a test file stays on one
+## worker (module fixtures planned once), and the example stacks' plans are shared (tests/shared.py)
 test: $(BIN)/activate
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 ## schema: regenerate schemas/tenant.schema.json from the tenant model
 schema: $(BIN)/activate

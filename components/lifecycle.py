@@ -14,7 +14,11 @@ Offboarding is deliberate and takes two steps, never the side effect of deleting
 - decommissioned: the namespaces, their guard rails and deliveries are removed; the data (databases,
   keys, secrets, identity) is *released*: registered unprotected and retained on delete, so removing
   the tenant file afterwards takes it out of Pulumi's state and leaves it in the cloud. Where data
-  lives inside a namespace (a local cluster), that namespace is kept and released with it.
+  lives inside a namespace (a local cluster), that namespace is kept and released with it, and keeps
+  its isolation for as long as it holds the data: the quota (admitting no new pod),
+  the limits and a default-deny NetworkPolicy that only the platform's operators pass; nobody but
+  the platform has access (no people's or deployer's bindings), and nothing is served
+  (components/guardrails/namespace.py `build_kept_namespace`, tests/engine/test_kept_namespaces.py).
 
 `Guard` (components/clouds/base.py) is the one object that turns these decisions into protect and
 retain options; this module says which guard each state gets.
@@ -59,7 +63,15 @@ STATES: dict[Lifecycle, LifecycleState] = {
         serves_traffic=False,
         people_write=False,
     ),
-    "decommissioned": LifecycleState(environments=False, admits_pods=False, releases_data=True),
+    # Nothing serves, reconciles or is written by people: what stays (kept namespaces) only holds data.
+    "decommissioned": LifecycleState(
+        environments=False,
+        admits_pods=False,
+        releases_data=True,
+        reconciles=False,
+        serves_traffic=False,
+        people_write=False,
+    ),
 }
 
 
@@ -69,7 +81,8 @@ def state_of(lifecycle: Lifecycle) -> LifecycleState:
 
 
 def suspension_labels(lifecycle: Lifecycle) -> dict[str, str]:
-    """Namespace labels that mark a suspended tenant, for admission rules and people to read.
+    """Namespace labels that mark a suspended tenant (or a decommissioned one's kept namespaces), for
+    admission rules and people to read.
 
     Empty while the tenant serves, so an active namespace renders exactly as before suspension.
     """

@@ -15,7 +15,7 @@ from components.guardrails.access import DEPLOYER_ACCOUNT
 from components.guardrails.namespace import (
     EnvironmentResources,
     build_environment,
-    register_namespace,
+    build_kept_namespace,
 )
 from components.lifecycle import holds_cluster_data, retained_environments, state_of
 from components.model.core.labels import namespace_name
@@ -68,9 +68,9 @@ class Tenant(pulumi.ComponentResource):
                 )
         self.namespaces = {env: res.namespace_name for env, res in self.environments.items()}
         # Databases, secrets, key and identity (components/data/). Once decommissioned they are
-        # registered released, and namespaces that hold them are kept with them.
+        # registered released, and namespaces that hold them are kept with them, isolated.
         retained = {
-            env: register_namespace(self, name, spec, env, args.settings, holds_data=True)
+            env: build_kept_namespace(self, name, spec, env, args.settings, network=args.network)
             for env in retained_environments(spec, data_in_namespaces=in_namespaces)
         }
         self.data = (

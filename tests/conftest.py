@@ -1,21 +1,23 @@
-"""Shared fixtures: one mocked run of the real program per example stack, reused across tests."""
+"""Shared fixtures: one mocked run of the real program per example stack, reused across tests (and
+across pytest-xdist workers: tests/shared.py)."""
 
 from __future__ import annotations
 
 import pytest
 
+from tests.shared import shared
 from tests.support import plan
 from tools.plan.harness import ProgramRun
 
 
 @pytest.fixture(scope="session")
-def dev_plan() -> ProgramRun:
-    return plan("dev")
+def dev_plan(tmp_path_factory: pytest.TempPathFactory) -> ProgramRun:
+    return shared(tmp_path_factory, "dev_plan", lambda: plan("dev"))
 
 
 @pytest.fixture(scope="session")
-def prod_plan() -> ProgramRun:
-    return plan("prod")
+def prod_plan(tmp_path_factory: pytest.TempPathFactory) -> ProgramRun:
+    return shared(tmp_path_factory, "prod_plan", lambda: plan("prod"))
 
 
 @pytest.fixture(scope="session", params=["dev", "prod"])
@@ -24,8 +26,8 @@ def example_plan(request: pytest.FixtureRequest, dev_plan: ProgramRun, prod_plan
 
 
 @pytest.fixture(scope="session")
-def prod_aws_plan() -> ProgramRun:
-    return plan("prod-aws")
+def prod_aws_plan(tmp_path_factory: pytest.TempPathFactory) -> ProgramRun:
+    return shared(tmp_path_factory, "prod_aws_plan", lambda: plan("prod-aws"))
 
 
 @pytest.fixture(scope="session", params=["dev", "prod", "prod-aws"])

@@ -36,7 +36,7 @@ def test_every_tool_and_flag_exists() -> None:
     commands = tool_commands(DOC)
     assert ("status", " --stack prod") in commands
     for name, flags in commands:
-        assert name in cli.tenancy.commands, name
+        assert name in cli.COMMANDS, name
         source = PROJECT_ROOT / (cli_module(name).replace(".", "/") + ".py")
         for flag in re.findall(r"--[a-z-]+", flags):
             assert f'"{flag}"' in source.read_text(encoding="utf-8"), (name, flag)
@@ -53,4 +53,4 @@ def test_the_checks_catch_a_wrong_command() -> None:
     assert "nope" not in make_targets(MAKEFILE)
     assert "plan-all" in make_targets(MAKEFILE)
     assert tool_commands("`tenancy nope --stack dev`") == [("nope", " --stack dev")]
-    assert "nope" not in cli.tenancy.commands
+    assert "nope" not in cli.COMMANDS

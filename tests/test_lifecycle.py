@@ -120,7 +120,12 @@ def test_decommissioned_tenants_keep_only_namespaces_holding_data(
 
 @pytest.mark.parametrize(
     ("lifecycle", "reconciles", "serves", "people_write"),
-    [("active", True, True, True), ("suspended", False, False, False), ("decommissioned", True, True, True)],
+    [
+        ("active", True, True, True),
+        ("suspended", False, False, False),
+        # What a decommissioned tenant keeps (namespaces holding data) serves and reconciles nothing.
+        ("decommissioned", False, False, False),
+    ],
 )
 def test_suspension_stops_reconciling_serving_and_writing(
     lifecycle: Lifecycle, reconciles: bool, serves: bool, people_write: bool

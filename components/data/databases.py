@@ -53,4 +53,8 @@ def register_databases(
             "instance": endpoint.instance,
             "credentialsSecret": secret_name,
         }
+        if request.placement == "dedicated":
+            # The instance's size as this deployment asked for it: the next plan refuses a shrink
+            # (components/model/checks/storage.py).
+            summary[database.name]["storageGb"] = database.storage_gb
     return endpoints, summary

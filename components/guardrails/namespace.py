@@ -33,7 +33,14 @@ from components.guardrails.network import (
     platform_paths,
     route_ports,
 )
-from components.guardrails.quota import LIMITS_NAME, QUOTA_NAME, environment_hard, register_limits, register_quota
+from components.guardrails.quota import (
+    LIMITS_NAME,
+    QUOTA_NAME,
+    environment_hard,
+    quota_tier,
+    register_limits,
+    register_quota,
+)
 from components.lifecycle import namespace_options, people_read_only, state_of, suspension_labels
 from components.model.core.labels import (
     ALLOW_LOAD_BALANCER_KEY,
@@ -46,6 +53,7 @@ from components.model.core.labels import (
     NODE_POOL_KEY,
     PLATFORM_INGRESS_KEY,
     PLATFORM_OWNED_KEY,
+    QUOTA_TIER_KEY,
     default_domain,
     kubernetes_labels,
     namespace_name,
@@ -202,8 +210,11 @@ def _register_isolation(
     its FQDN policy for the tenant's `egress` entries by host name (GKE only: the stack checks refuse them
     elsewhere and in the ClusterNetworkPolicy mode)."""
     if network.mode == CLUSTER_MODE:
-        # Cluster-scoped, so not deleted with the namespace: no deleted_with.
-        cluster_opts = pulumi.ResourceOptions(parent=inside.parent, depends_on=[namespace])
+        # Cluster-scoped, so not deleted with the namespace: no deleted_with. Retained where the
+        # namespace's guard rails are (a kept namespace's).
+        cluster_opts = pulumi.ResourceOptions(
+            parent=inside.parent, depends_on=[namespace], retain_on_delete=inside.retain_on_delete
+        )
         namespace_isolation(prefix, ns_name, owned_labels, rules, cluster_opts)
     else:
         metadata: k8s.meta.v1.ObjectMetaArgsDict = {
@@ -215,6 +226,63 @@ def _register_isolation(
         hosts_policy(
             prefix, ns_name=ns_name, labels=owned_labels, entries=[network.egress[e] for e in egress], opts=inside
         )
+
+
+def _register_guards(
+    prefix: str,
+    spec: TenantSpec,
+    environment: str,
+    settings: StackSettings,
+    rules: NetworkRules,
+    egress: Sequence[str],
+    namespace: pulumi.Resource,
+    inside: pulumi.ResourceOptions,
+) -> None:
+    """The namespace's quota, limits and isolation policy: what every tenant namespace has, whatever
+    the lifecycle state, for as long as it exists."""
+    ns_name = namespace_name(spec.name, environment)
+    owned_labels = {**kubernetes_labels(spec.name, environment), PLATFORM_OWNED_KEY: "true"}
+
+    def metadata(object_name: str) -> k8s.meta.v1.ObjectMetaArgsDict:
+        return {"name": object_name, "namespace": ns_name, "labels": owned_labels}
+
+    hard = environment_hard(
+        spec,
+        environment,
+        quota_tiers=settings.quota_tiers,
+        default_tier=settings.default_quota_tier,
+        quota_split=settings.quota_split,
+    )
+    quota_metadata = metadata(QUOTA_NAME)
+    quota_metadata["annotations"] = {QUOTA_TIER_KEY: quota_tier(spec, settings.default_quota_tier)}
+    register_quota(prefix, metadata=quota_metadata, spec=spec, hard=hard, opts=inside)
+    register_limits(prefix, metadata=metadata(LIMITS_NAME), limits=settings.limit_defaults, opts=inside)
+    _register_isolation(prefix, ns_name, owned_labels, rules, settings.network, egress, namespace, inside)
+
+
+def build_kept_namespace(
+    parent: pulumi.Resource,
+    name: str,
+    spec: TenantSpec,
+    environment: str,
+    settings: StackSettings,
+    *,
+    network: CloudNetworkFacts,
+) -> k8s.core.v1.Namespace:
+    """A namespace kept only because it holds released data (a decommissioned tenant on a cloud that
+    keeps data in namespaces, components/lifecycle.py), with the guard rails it keeps while it holds
+    it: the quota (no new pod), the limits, and an isolation policy that admits the platform's
+    operators and nothing else: no tenant egress grants, no peers, no ingress controller or Gateway.
+    Nobody but the platform gets access: no people's bindings, no deployer. The guard rails are
+    retained with the namespace, so removing the tenant file afterwards leaves them in place too."""
+    namespace = register_namespace(parent, name, spec, environment, settings, holds_data=True)
+    inside = pulumi.ResourceOptions(
+        parent=parent, deleted_with=namespace, depends_on=[namespace], retain_on_delete=True
+    )
+    rules = network_rules(settings=settings, facts=network, tenant_egress=())
+    rules = replace(rules, platform_namespaces=(), edge=None)
+    _register_guards(f"{name}-{environment}", spec, environment, settings, rules, (), namespace, inside)
+    return namespace
 
 
 def build_environment(
@@ -244,15 +312,6 @@ def build_environment(
     def metadata(object_name: str, object_labels: dict[str, str]) -> k8s.meta.v1.ObjectMetaArgsDict:
         return {"name": object_name, "namespace": ns_name, "labels": object_labels}
 
-    hard = environment_hard(
-        spec,
-        environment,
-        quota_tiers=settings.quota_tiers,
-        default_tier=settings.default_quota_tier,
-        quota_split=settings.quota_split,
-    )
-    register_quota(prefix, metadata=metadata(QUOTA_NAME, owned_labels), spec=spec, hard=hard, opts=inside)
-    register_limits(prefix, metadata=metadata(LIMITS_NAME, owned_labels), limits=settings.limit_defaults, opts=inside)
     rules = network_rules(
         settings=settings,
         facts=network,
@@ -264,7 +323,7 @@ def build_environment(
         # Suspended: ingress controllers and gateways (platform namespaces) no longer reach the
         # tenant's pods, so its hostnames stop being served; operators still reach its databases.
         rules = replace(rules, platform_namespaces=(), edge=None)
-    _register_isolation(prefix, ns_name, owned_labels, rules, settings.network, spec.egress, namespace, inside)
+    _register_guards(prefix, spec, environment, settings, rules, spec.egress, namespace, inside)
     deployer = register_access(
         prefix,
         access=spec.access,

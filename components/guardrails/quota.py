@@ -50,6 +50,13 @@ def quota_hard(spec: TenantSpec, hard_amounts: Mapping[str, str]) -> dict[str, s
     return hard
 
 
+def quota_tier(spec: TenantSpec, default_tier: str) -> str:
+    """The tier the tenant's quota comes from: its own, `custom` for explicit amounts, else the stack default."""
+    if spec.quota is None:
+        return default_tier
+    return spec.quota.tier if spec.quota.tier is not None else "custom"
+
+
 def register_quota(
     prefix: str,
     *,

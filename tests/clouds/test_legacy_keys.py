@@ -64,8 +64,9 @@ def test_gcp_adopted_key_keeps_its_cryptokey_name() -> None:
 def test_listed_instances_keep_their_key_and_others_take_their_environments(stack: str) -> None:
     run = _plan(stack, {"acme": ACME})
     dev = _one(run, INSTANCE_TYPE[stack], "acme-dev-db-orders-instance")
-    # Besides the key, an RDS instance always ignores its create-only lifecycle setting (engine_rules.py).
-    always = {"prod": [], "prod-aws": ["engineLifecycleSupport"]}[stack]
+    # Besides the key, an RDS instance always ignores its create-only lifecycle setting (engine_rules.py)
+    # and a Cloud SQL instance the disk size autoresize grows (gcp/data.py AUTORESIZED_DISK).
+    always = {"prod": ["settings.diskSize"], "prod-aws": ["engineLifecycleSupport"]}[stack]
     assert dev.ignore_changes == sorted([INSTANCE_KEY[stack], *always])
     assert dev.protect
     for name in ("acme-prod-db-orders-instance", "acme-prod-db-legacy-billing-instance"):
@@ -86,7 +87,10 @@ def test_without_the_setting_nothing_is_aliased_or_ignored(stack: str) -> None:
     assert len(touched) > 5
     for resource in touched:
         # RDS instances always ignore their create-only lifecycle setting (engine_rules.py), nothing else.
-        always = ["engineLifecycleSupport"] if resource.type == "aws:rds/instance:Instance" else []
+        always = {
+            "aws:rds/instance:Instance": ["engineLifecycleSupport"],
+            "gcp:sql/databaseInstance:DatabaseInstance": ["settings.diskSize"],
+        }.get(resource.type, [])
         assert resource.aliases == [] and resource.ignore_changes == always, resource.name
 
 

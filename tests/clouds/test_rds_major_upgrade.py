@@ -31,8 +31,8 @@ def _of_shop(run: ProgramRun, kind: str) -> list[RecordedResource]:
     return [r for r in run.of_type(kind) if r.name.startswith("shop-")]
 
 
-def test_every_instance_allows_the_major_upgrade_its_tenant_asks_for() -> None:
-    instances = plan("prod-aws").of_type(INSTANCE)
+def test_every_instance_allows_the_major_upgrade_its_tenant_asks_for(prod_aws_plan: ProgramRun) -> None:
+    instances = prod_aws_plan.of_type(INSTANCE)
     assert instances
     for instance in instances:
         assert instance.inputs.get("allowMajorVersionUpgrade") is True, instance.name

@@ -12,16 +12,15 @@ from typing import Any
 import pytest
 
 from tools.ci.flux_public import KUBECTL_RESOURCES, public_url, to_wait_for
-from tools.plan.harness import PROJECT_ROOT, run_stack
+from tools.plan.harness import PROJECT_ROOT, ProgramRun
 
 HELM_REPOSITORIES = "helmrepositories.source.toolkit.fluxcd.io"
 HELM_RELEASES = "helmreleases.helm.toolkit.fluxcd.io"
 
 
 @pytest.fixture(scope="module")
-def dev_flux_objects() -> list[dict[str, Any]]:
-    run = run_stack("dev")
-    return [dict(r.inputs) for r in run.resources if "toolkit.fluxcd.io" in r.type]
+def dev_flux_objects(dev_plan: ProgramRun) -> list[dict[str, Any]]:
+    return [dict(r.inputs) for r in dev_plan.resources if "toolkit.fluxcd.io" in r.type]
 
 
 def test_the_dev_stack_renders_public_flux_objects_for_the_e2e_to_wait_for(

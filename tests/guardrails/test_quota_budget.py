@@ -23,15 +23,15 @@ from components.model.core.errors import ConfigurationError
 from components.model.core.fields import quantity_value
 from components.platform.roles import role_rules
 from tests.support import objects_of_kind, plan, tenant_document, write_tenants
-from tools.plan.harness import ProgramRun, run_stack
+from tools.plan.harness import ProgramRun
 
 # Quota names of the kinds that have their own (pods, services...) instead of count/<resource>.
 _OWN_QUOTA_NAME = {"pods", "services", "secrets", "configmaps", "persistentvolumeclaims"}
 
 
 @pytest.fixture(scope="module")
-def aws_plan() -> ProgramRun:
-    return run_stack("prod-aws")
+def aws_plan(prod_aws_plan: ProgramRun) -> ProgramRun:
+    return prod_aws_plan
 
 
 def tenant_creatable_kinds() -> set[str]:

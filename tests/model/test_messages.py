@@ -90,3 +90,51 @@ def test_a_suggestion_comes_with_every_field_allowed_there(tmp_path: Path) -> No
     listed = problem.split("(allowed here: ", 1)[1].rstrip(")").split(", ")
     assert {"name", "engine", "size", "version", "placement"} <= set(listed), listed
     assert "contact" not in listed, "the fields of the database mapping, not the tenant's"
+
+
+def test_a_wrong_type_says_what_to_write(tmp_path: Path) -> None:
+    (problem,) = problems_of(tmp_path, tenant_document("acme", quota="medium"))
+    assert problem.endswith(
+        "acme.yaml: quota: must be a mapping of custom, tier, written as indented `field: value` lines below it; "
+        "got 'medium'"
+    )
+    (problem,) = problems_of(tmp_path, tenant_document("acme", environments="prod"))
+    assert "acme.yaml: environments: must be a list, such as [a, b] or lines starting with '- '; got 'prod'" in problem
+    assert not [p for p in problems_of(tmp_path, tenant_document("acme", quota="medium")) if "Input should" in p]
+
+
+def test_a_tab_at_the_start_of_a_nested_line_gets_the_hint(tmp_path: Path) -> None:
+    text = "name: beta\ndisplayName: Beta\ncontact: a@b.example.org\ncostCenter: cc\naccess:\n\tadmin: [x]\n"
+    (problem,) = problems_of(tmp_path, raw={"beta.yaml": text})
+    assert "beta.yaml: line 6, column 1: malformed YAML: " in problem
+    assert problem.endswith("YAML indents with spaces, not tabs: replace the tab with spaces")
+
+
+def test_a_wrong_environment_is_one_problem_not_a_cascade(tmp_path: Path) -> None:
+    custom = {"custom": {"limits": {"cpu": "2", "memory": "1Gi"}}}
+    document = tenant_document(
+        "shop",
+        environments=["dev", "prd"],
+        quota=custom,
+        databases=[{"name": "orders", "engine": "postgres", "version": "16", "environments": ["prod"]}],
+    )
+    problems = problems_of(tmp_path, document)
+    assert problems == [
+        f"{tmp_path / 'tenants' / 'shop.yaml'}: environments: prd not hosted by this stack (environments: dev, prod)"
+    ]
+
+
+def test_problems_only_against_the_files_that_have_them(tmp_path: Path) -> None:
+    receiving = tenant_document("lab", acceptsFrom=[{"tenant": "status", "ports": [8080]}])
+    broken = tenant_document("status", connectsTo=["lab"], contact="nobody")
+    problems = problems_of(tmp_path, receiving, broken)
+    assert [p.split(": ")[0] for p in problems] == [str(tmp_path / "tenants" / "status.yaml")]
+    # A peer that does not exist at all is still the receiving file's problem.
+    (problem,) = problems_of(tmp_path / "other", tenant_document("lab", acceptsFrom=[{"tenant": "ghost"}]))
+    assert "lab.yaml: acceptsFrom.0.tenant: 'ghost' is not another tenant of this stack" in problem
+
+
+def test_an_unknown_stack_lists_the_stacks() -> None:
+    with pytest.raises(FileNotFoundError) as caught:
+        plan("prodd")
+    assert "did you mean 'prod'? the stacks are: dev, prod, prod-aws" in str(caught.value)

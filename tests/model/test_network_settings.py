@@ -109,7 +109,7 @@ def test_bad_network_config_is_refused_with_the_key_and_nothing_registered(
     ("egress", "expected"),
     [
         (["payments-api", "anywhere"], "egress.1: 'anywhere' is not an egress entry of this stack"),
-        ("payments-api", "egress: Input should be a valid list"),
+        ("payments-api", "egress: must be a list, such as [a, b] or lines starting with '- '"),
         (["Payments API"], "egress.0:"),
         (["payments-api", "payments-api"], "egress:"),
     ],

@@ -211,8 +211,8 @@ def test_an_operator_reconciled_split_stack_needs_the_operator_identity() -> Non
 
 
 @pytest.fixture(scope="module")
-def aws_plan() -> ProgramRun:
-    return run_stack("prod-aws")
+def aws_plan(prod_aws_plan: ProgramRun) -> ProgramRun:
+    return prod_aws_plan
 
 
 def _quota_update(run: ProgramRun, username: str, groups: list[str]) -> Request:

@@ -41,9 +41,9 @@ def test_kubernetes_provider_pins_the_cluster_identity(run: ProgramRun) -> None:
     assert providers[0].inputs["clusterIdentifier"] == cluster_name
 
 
-def test_cluster_identity_does_not_follow_the_kubeconfig_context() -> None:
+def test_cluster_identity_does_not_follow_the_kubeconfig_context(dev_plan: ProgramRun) -> None:
     # Switching the context changes the provider's context input, never its identity.
-    before = plan("dev").of_type("pulumi:providers:kubernetes")[0].inputs
+    before = dev_plan.of_type("pulumi:providers:kubernetes")[0].inputs
     after = (
         plan("dev", cluster='{"name": "tenancy", "context": "kind-renamed"}')
         .of_type("pulumi:providers:kubernetes")[0]

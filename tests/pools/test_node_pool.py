@@ -34,8 +34,8 @@ _EFFECTS = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule
 
 
 @pytest.fixture(scope="module")
-def aws_plan() -> ProgramRun:
-    return plan("prod-aws")
+def aws_plan(prod_aws_plan: ProgramRun) -> ProgramRun:
+    return prod_aws_plan
 
 
 def stack_pools(stack: str) -> dict[str, dict[str, Any]]:

@@ -16,7 +16,9 @@ def test_plan_writes_manifests_and_resources(tmp_path: Path, capsys: pytest.Capt
     out = tmp_path / "plan"
     assert main(["--stack", "dev", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "acme:" in printed and "kubernetes:core/v1:Namespace" in printed and "per tenant" in printed
+    assert "by type:" in printed and "kubernetes:core/v1:Namespace" in printed and "per tenant" in printed
+    # A first plan has no changed tenants to list one by one.
+    assert "acme (changed)" not in printed
     namespace = yaml.safe_load((out / "manifests" / "acme" / "namespace-tenant-acme-dev.yaml").read_text())
     assert namespace["kind"] == "Namespace" and namespace["metadata"]["name"] == "tenant-acme-dev"
     records = json.loads((out / "resources.json").read_text())
@@ -89,3 +91,27 @@ def test_bad_set_value_is_a_config_error(capsys: pytest.CaptureFixture[str]) -> 
 def test_unknown_stack(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--stack", "nope"]) == 2
     assert "no settings file for stack 'nope'" in capsys.readouterr().err
+
+
+def test_the_summary_stays_the_same_length_as_tenants_grow() -> None:
+    from tests.tools.test_plan_linear import _synthetic_run
+    from tools.plan.run import MAX_TENANTS_SHOWN, summary
+
+    small, large = summary(_synthetic_run(50)), summary(_synthetic_run(400))
+    assert len(small.splitlines()) == len(large.splitlines())
+    # Counts per tenant only for the changed ones, and past MAX_TENANTS_SHOWN their names only.
+    text = summary(_synthetic_run(400), changed=["t7", "_cluster"])
+    assert "t7 (changed): 6 resources" in text and "t8 (changed)" not in text and "_cluster (changed)" not in text
+    many = summary(_synthetic_run(400), changed=[f"t{i}" for i in range(100)])
+    assert many.count("(changed)") == MAX_TENANTS_SHOWN and "and 80 more changed tenants: " in many
+
+
+def test_a_second_plan_lists_only_the_changed_tenant(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tenants = write_tenants(tmp_path / "tenants", tenant_document("alpha"), tenant_document("beta"))
+    out = tmp_path / "plan"
+    assert main(["--stack", "dev", "--tenants-dir", str(tenants), "--out", str(out)]) == 0
+    write_tenants(tenants, tenant_document("beta", quota={"tier": "medium"}))
+    capsys.readouterr()
+    assert main(["--stack", "dev", "--tenants-dir", str(tenants), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "beta (changed):" in printed and "alpha (changed)" not in printed

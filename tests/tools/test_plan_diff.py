@@ -237,3 +237,37 @@ def test_a_plan_from_before_these_fields_shows_no_change_for_them() -> None:
     old = _record("urn:a", "acme")
     new = {**old, "provider": PROVIDER, "dependencies": [NAMESPACE]}
     assert field_changes(old, new) == []
+
+
+def test_a_quota_tier_change_has_one_summary_line_per_namespace(tmp_path: Path) -> None:
+    from tests.support import write_tenants
+
+    tenants = write_tenants(tmp_path / "tenants", tenant_document("shop", quota={"tier": "small"}))
+    base = _write_plan(tmp_path / "base", tenants_dir=tenants)
+    write_tenants(tenants, tenant_document("shop", quota={"tier": "medium"}))
+    head = _write_plan(tmp_path / "head", tenants_dir=tenants)
+    markdown = render_markdown(diff_dirs(base, head))
+    summaries = [line for line in markdown.splitlines() if line.startswith("- **quota**")]
+    assert [line.split("`")[1] for line in summaries] == ["tenant-shop-dev", "tenant-shop-prod"]
+    for line in summaries:
+        assert ": tier small → medium; " in line and "requests.cpu " in line
+    # Before the field-by-field detail of the tenant.
+    section = markdown.split("### tenant `shop`")[1].splitlines()
+    assert section[2].startswith("- **quota**")
+
+
+def test_a_limits_change_has_a_summary_line() -> None:
+    def limits(maximum: str) -> dict[str, Any]:
+        return {
+            "urn": "urn:limits",
+            "type": "kubernetes:core/v1:LimitRange",
+            "name": "shop-dev-limits",
+            "tenant": "shop",
+            "inputs": {
+                "metadata": {"name": "tenancy-limits", "namespace": "tenant-shop-dev"},
+                "spec": {"limits": [{"type": "Container", "max": {"cpu": maximum, "memory": "4Gi"}}]},
+            },
+        }
+
+    markdown = render_markdown(PlanDiff(diff_records([limits("2")], [limits("4")]), [], 1, 1))
+    assert "- **limits** `tenant-shop-dev`: max.cpu 2 → 4" in markdown

@@ -12,8 +12,7 @@ from pathlib import Path
 import yaml
 
 from tests.k8s_schema import validate_builtin
-from tests.support import plan
-from tools.plan.harness import MOCK_SECRET_PREFIX, SECRET_PLACEHOLDER, redact
+from tools.plan.harness import MOCK_SECRET_PREFIX, SECRET_PLACEHOLDER, ProgramRun, redact
 from tools.plan.mock_marks import matcher, mock_paths
 from tools.plan.run import write_plan
 
@@ -30,8 +29,8 @@ def test_a_secret_map_keeps_its_keys_and_loses_its_values() -> None:
     assert redact({_SIG: _SECRET, "value": "s3cr3t"}) == SECRET_PLACEHOLDER
 
 
-def test_redacted_secrets_in_a_plan_pass_the_schema(tmp_path: Path) -> None:
-    write_plan(plan("dev"), tmp_path)
+def test_redacted_secrets_in_a_plan_pass_the_schema(tmp_path: Path, dev_plan: ProgramRun) -> None:
+    write_plan(dev_plan, tmp_path)
     secrets = [yaml.safe_load(p.read_text()) for p in (tmp_path / "manifests").rglob("secret-*.yaml")]
     assert secrets
     for secret in secrets:
@@ -42,8 +41,8 @@ def test_redacted_secrets_in_a_plan_pass_the_schema(tmp_path: Path) -> None:
     assert MOCK_SECRET_PREFIX not in json.dumps(secrets)
 
 
-def test_mock_made_addresses_are_marked_in_manifests_and_records(tmp_path: Path) -> None:
-    run = plan("prod")
+def test_mock_made_addresses_are_marked_in_manifests_and_records(tmp_path: Path, prod_plan: ProgramRun) -> None:
+    run = prod_plan
     assert any(value.startswith("10.30.0.") for value in run.mock_made)
     write_plan(run, tmp_path)
     policy_file = tmp_path / "manifests" / "acme" / "networkpolicy-tenant-acme-prod-tenancy-databases.yaml"
@@ -58,8 +57,8 @@ def test_mock_made_addresses_are_marked_in_manifests_and_records(tmp_path: Path)
     assert any("inputs.metadata.annotations.iam.gke.io/gcp-service-account" in paths for paths in marked.values())
 
 
-def test_a_stack_whose_mocks_make_nothing_up_marks_nothing(tmp_path: Path) -> None:
-    run = plan("dev")
+def test_a_stack_whose_mocks_make_nothing_up_marks_nothing(tmp_path: Path, dev_plan: ProgramRun) -> None:
+    run = dev_plan
     assert run.mock_made == frozenset()
     write_plan(run, tmp_path)
     assert not any("mockMade" in r for r in json.loads((tmp_path / "resources.json").read_text()))

@@ -57,11 +57,64 @@ def test_removing_a_tenant_file_with_protected_data_exits_3_naming_tenant_and_re
     # The Markdown (what the pull request comment shows) leads with the same line.
     assert "**The engine will refuse this change** (exit code 3):" in captured.out
     assert f"- {lines[0]}" in captured.out
-    # The plan itself is still written, so the diff can be read.
-    assert (out / "resources.json").is_file()
+    # The refused plan is written beside the previous one, so the diff can be read; the previous plan
+    # stays the baseline.
+    refused = tmp_path / "plan.refused"
+    assert (refused / "resources.json").is_file()
+    assert f"refused: this plan is in {refused}" in captured.out
     # tools.plan.diff over the same two plans says the same and exits the same.
-    assert diff_main([str(tmp_path / "plan.previous"), str(out)]) == EXIT_REFUSED
+    assert diff_main([str(out), str(refused)]) == EXIT_REFUSED
     assert capsys.readouterr().err.splitlines() == lines
+
+
+def test_a_refused_plan_is_not_a_baseline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tenants = _tenants(tmp_path)
+    out = tmp_path / "plan"
+    assert _plan(tenants, out) == 0
+    before = (out / "resources.json").read_text(encoding="utf-8")
+    (tenants / "acme.yaml").unlink()
+    assert _plan(tenants, out) == EXIT_REFUSED
+    # The previous plan is still the one in --out: planning again refuses again, never "No changes."
+    assert (out / "resources.json").read_text(encoding="utf-8") == before
+    capsys.readouterr()
+    assert _plan(tenants, out) == EXIT_REFUSED
+    captured = capsys.readouterr()
+    assert captured.err.startswith("refused: tenant acme would delete") and "No changes." not in captured.out
+    # Once the input changes to something the engine accepts, the plan is a baseline again.
+    shutil.copy(EXAMPLE_TENANTS / "acme.yaml", tenants / "acme.yaml")
+    assert _plan(tenants, out) == 0
+    assert "No changes." in capsys.readouterr().out
+
+
+def test_a_tenant_never_deployed_leaves_without_a_refusal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tenants = _tenants(tmp_path)
+    out = tmp_path / "plan"
+    assert _plan(tenants, out) == 0
+    deployed = json.loads((out / "outputs.json").read_text(encoding="utf-8"))
+    # A new tenant with data is planned (and becomes the baseline), then its file is removed before any `up`.
+    (tenants / "newco.yaml").write_text(
+        yaml.safe_dump(
+            {**yaml.safe_load((EXAMPLE_TENANTS / "acme.yaml").read_text(encoding="utf-8")), "name": "newco"}
+        ),
+        encoding="utf-8",
+    )
+    _edit(tenants / "newco.yaml", domains=[])
+    assert _plan(tenants, out) == 0
+    (tenants / "newco.yaml").unlink()
+    outputs_file = tmp_path / "outputs.json"
+    outputs_file.write_text(json.dumps(deployed), encoding="utf-8")
+    capsys.readouterr()
+    # Without them, the previous plan stands for the deployment, and the removal is refused.
+    assert _plan(tenants, out) == EXIT_REFUSED
+    assert capsys.readouterr().err.startswith("refused: tenant newco would delete")
+    # tools.plan.diff with the stack's last outputs (saved from `pulumi stack output --json`): not refused.
+    assert diff_main([str(out), str(tmp_path / "plan.refused"), "--stack-outputs", str(outputs_file)]) == 0
+    capsys.readouterr()
+    # They do not list it: it was never deployed, so there is nothing to delete.
+    assert _plan(tenants, out, "--stack-outputs", str(outputs_file)) == 0
+    captured = capsys.readouterr()
+    assert "refused" not in captured.err
+    assert "never deployed (not in the stack's last outputs): nothing to delete" in captured.out
 
 
 def test_removing_a_decommissioned_tenants_file_is_allowed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

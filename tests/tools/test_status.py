@@ -22,7 +22,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from tests.k8s_schema import is_builtin, validate_builtin, validate_custom
-from tests.support import EXAMPLE_TENANTS, plan
+from tests.support import EXAMPLE_TENANTS
 from tools.operations import status
 from tools.operations.status_model import environment_status, object_status, verdict
 from tools.operations.status_read import CLIENT_MISSING, CUSTOM_KINDS, NO_CLUSTER, ClusterReader, NamespaceObjects
@@ -147,8 +147,8 @@ def test_flux_databases_and_external_secrets_are_parsed() -> None:
 
 
 @pytest.fixture(scope="module")
-def dev_run() -> ProgramRun:
-    return plan("dev")
+def dev_run(dev_plan: ProgramRun) -> ProgramRun:
+    return dev_plan
 
 
 def test_a_healthy_environment_has_no_problems(dev_run: ProgramRun) -> None:

@@ -6,6 +6,7 @@
 
 Each subcommand hands its arguments unchanged to the tool's own `main(argv)`, so a subcommand and
 the tool behave the same (options, output, exit codes) and the tools stay testable on their own.
+`tenancy` itself and every tool parse with argparse, so every help page has one style.
 Imports are lazy, one per subcommand: `tenancy --help` and a quick tool do not load the Pulumi
 program. Exit codes: 0 success, 1 a failure or a finding the tool reports (stale files, violations,
 an unhealthy tenant), 2 invalid input, 3 a plan that would delete or replace protected data; the
@@ -14,40 +15,56 @@ per-tool table is in docs/cli.md (tests/tools/test_cli.py).
 
 from __future__ import annotations
 
+import argparse
+import difflib
 import sys
 from collections.abc import Callable
-from typing import Any
-
-import click
-
-# Options and arguments pass through untouched, `--help` included: the tool's parser answers it.
-_PASS_THROUGH: dict[str, Any] = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []}
+from dataclasses import dataclass
 
 Tool = Callable[[list[str]], int]
 
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-def tenancy() -> None:
-    """Multi-tenant Kubernetes platform: plan, check and operate the tenants of a stack.
-
-    Run `tenancy COMMAND --help` for a command's options. Exit codes: 0 success, 1 a failure or a
-    finding the command reports, 2 invalid input, 3 a plan that would delete or replace protected
-    data (docs/cli.md).
-    """
+DESCRIPTION = "Multi-tenant Kubernetes platform: plan, check and operate the tenants of a stack."
+EPILOG = (
+    "Run `tenancy COMMAND --help` for a command's options. Exit codes: 0 success, 1 a failure or a finding "
+    "the command reports, 2 invalid input, 3 a plan that would delete or replace protected data (docs/cli.md)."
+)
 
 
-def _tool(name: str, summary: str) -> Callable[[Tool], click.Command]:
-    """A subcommand `name` that runs the decorated function with the raw arguments and exits with its code."""
+@dataclass(frozen=True)
+class Command:
+    """One subcommand: its one-line summary and the tool it runs."""
 
-    def register(run: Tool) -> click.Command:
-        @tenancy.command(name=name, help=summary, short_help=summary, context_settings=_PASS_THROUGH)
-        @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-        def command(args: tuple[str, ...]) -> None:
-            sys.exit(run(list(args)))
+    name: str
+    summary: str
+    run: Tool
 
-        return command
+
+COMMANDS: dict[str, Command] = {}
+
+
+def _tool(name: str, summary: str) -> Callable[[Tool], Tool]:
+    """Register the decorated function as subcommand `name`; it gets the raw arguments and returns the exit code."""
+
+    def register(run: Tool) -> Tool:
+        COMMANDS[name] = Command(name, summary, run)
+        return run
 
     return register
+
+
+def parser() -> argparse.ArgumentParser:
+    """`tenancy` itself, in the same (argparse) style as every subcommand's own help."""
+    top = argparse.ArgumentParser(
+        prog="tenancy",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = top.add_subparsers(title="commands", metavar="COMMAND", dest="command")
+    for command in sorted(COMMANDS.values(), key=lambda c: c.name):
+        # Each subcommand's options are its tool's own: `tenancy plan --help` is answered by the tool.
+        commands.add_parser(command.name, help=command.summary, add_help=False)
+    return top
 
 
 @_tool("plan", "Plan a stack offline under mocks; write manifests and diff against a saved plan.")
@@ -240,13 +257,25 @@ def _flux_public(argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The console script: run `tenancy` and return its exit code instead of exiting."""
+    """The console script: run `tenancy` and return its exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    top = parser()
+    if not args or args[0] in ("-h", "--help"):
+        top.print_help()
+        return 0 if args else 2
+    name, rest = args[0], args[1:]
+    command = COMMANDS.get(name)
+    if command is None:
+        close = difflib.get_close_matches(name, COMMANDS, n=1)
+        guess = f" (did you mean {close[0]!r}?)" if close else ""
+        top.print_usage(sys.stderr)
+        print(f"tenancy: error: unknown command {name!r}{guess}; `tenancy --help` lists them", file=sys.stderr)
+        return 2
     try:
-        tenancy.main(args=argv, prog_name="tenancy", standalone_mode=True)
-    except SystemExit as done:
+        return command.run(rest)
+    except SystemExit as done:  # argparse exits on --help (0) and on a usage error (2)
         code = done.code
         return code if isinstance(code, int) else (0 if code is None else 1)
-    return 0
 
 
 if __name__ == "__main__":

@@ -530,16 +530,21 @@ def main(argv: list[str] | None = None) -> int:
     """`--write` regenerates the regions; `--check` exits 1 naming every stale one."""
     parser = argparse.ArgumentParser(prog="tenancy docs", description=__doc__.split("\n\n")[0])
     group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--write", action="store_true")
-    group.add_argument("--check", action="store_true")
+    group.add_argument("--write", action="store_true", help="regenerate the generated regions of docs/")
+    group.add_argument("--check", action="store_true", help="exit 1 naming every stale region")
     args = parser.parse_args(argv)
     if args.write:
-        for path in write():
+        written = write()
+        for path in written:
             print(f"wrote {path}")
+        if not written:
+            print("docs/ is current: nothing to write")
         return 0
     stale = stale_regions()
     for entry in stale:
         print(f"{entry} is stale: run `make docs`", file=sys.stderr)
+    if not stale:
+        print("docs/ is current: every generated region matches the code")
     return 1 if stale else 0
 
 

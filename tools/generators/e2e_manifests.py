@@ -1,4 +1,6 @@
-"""Export the admission cases (tools/generators/admission_cases.py) as manifests the e2e scripts send.
+"""Export the admission cases (what must be admitted and denied) as manifests the e2e scripts send.
+
+The cases are tools/generators/admission_cases.py's.
 
     tenancy e2e-manifests --write   # regenerate scripts/e2e/cases/
     tenancy e2e-manifests --check   # exit 1 when the committed files are stale

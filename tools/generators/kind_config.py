@@ -105,11 +105,11 @@ def subnet(settings: StackSettings) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tenancy kind-config")
+    parser = argparse.ArgumentParser(prog="tenancy kind-config", description=__doc__.split("\n\n")[0])
     group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--write", action="store_true")
-    group.add_argument("--check", action="store_true")
-    group.add_argument("--subnet", action="store_true")
+    group.add_argument("--write", action="store_true", help="regenerate kind/cluster.yaml")
+    group.add_argument("--check", action="store_true", help="exit 1, saying what to run, when it is stale")
+    group.add_argument("--subnet", action="store_true", help="print the kind Docker network's subnet")
     args = parser.parse_args(argv)
     try:
         settings = dev_settings()
@@ -131,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+    print(f"{KIND_CONFIG.relative_to(PROJECT_ROOT)} is current")
     return 0
 
 

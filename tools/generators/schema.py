@@ -33,10 +33,10 @@ def rendered() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tenancy schema")
+    parser = argparse.ArgumentParser(prog="tenancy schema", description=__doc__.split("\n\n")[0])
     group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--write", action="store_true")
-    group.add_argument("--check", action="store_true")
+    group.add_argument("--write", action="store_true", help="regenerate schemas/tenant.schema.json")
+    group.add_argument("--check", action="store_true", help="exit 1 if the committed schema is stale")
     args = parser.parse_args(argv)
     if args.write:
         SCHEMA_PATH.parent.mkdir(exist_ok=True)
@@ -46,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     if not SCHEMA_PATH.exists() or SCHEMA_PATH.read_text(encoding="utf-8") != rendered():
         print(f"{SCHEMA_PATH.relative_to(PROJECT_ROOT)} is stale: run `make schema`", file=sys.stderr)
         return 1
+    print(f"{SCHEMA_PATH.relative_to(PROJECT_ROOT)} is current")
     return 0
 
 

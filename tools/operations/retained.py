@@ -91,8 +91,16 @@ def _items(tenant: str, retained: dict[str, Any]) -> list[tuple[str, RetainedIte
         items.append((f"{tenant}-{env}-key", RetainedItem(tenant, "key", str(key), env)))
     for namespace in retained.get("namespaces") or []:
         env = namespace.removeprefix(f"tenant-{tenant}-")
-        items.append((f"{tenant}-{env}-namespace", RetainedItem(tenant, "namespace", namespace, env)))
+        item = RetainedItem(tenant, "namespace", namespace, env)
+        # The namespace and the guard rails it keeps while it holds data (components/guardrails/namespace.py
+        # `build_kept_namespace`): they go with it.
+        items += [(f"{tenant}-{env}-{part}", item) for part in _KEPT_NAMESPACE_PARTS]
     return items
+
+
+# Resource-name suffixes of a kept namespace and its guard rails (quota, limits, isolation policy).
+# In the ClusterNetworkPolicy mode the isolation is cluster-scoped (`-cluster-isolation`, `-cluster-databases`).
+_KEPT_NAMESPACE_PARTS = ("namespace", "quota", "limits", "isolation", "cluster-")
 
 
 # Retained resources that no summary entry names but that data uses, each its own item, listed

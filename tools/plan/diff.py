@@ -24,7 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from components.model.core.errors import ConfigurationError
+from components.model.core.labels import QUOTA_TIER_KEY
 from tools.plan.cost import cost_line
+from tools.plan.dirs import deployed_tenants, read_stack_outputs
 from tools.plan.lists import FieldChange, diff_values, join
 from tools.plan.refusals import EXIT_REFUSED, refusals
 
@@ -80,6 +83,13 @@ class PlanDiff:
     outputs: list[FieldChange]
     base_count: int
     head_count: int
+    # The tenants the stack's last deployment exported (`--stack-outputs`); None: not known, so the
+    # base plan stands for what is deployed. A tenant outside it was never deployed: removing its
+    # file deletes nothing, so it is never refused.
+    deployed: frozenset[str] | None = None
+
+    def never_deployed(self, scope: str) -> bool:
+        return self.deployed is not None and scope != CLUSTER_SCOPE and scope not in self.deployed
 
     def empty(self) -> bool:
         return not self.outputs and all(changes.empty() for changes in self.scopes.values())
@@ -211,7 +221,9 @@ def _resource_label(record: dict[str, Any]) -> str:
     return f"`{record['name']}` `{record['type']}`{kind_name}"
 
 
-def _removal_note(record: dict[str, Any]) -> str:
+def _removal_note(record: dict[str, Any], never_deployed: bool = False) -> str:
+    if never_deployed:
+        return " — never deployed (not in the stack's last outputs): nothing to delete"
     if record.get("protect"):
         return " — **protected: the engine will refuse to delete it**"
     if record.get("retainOnDelete"):
@@ -219,9 +231,60 @@ def _removal_note(record: dict[str, Any]) -> str:
     return ""
 
 
+_QUOTA = "kubernetes:core/v1:ResourceQuota"
+_LIMITS = "kubernetes:core/v1:LimitRange"
+# Amounts shown in a guard summary line before "and N more", compute and storage first.
+_MAX_AMOUNTS = 6
+_FIRST = ("requests.cpu", "requests.memory", "limits.cpu", "limits.memory", "requests.storage", "pods")
+
+
+def _amounts(record: dict[str, Any] | None) -> dict[str, Any]:
+    """A quota's `hard` amounts, or a LimitRange's per-container amounts as `default.cpu`, `max.memory`."""
+    spec = ((record or {}).get("inputs") or {}).get("spec") or {}
+    if record is not None and record.get("type") == _QUOTA:
+        return dict(spec.get("hard") or {})
+    amounts: dict[str, Any] = {}
+    for limit in spec.get("limits") or []:
+        for section in ("defaultRequest", "default", "max", "min", "maxLimitRequestRatio"):
+            for resource, value in (limit.get(section) or {}).items():
+                amounts[f"{section}.{resource}"] = value
+    return amounts
+
+
+def _tier(record: dict[str, Any] | None) -> Any:
+    metadata = ((record or {}).get("inputs") or {}).get("metadata") or {}
+    return (metadata.get("annotations") or {}).get(QUOTA_TIER_KEY)
+
+
+def guard_summary(record: dict[str, Any], before: dict[str, Any] | None) -> str | None:
+    """One line for a changed quota or LimitRange: its tier change and the amounts that change, so a
+    tier change reads as one line before the field-by-field detail; None for other resources."""
+    if record.get("type") not in (_QUOTA, _LIMITS):
+        return None
+    metadata = (record.get("inputs") or {}).get("metadata") or {}
+    what = "quota" if record["type"] == _QUOTA else "limits"
+    parts = []
+    if record["type"] == _QUOTA and _tier(before) != _tier(record):
+        parts.append(f"tier {_tier(before) or '(none)'} → {_tier(record) or '(none)'}")
+    old, new = _amounts(before), _amounts(record)
+    changed = sorted(
+        (key for key in set(old) | set(new) if old.get(key) != new.get(key)),
+        key=lambda key: (_FIRST.index(key) if key in _FIRST else len(_FIRST), key),
+    )
+    amounts = [f"{key} {old.get(key, '(none)')} → {new.get(key, '(none)')}" for key in changed[:_MAX_AMOUNTS]]
+    if len(changed) > _MAX_AMOUNTS:
+        amounts.append(f"and {len(changed) - _MAX_AMOUNTS} more")
+    if amounts:
+        parts.append(", ".join(amounts))
+    if not parts:
+        return None
+    return f"**{what}** `{metadata.get('namespace', '')}`: {'; '.join(parts)}"
+
+
 def refusal_lines(diff: PlanDiff) -> list[str]:
     """One line per tenant (or cluster-wide) whose protected resources the change deletes or replaces."""
-    return [refusal.line(CLUSTER_SCOPE) for refusal in refusals(diff.scopes)]
+    scopes = {scope: changes for scope, changes in diff.scopes.items() if not diff.never_deployed(scope)}
+    return [refusal.line(CLUSTER_SCOPE) for refusal in refusals(scopes)]
 
 
 def render_markdown(diff: PlanDiff, title: str = "Plan diff") -> str:
@@ -246,12 +309,15 @@ def render_markdown(diff: PlanDiff, title: str = "Plan diff") -> str:
         heading = "cluster-wide" if scope == CLUSTER_SCOPE else f"tenant `{scope}`"
         counts = f"{len(changes.added)} added, {len(changes.removed)} removed, {len(changes.changed)} changed"
         lines += ["", f"### {heading} ({counts})", ""]
+        for record, _ in changes.changed:
+            if line := guard_summary(record, changes.before.get(record["urn"])):
+                lines.append(f"- {line}")
         for record in changes.added:
             lines.append(f"- **added** {_resource_label(record)}")
             if cost := cost_line(record):
                 lines.append(f"  - cost: {cost}")
         for record in changes.removed:
-            lines.append(f"- **removed** {_resource_label(record)}{_removal_note(record)}")
+            lines.append(f"- **removed** {_resource_label(record)}{_removal_note(record, diff.never_deployed(scope))}")
         for record, fields in changes.changed:
             lines.append(f"- **changed** {_resource_label(record)}")
             if cost := cost_line(record, changes.before.get(record["urn"])):
@@ -268,9 +334,16 @@ def render_markdown(diff: PlanDiff, title: str = "Plan diff") -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tenancy diff", description=__doc__.split("\n\n")[0])
-    parser.add_argument("base", type=Path, help="plan directory of the base branch (tools.plan.run --out)")
+    parser.add_argument("base", type=Path, help="plan directory of the base branch (`tenancy plan --out`)")
     parser.add_argument("head", type=Path, help="plan directory of the change")
     parser.add_argument("--title", default="Plan diff", help="Markdown heading")
+    parser.add_argument(
+        "--stack-outputs",
+        type=Path,
+        metavar="FILE",
+        help="the stack's last outputs (`pulumi stack output --json`): tenants they do not list were never "
+        "deployed, and removing them is not refused",
+    )
     parser.epilog = (
         f"exit codes: 0 diffed; 2 a plan is missing; {EXIT_REFUSED} the change would delete or replace "
         "protected resources"
@@ -278,7 +351,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         diff = diff_dirs(args.base, args.head)
+        if args.stack_outputs is not None:
+            diff.deployed = deployed_tenants(read_stack_outputs(args.stack_outputs))
     except FileNotFoundError as error:
+        print(str(error), file=sys.stderr)
+        return 2
+    except ConfigurationError as error:
         print(str(error), file=sys.stderr)
         return 2
     sys.stdout.write(render_markdown(diff, args.title))

@@ -2,12 +2,15 @@
 
 `--out DIR` replaces DIR, so it must be an earlier plan (or empty, or new): a typo such as `--out .`
 or `--out ~` must not delete a checkout. The earlier plan is kept beside it as `DIR.previous`, so
-`make plan` can show what changed since the last plan of that stack. `--diff BASE` must be a plan.
+`make plan` can show what changed since the last plan of that stack. A plan the engine would refuse
+(exit code 3) is no baseline: it goes to `DIR.refused` and the earlier plan stays in DIR. `--diff BASE` must be a plan.
 Problems from `--set` overrides are attributed to `--set`, not to the stack file they override.
 
 Offline there is no deployed stack to ask for its last outputs; the previous plan stands in for it
 (`as_last_deployment`), so checks that compare with the last deployment (a virtual cluster switched
-back to a namespace: components/vcluster/previous.py) work on `make plan` too.
+back to a namespace: components/vcluster/previous.py) work on `make plan` too. Where the real
+outputs are at hand (`--stack-outputs`, saved from `pulumi stack output --json`), they come first,
+and a tenant they do not list was never deployed: removing its file deletes nothing.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from components.model.core.errors import ConfigurationError, Problem
 from components.vcluster.previous import DEFAULT_ORGANIZATION
@@ -39,7 +43,7 @@ def out_problem(out: Path | None) -> str | None:
     if any(out.iterdir()) and not is_plan(out):
         return (
             f"--out {out}: not an earlier plan (no resources.json, or other files in it); "
-            "tools.plan.run replaces its --out directory, so give a new or empty directory"
+            "`tenancy plan` replaces its --out directory, so give a new or empty directory"
         )
     return None
 
@@ -60,6 +64,54 @@ def keep_previous(out: Path) -> Path | None:
         shutil.rmtree(previous)
     out.rename(previous)
     return previous
+
+
+def set_aside_refused(out: Path, previous: Path) -> Path:
+    """A refused plan is not a baseline: move it from `out` to `out.refused` (replacing an older one)
+    and put the previous plan back in `out`, so the next plan is diffed against the previous one
+    again and says refused again until the input changes. Returns where the refused plan is."""
+    refused = out.with_name(out.name + ".refused")
+    if refused.exists():
+        shutil.rmtree(refused)
+    out.rename(refused)
+    previous.rename(out)
+    return refused
+
+
+def read_stack_outputs(path: Path) -> dict[str, Any]:
+    """The stack's last deployed outputs from `pulumi stack output --json` saved to `path`."""
+    try:
+        outputs = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise ConfigurationError(
+            [Problem(f"--stack-outputs {path}", "(file)", f"not the JSON of `pulumi stack output --json`: {error}")]
+        ) from error
+    if not isinstance(outputs, dict):
+        raise ConfigurationError(
+            [Problem(f"--stack-outputs {path}", "(file)", "not the JSON of `pulumi stack output --json` (no object)")]
+        )
+    return outputs
+
+
+def deployed_tenants(outputs: dict[str, Any]) -> frozenset[str]:
+    """The tenants the stack's last deployment exported (`tenants.<name>`)."""
+    tenants = outputs.get("tenants")
+    return frozenset(tenants) if isinstance(tenants, dict) else frozenset()
+
+
+@contextmanager
+def real_stack_outputs(stack: str, outputs: dict[str, Any] | None) -> Iterator[None]:
+    """While planning `stack`, answer the engine's `readStackOutputs` with its real last outputs
+    (they come before the previous plan: `as_last_deployment` leaves them in place)."""
+    name = f"{DEFAULT_ORGANIZATION}/{PROJECT_NAME}/{stack}"
+    if outputs is None or name in PREVIOUS_STACK_OUTPUTS:
+        yield
+        return
+    PREVIOUS_STACK_OUTPUTS[name] = outputs
+    try:
+        yield
+    finally:
+        del PREVIOUS_STACK_OUTPUTS[name]
 
 
 def attribute_overrides(error: ConfigurationError, stack: str, overrides: dict[str, str]) -> ConfigurationError:

@@ -8,6 +8,7 @@ Both the `tools.plan.run` command and the tests use it, so the tests always exer
 
 from __future__ import annotations
 
+import difflib
 import runpy
 import sys
 from collections.abc import Mapping
@@ -373,7 +374,12 @@ def stack_config(
 
     path = root / f"Pulumi.{stack}.yaml"
     if not path.exists():
-        raise FileNotFoundError(f"no settings file for stack {stack!r}: {path}")
+        stacks = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in root.glob("Pulumi.*.yaml"))
+        close = difflib.get_close_matches(stack, stacks, n=1)
+        guess = f"did you mean {close[0]!r}? " if close else ""
+        raise FileNotFoundError(
+            f"no settings file for stack {stack!r}: {path}; {guess}the stacks are: {', '.join(stacks) or 'none'}"
+        )
     document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     config: dict[str, str] = {}
     secret_keys: list[str] = []

@@ -2,7 +2,8 @@
 
     python -m tools.plan --stack dev [--tenants-dir DIR] [--set tenancy:key=value]... [--out DIR [--diff BASE_DIR]]
 
-It prints a per-tenant summary. With --out it writes every Kubernetes object as YAML under
+It prints a summary: resources by type for the stack, and per tenant for the tenants that changed
+since the previous plan. With --out it writes every Kubernetes object as YAML under
 DIR/manifests/ and every registered resource (secrets redacted) to DIR/resources.json. On invalid
 input it prints every problem to stderr, exits with code 2 and writes nothing.
 
@@ -19,6 +20,7 @@ import json
 import shutil
 import sys
 from collections import Counter, defaultdict
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -26,14 +28,18 @@ from typing import Any
 import yaml
 
 from components.model.core.errors import ConfigurationError
-from tools.plan.diff import diff_dirs, render_markdown, report_refusals
+from tools.plan.diff import EXIT_REFUSED, diff_dirs, render_markdown, report_refusals
 from tools.plan.dirs import (
     as_last_deployment,
     attribute_overrides,
+    deployed_tenants,
     diff_problem,
     keep_previous,
     out_problem,
     previous_plan,
+    read_stack_outputs,
+    real_stack_outputs,
+    set_aside_refused,
 )
 from tools.plan.harness import PROJECT_ROOT, ProgramRun, RecordedResource, run_stack
 from tools.plan.mock_marks import manifest_header, matcher, mock_paths
@@ -93,16 +99,34 @@ def group_by_tenant(run: ProgramRun) -> dict[str, list[RecordedResource]]:
     return dict(sorted(groups.items()))
 
 
-def summary(run: ProgramRun) -> str:
-    """Resources by type per tenant, and totals."""
-    lines = [f"stack {run.stack}: {len(run.resources)} resources"]
+# Changed tenants shown with their counts by type; past it, their names only (the diff says the rest).
+MAX_TENANTS_SHOWN = 20
+
+
+def summary(run: ProgramRun, changed: Collection[str] | None = None) -> str:
+    """Resources by type for the whole stack, and by type per tenant only for the `changed` tenants
+    (those the diff against the previous plan lists): a plan of hundreds of tenants stays a screen."""
     groups = group_by_tenant(run)
     tenants = [name for name in groups if name != CLUSTER_SCOPE]
-    for scope, resources in groups.items():
-        lines.append(f"\n{scope}: {len(resources)} resources")
+    per_tenant = sum(len(groups[t]) for t in tenants) / len(tenants) if tenants else 0.0
+    cluster = len(groups.get(CLUSTER_SCOPE, []))
+    lines = [
+        f"stack {run.stack}: {len(run.resources)} resources: {cluster} cluster-wide, {len(tenants)} tenants "
+        f"({per_tenant:.1f} per tenant)",
+        "",
+        "by type:",
+    ]
+    for type_token, count in sorted(Counter(r.type for r in run.resources).items()):
+        lines.append(f"  {count:6d}  {type_token}")
+    shown = sorted(name for name in (changed or ()) if name in groups and name != CLUSTER_SCOPE)
+    for scope in shown[:MAX_TENANTS_SHOWN]:
+        resources = groups[scope]
+        lines.append(f"\n{scope} (changed): {len(resources)} resources")
         for type_token, count in sorted(Counter(r.type for r in resources).items()):
             lines.append(f"  {count:4d}  {type_token}")
-    per_tenant = sum(len(groups[t]) for t in tenants) / len(tenants) if tenants else 0.0
+    if len(shown) > MAX_TENANTS_SHOWN:
+        rest = shown[MAX_TENANTS_SHOWN:]
+        lines.append(f"\nand {len(rest)} more changed tenants: {', '.join(rest)}")
     lines.append(f"\ntotal: {len(run.resources)} resources, {len(tenants)} tenants, {per_tenant:.1f} per tenant")
     return "\n".join(lines)
 
@@ -159,7 +183,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="NS:KEY=VALUE", help="override a config key")
     parser.add_argument("--out", type=Path, help="write manifests/ and resources.json here")
     parser.add_argument("--diff", type=Path, metavar="BASE_DIR", help="with --out: Markdown diff against that plan")
-    parser.epilog = "exit codes: 0 planned; 2 invalid input; 3 the change would delete or replace protected resources"
+    parser.add_argument(
+        "--stack-outputs",
+        type=Path,
+        metavar="FILE",
+        help="the stack's last outputs (`pulumi stack output --json`): read as the last deployment before "
+        "any earlier plan; tenants they do not list were never deployed, and removing them is not refused",
+    )
+    parser.epilog = (
+        "exit codes: 0 planned; 2 invalid input; 3 the change would delete or replace protected resources "
+        "(without --diff, the refused plan goes to OUT.refused and OUT keeps the previous plan)"
+    )
     args = parser.parse_args(argv)
     if args.diff is not None and args.out is None:
         parser.error("--diff compares against the plan written by --out; give --out too")
@@ -172,7 +206,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.tenants_dir is not None:
         overrides["tenancy:tenantsDir"] = str(args.tenants_dir.resolve())
     try:
-        with as_last_deployment(args.stack, previous_plan(args.out, args.diff)):
+        real = read_stack_outputs(args.stack_outputs) if args.stack_outputs is not None else None
+        with real_stack_outputs(args.stack, real), as_last_deployment(args.stack, previous_plan(args.out, args.diff)):
             run = run_stack(args.stack, overrides)
     except ConfigurationError as error:
         print(str(attribute_overrides(error, args.stack, overrides)), file=sys.stderr)
@@ -180,19 +215,33 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError as error:
         print(str(error), file=sys.stderr)
         return 2
-    print(summary(run))
     previous = None
+    count = 0
     if args.out is not None:
         # The earlier plan of this directory is kept as DIR.previous and, without --diff, diffed.
         previous = keep_previous(args.out)
         count = write_plan(run, args.out)
-        print(f"\nwrote {count} files to {args.out}")
     base, title = (args.diff, "Plan diff") if args.diff is not None else (previous, "Changes since the last plan")
-    if base is None or args.out is None:
+    diff = diff_dirs(base, args.out) if base is not None and args.out is not None else None
+    if diff is not None and real is not None:
+        diff.deployed = deployed_tenants(real)
+    changed = [scope for scope, changes in diff.scopes.items() if not changes.empty()] if diff is not None else None
+    print(summary(run, changed))
+    if args.out is not None:
+        print(f"\nwrote {count} files to {args.out}")
+    if diff is None:
         return 0
-    diff = diff_dirs(base, args.out)
     print("\n" + render_markdown(diff, f"{title}: {args.stack}"), end="")
-    return report_refusals(diff)
+    if report_refusals(diff) != EXIT_REFUSED:
+        return 0
+    if args.diff is None and previous is not None and args.out is not None:
+        # A refused plan is no baseline: the next plan is compared with the previous one again.
+        refused = set_aside_refused(args.out, previous)
+        print(
+            f"\nrefused: this plan is in {refused}; {args.out} keeps the previous plan, so the next plan "
+            "is compared with it again"
+        )
+    return EXIT_REFUSED
 
 
 if __name__ == "__main__":

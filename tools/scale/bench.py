@@ -1,4 +1,4 @@
-"""Benchmark: `tools.plan.run` end to end, as users run it, beside three floors measured in the same run.
+"""Benchmark: `tenancy plan` end to end, as users run it, beside three floors measured in the same run.
 
     tenancy bench --sizes 10,100,1000,3000 --markdown --figures tools/scale/scale_figures.json
 

@@ -45,9 +45,7 @@ def catalog_seconds(count: int, stack: str) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="tenancy bench-catalog", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(prog="tenancy bench-catalog", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="100,1000,3000", help="comma-separated tenant counts")
     parser.add_argument("--stack", default="dev", help="stack whose settings the tenants are checked against")
     args = parser.parse_args(argv)

@@ -87,6 +87,20 @@ def _key(identity: TenantIdentity) -> pulumi.Output[str]:
     return identity.key
 
 
+# `disk_autoresize` lets Cloud SQL grow the disk when it fills; the configured `disk_size` would then
+# be smaller than the live one, and the next `up` would try to shrink it, which Cloud SQL refuses
+# (the provider's `diskAutoresize` and `diskSize` docs: "this value will override the resizing from
+# diskAutoresize ... To avoid this, set lifecycle.ignore_changes on this field"). So the disk size is
+# sent on create only: `storageGb` is a Cloud SQL instance's initial size, and growth is Cloud SQL's.
+# A shrink in the file is refused before that (components/model/checks/storage.py).
+AUTORESIZED_DISK = "settings.diskSize"
+
+
+def autoresized(options: dict[str, Any]) -> dict[str, Any]:
+    """Resource options of a Cloud SQL instance with `options` merged: the disk size ignored after create."""
+    return {**options, "ignore_changes": [*options.get("ignore_changes", []), AUTORESIZED_DISK]}
+
+
 def instance_settings(
     engine: str,
     size: str,
@@ -262,6 +276,9 @@ class GcpData:
     def _instance(self, request: DatabaseRequest, identity: TenantIdentity, guard: Guard) -> gcp.sql.DatabaseInstance:
         """A dedicated Cloud SQL instance, encrypted with its environment's key (CMEK)."""
         resource_name = f"{request.prefix}-instance"
+        legacy_options = instance_options(
+            self._data, request.tenant, request.environment, request.name, "encryptionKeyName"
+        )
         return gcp.sql.DatabaseInstance(
             resource_name,
             # None: Pulumi's auto-name; past Cloud SQL's limit, a shortened one (name_rules.py).
@@ -280,10 +297,9 @@ class GcpData:
                 request.labels,
                 pool_size=request.pool_size,
             ),
-            # One still on the tenant's old key keeps it until moved (legacy_keys.py).
-            opts=guard.data(
-                **instance_options(self._data, request.tenant, request.environment, request.name, "encryptionKeyName")
-            ),
+            # One still on the tenant's old key keeps it until moved (legacy_keys.py); the disk size
+            # is Cloud SQL's once autoresize has grown it (AUTORESIZED_DISK).
+            opts=guard.data(**autoresized(legacy_options)),
         )
 
     def store_secret(self, request: SecretRequest, identity: TenantIdentity, guard: Guard) -> str:

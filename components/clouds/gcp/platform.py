@@ -20,7 +20,7 @@ import pulumi_gcp as gcp
 
 from components.clouds.base import Guard, generate_password
 from components.clouds.eso import SHARED_SECRETS_ACCOUNT, shared_secrets_account
-from components.clouds.gcp.data import KEY_USER, SECRET_ACCESSOR, database_version, instance_settings
+from components.clouds.gcp.data import KEY_USER, SECRET_ACCESSOR, autoresized, database_version, instance_settings
 from components.clouds.gcp.name_rules import cloud_sql_instance_name
 from components.clouds.sql_logins import ADMIN_USER, admin_document
 from components.model.settings.clouds import GcpSettings
@@ -134,7 +134,8 @@ def _shared_instance(
         region=settings_gcp.region,
         deletion_protection=True,
         settings=instance_settings(instance.engine, instance.size, instance.storage_gb, data, settings_gcp, labels),
-        opts=guard.data(),
+        # Cloud SQL grows the disk itself (data.py AUTORESIZED_DISK).
+        opts=guard.data(**autoresized({})),
     )
 
 

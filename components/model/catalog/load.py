@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from components.model.catalog.cascades import without_cascades
 from components.model.checks import engine_support
 from components.model.checks.capabilities import CloudRules
 from components.model.checks.data import data_problems, pool_problems, stack_data_problems
@@ -24,11 +25,13 @@ from components.model.checks.domain_claims import Claim, DomainClaims
 from components.model.checks.edge import tenant_edge_problems
 from components.model.checks.edge_contracts import edge_contract_problems
 from components.model.checks.isolation import stack_isolation_problems, switch_back_problems
+from components.model.checks.names import file_name_problems
 from components.model.checks.network import consent_problems, network_problems, network_stack_problems
 from components.model.checks.quota import quota_placement_problems, quota_split_problems
 from components.model.checks.released_names import reonboarding_problems
 from components.model.checks.stack import catalog_problems
 from components.model.checks.stack_references import reference_problems
+from components.model.checks.storage import shrink_problems
 from components.model.core.errors import ConfigurationError, Problem
 from components.model.core.fields import format_location
 from components.model.core.labels import default_domain
@@ -130,12 +133,14 @@ def _is_named_list(value: Any) -> bool:
 
 def _read_yaml(path: Path, label: str) -> tuple[dict[str, Any] | None, list[Problem]]:
     try:
-        document = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)
+        text = path.read_text(encoding="utf-8")
+        document = yaml.load(text, Loader=_UniqueKeyLoader)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(file)"
         reason = getattr(error, "problem", None) or str(error)
-        hint = yaml_hint(reason)
+        lines = text.splitlines()
+        hint = yaml_hint(reason, lines[mark.line] if mark and mark.line < len(lines) else "")
         return None, [Problem(label, where, f"malformed YAML: {reason}" + (f"; {hint}" if hint else ""))]
     except (OSError, UnicodeDecodeError) as error:
         return None, [Problem(label, "(file)", f"cannot read: {error}")]
@@ -245,7 +250,11 @@ def _domain_patterns(spec: TenantSpec, suffix: str) -> list[str]:
     return [own, f"*.{own}", *spec.domains]
 
 
-def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: CloudRules) -> list[Problem]:
+def _cross_check(
+    entries: list[CatalogEntry], settings: StackSettings, cloud: CloudRules, unreadable: frozenset[str] = frozenset()
+) -> list[Problem]:
+    """Each tenant against the stack, then the tenants together. `unreadable`: names of tenant files
+    that have problems of their own and are left out; other files are not blamed for naming them."""
     problems: list[Problem] = []
     suffix = settings.domain_suffix
     claimed = DomainClaims()
@@ -269,7 +278,7 @@ def _cross_check(entries: list[CatalogEntry], settings: StackSettings, cloud: Cl
     problems += stack_data_problems([entry.spec for entry in entries], settings, cloud)
     problems += pool_problems(settings, cloud)
     problems += network_stack_problems(settings, cloud.network)
-    problems += consent_problems([(entry.spec, entry.source) for entry in entries])
+    problems += consent_problems([(entry.spec, entry.source) for entry in entries], unreadable=unreadable)
     problems += catalog_problems([(entry.spec, entry.source) for entry in entries], settings, cloud)
     problems += edge_contract_problems([(entry.spec, entry.source) for entry in entries], settings)
     return problems
@@ -310,7 +319,8 @@ def _previous_run_problems(
     previous_outputs: Any,
 ) -> list[Problem]:
     """What the stack's last deployment forbids: a silent switch back from virtual clusters,
-    re-onboarding a released name, a new database on a version past its end of standard support."""
+    re-onboarding a released name, a new database on a version past its end of standard support, a
+    database disk smaller than the deployed one."""
     pairs = [(e.spec, e.source) for e in entries]
     previous = previous_outputs or {}
     # Only the stack's own tenants: its outputs list no other shard's databases.
@@ -321,6 +331,7 @@ def _previous_run_problems(
         *engine_support.past_support_problems(
             managed, settings, cloud.capabilities.end_of_standard_support, previous, engine_support.today()
         ),
+        *shrink_problems(managed, settings, previous),
     ]
 
 
@@ -350,6 +361,8 @@ def load_catalog(
     problems: list[Problem] = []
     entries: list[CatalogEntry] = []
     files_by_name: dict[str, str] = {}
+    # Tenants whose files have problems of their own and are left out of the cross-checks.
+    invalid: set[str] = set()
     if not tenants_dir.is_dir():
         raise ConfigurationError([Problem(str(tenants_dir), "(directory)", "tenants directory does not exist")])
     paths = sorted([*tenants_dir.glob("*.yaml"), *tenants_dir.glob("*.yml")])
@@ -362,14 +375,10 @@ def load_catalog(
         spec, present, file_problems = _resolve(document, stack, label, known_stacks)
         problems += file_problems
         name = document.get("name")
-        if isinstance(name, str):
-            if name != path.stem:
-                problems.append(Problem(label, "name", f"{name!r} must match the file name {path.stem!r}"))
-            if name in files_by_name:
-                problems.append(Problem(label, "name", f"tenant {name!r} is already defined in {files_by_name[name]}"))
-            else:
-                files_by_name[name] = label
+        problems += file_name_problems(name, path.stem, label, files_by_name)
         if spec is None:
+            if isinstance(name, str):
+                invalid.add(name)
             continue
         problems += [Problem(label, where, message) for where, message in consistency_problems(spec)]
         if other_settings:
@@ -378,8 +387,8 @@ def load_catalog(
         if present:
             entries.append(CatalogEntry(spec=spec, source=label))
     entries.sort(key=lambda entry: entry.spec.name)
-    problems += _cross_check(entries, settings, cloud)
+    problems += _cross_check(entries, settings, cloud, frozenset(invalid))
     problems += _previous_run_problems(entries, settings, cloud, previous_virtual_clusters, previous_outputs)
     if problems:
-        raise ConfigurationError(problems)
+        raise ConfigurationError(without_cascades(problems))
     return Catalog(stack=stack, tenants=entries)

@@ -22,6 +22,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, WithJsonSchema
 
+from components.model.core.errors import Problem
+
 RESERVED_TENANT_NAMES = frozenset({"default", "kube", "platform", "system", "tenancy"})
 # Prefixes of names Kubernetes (`kube-`, `system…`) or the platform (`tenancy…`) keeps for itself.
 RESERVED_TENANT_PREFIXES = ("kube-", "system", "tenancy")
@@ -66,3 +68,17 @@ AccessGroup = Annotated[
     AfterValidator(_access_group),
     WithJsonSchema({"type": "string", "pattern": r"^(?!system:)[^\s,]+$", "minLength": 1}),
 ]
+
+
+def file_name_problems(name: object, stem: str, label: str, files_by_name: dict[str, str]) -> list[Problem]:
+    """The file's `name` against its file name and the files read before it (recorded in `files_by_name`)."""
+    if not isinstance(name, str):
+        return []
+    problems = []
+    if name != stem:
+        problems.append(Problem(label, "name", f"{name!r} must match the file name {stem!r}"))
+    if name in files_by_name:
+        problems.append(Problem(label, "name", f"tenant {name!r} is already defined in {files_by_name[name]}"))
+    else:
+        files_by_name[name] = label
+    return problems

@@ -3,7 +3,7 @@ and in the ClusterNetworkPolicy mode nothing renders beyond the CRD's item limit
 
 from __future__ import annotations
 
-from collections.abc import Sequence, Sized
+from collections.abc import Collection, Sequence, Sized
 
 from components.model.core.errors import Problem
 from components.model.settings.network import CLUSTER_MODE, CloudNetworkFacts
@@ -63,14 +63,17 @@ def network_stack_problems(settings: StackSettings, facts: CloudNetworkFacts) ->
     return [Problem(settings.source, where, message) for where, message in _cluster_limits(settings, facts)]
 
 
-def consent_problems(tenants: Sequence[tuple[TenantSpec, str]]) -> list[Problem]:
+def consent_problems(tenants: Sequence[tuple[TenantSpec, str]], *, unreadable: Collection[str] = ()) -> list[Problem]:
     """Paths between tenants need both files: `acceptsFrom` on the receiving side, `connectsTo` on the
-    sending side. A one-sided or unknown name is refused, naming the file that lacks the other half."""
+    sending side. A one-sided or unknown name is refused, naming the file that lacks the other half.
+    A peer in `unreadable` (its file has problems of its own) is not judged: its file is what to fix."""
     by_name = {spec.name: (spec, label) for spec, label in tenants}
     problems: list[Problem] = []
     for spec, label in tenants:
         for index, peer in enumerate(spec.accepts_from):
             where = f"acceptsFrom.{index}.tenant"
+            if peer.tenant in unreadable:
+                continue
             other = by_name.get(peer.tenant)
             if other is None or peer.tenant == spec.name:
                 problems.append(Problem(label, where, f"{peer.tenant!r} is not another tenant of this stack"))
@@ -78,6 +81,8 @@ def consent_problems(tenants: Sequence[tuple[TenantSpec, str]]) -> list[Problem]
                 message = f"{peer.tenant!r} does not consent: {other[1]} has no {spec.name!r} in connectsTo"
                 problems.append(Problem(label, where, message))
         for index, name in enumerate(spec.connects_to):
+            if name in unreadable:
+                continue
             target = by_name.get(name)
             if target is None or name == spec.name:
                 problems.append(Problem(label, f"connectsTo.{index}", f"{name!r} is not another tenant of this stack"))

@@ -27,6 +27,9 @@ PLATFORM_OWNED_KEY = "tenancy.io/platform-owned"
 DATABASE_CLIENT_KEY = "tenancy.io/database-client"
 # On the Namespaces of a suspended tenant (components/lifecycle.py): admission and people read it.
 SUSPENDED_KEY = "tenancy.io/suspended"
+# On the ResourceQuota: the quota tier it comes from (`custom` for explicit amounts), so a plan diff
+# can say "tier small -> medium" rather than only list the amounts (tools/plan/diff.py).
+QUOTA_TIER_KEY = "tenancy.io/quota-tier"
 # Tenant Namespace annotations the admission policy bundle reads (per-tenant data without a
 # resource per tenant): comma-separated hostname patterns, "true"/"false", comma-separated groups.
 AUTHORIZED_DOMAINS_KEY = "tenancy.io/authorized-domains"

@@ -78,6 +78,32 @@ PATTERN_WORDS: dict[str, str] = {
 }
 
 
+# pydantic's type errors ("Input should be a valid list") in words that say what to write.
+TYPE_WORDS: dict[str, str] = {
+    "list_type": "a list, such as [a, b] or lines starting with '- '",
+    "string_type": "text (put it in quotes if it looks like a number or true/false)",
+    "int_type": "a whole number such as 20",
+    "int_parsing": "a whole number such as 20",
+    "int_from_float": "a whole number such as 20, without a fraction",
+    "float_type": "a number such as 1.5",
+    "float_parsing": "a number such as 1.5",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "date_type": "a date such as 2026-01-15",
+    "date_from_datetime_parsing": "a date such as 2026-01-15",
+}
+
+
+def _shown(error: ErrorDetails) -> str:
+    """The value as written: a mapping or list is named by its kind, not dumped."""
+    value = error.get("input")
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return repr(value)
+
+
 @cache
 def _schema(model: type[BaseModel]) -> dict[str, Any]:
     return model.model_json_schema(by_alias=True)
@@ -137,6 +163,12 @@ def problem_message(error: ErrorDetails, model: type[BaseModel]) -> str:
         if allowed:
             return f"unknown field {unknown!r}; allowed here: {', '.join(allowed)}"
         return f"unknown field {unknown!r}"
+    if error["type"] in ("model_type", "dict_type", "model_attributes_type"):
+        allowed = allowed_fields(model, tuple(error["loc"]))
+        fields = f" of {', '.join(allowed)}" if allowed else ""
+        return f"must be a mapping{fields}, written as indented `field: value` lines below it; got {_shown(error)}"
+    if error["type"] in TYPE_WORDS:
+        return f"must be {TYPE_WORDS[error['type']]}; got {_shown(error)}"
     if error["type"] == "string_pattern_mismatch":
         pattern = str((error.get("ctx") or {}).get("pattern", ""))
         if pattern in PATTERN_WORDS:
@@ -144,8 +176,11 @@ def problem_message(error: ErrorDetails, model: type[BaseModel]) -> str:
     return error["msg"]
 
 
-def yaml_hint(problem: str) -> str:
-    """What to do about a YAML syntax error; tabs are the usual cause in hand-edited files."""
-    if "tab character" in problem or "\\t" in problem or "\t" in problem:
+def yaml_hint(problem: str, line: str = "") -> str:
+    """What to do about a YAML syntax error; tabs are the usual cause in hand-edited files. `line` is
+    the text of the line the error points at: a tab in its indentation is the cause even where the
+    parser only says "found character that cannot start any token"."""
+    indentation = line[: len(line) - len(line.lstrip(" \t"))]
+    if "tab character" in problem or "\\t" in problem or "\t" in problem or "\t" in indentation:
         return "YAML indents with spaces, not tabs: replace the tab with spaces"
     return ""

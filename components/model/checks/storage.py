@@ -1,0 +1,66 @@
+"""Storage sizes judged as the clouds judge them: a dedicated database's disk never shrinks.
+
+Cloud SQL ("Size of a running instance cannot be reduced but can be increased", the provider's
+`diskSize`), RDS (ModifyDBInstance: "you can't reduce the amount of allocated storage") and a
+Kubernetes PersistentVolumeClaim (only expansion is supported) all refuse a smaller disk. Found at
+`up` time that is a failed update, or, where a provider reads a shrink as a replacement, an attempt
+to replace a protected instance; found here it is a message naming the file and
+`databases.<n>.storageGb`.
+
+What the stack deployed is read from its last outputs (`tenants.<name>.data.databases.<environment>.
+<database>.storageGb`, components/data/databases.py): the size the file asked for then. Growth is
+allowed; where the cloud grows the disk on its own (Cloud SQL autoresize, RDS storage autoscaling)
+the program never sends a smaller size back (components/clouds/gcp/data.py `AUTORESIZED_DISK`;
+RDS ignores `allocatedStorage` below the live size when `maxAllocatedStorage` is set). A deployment
+whose outputs predate the field, or a first deployment, has nothing to compare with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from components.model.core.errors import Problem
+from components.model.settings.stack import StackSettings
+from components.model.tenant_file.spec import TenantSpec
+
+
+def deployed_storage(previous: Any, tenant: str, environment: str, database: str) -> int | None:
+    """The `storageGb` the stack's last outputs record for one database, or None."""
+    node: Any = previous
+    for key in ("tenants", tenant, "data", "databases", environment, database, "storageGb"):
+        node = node.get(key) if isinstance(node, dict) else None
+    # The engine hands outputs over as protobuf values: every number arrives as a float.
+    if isinstance(node, bool) or not isinstance(node, int | float):
+        return None
+    return int(node)
+
+
+def shrink_problems(entries: Sequence[tuple[TenantSpec, str]], settings: StackSettings, previous: Any) -> list[Problem]:
+    """A dedicated database whose `storageGb` is smaller than what the stack deployed last."""
+    problems: list[Problem] = []
+    for spec, source in entries:
+        for index, database in enumerate(spec.databases):
+            if (database.placement or settings.data.placement) != "dedicated":
+                continue  # a database on a shared instance has no disk of its own
+            environments = [e for e in database.environments or spec.environments if e in settings.environments]
+            deployed = {
+                environment: size
+                for environment in environments
+                if (size := deployed_storage(previous, spec.name, environment, database.name)) is not None
+                and database.storage_gb < size
+            }
+            if not deployed:
+                continue
+            largest = max(deployed.values())
+            where = ", ".join(f"{size} GB in {environment}" for environment, size in sorted(deployed.items()))
+            problems.append(
+                Problem(
+                    source,
+                    f"databases.{index}.storageGb",
+                    f"{database.storage_gb} is smaller than the deployed disk ({where}): a database's storage "
+                    f"cannot shrink (Cloud SQL, RDS and volume claims refuse it); keep storageGb at {largest} "
+                    "or more",
+                )
+            )
+    return problems
