@@ -15,6 +15,7 @@ delivery. On local: Kubernetes Secrets and operator objects only.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import pulumi
 
@@ -42,6 +43,10 @@ def build_tenant_data(
     data resources are registered released (unprotected, retained on delete) and nothing else.
     `settings`: the stack's, for its protection of data, default placement and network mode."""
     guard = data_guard(parent=parent, lifecycle=spec.lifecycle, protect=settings.protection.protect_data)
+    # Data objects in a namespace count against its quota: they wait for it (EnvironmentResources.ready).
+    quotas = [res.quota for res in environments.values()]
+    if quotas:
+        guard = replace(guard, base=pulumi.ResourceOptions.merge(guard.base, pulumi.ResourceOptions(depends_on=quotas)))
     result = TenantData()
     if not (spec.databases or spec.secrets or spec.shared_secrets):
         return result

@@ -62,7 +62,7 @@ def delivery_target(
             deleted_with=environment.namespace,
             # Pods that run as the workload account are created after it, not retried until it exists.
             depends_on=[
-                environment.namespace,
+                *environment.ready,
                 environment.deployer,
                 *([workload_account] if workload_account is not None else []),
                 *depends_on,

@@ -140,9 +140,7 @@ def build_tenant_edge(
     for environment, resources in environments.items():
         namespace = resources.namespace_name
         labels = kubernetes_labels(spec.name, environment)
-        inside = pulumi.ResourceOptions(
-            parent=parent, deleted_with=resources.namespace, depends_on=[resources.namespace]
-        )
+        inside = pulumi.ResourceOptions(parent=parent, deleted_with=resources.namespace, depends_on=resources.ready)
         prefix = f"{name}-{environment}"
         with_domains = bool(spec.domains) and settings.edge.tls.enabled and environment == domains_environment(spec)
         parents: list[dict[str, str]] = [{**gateway_ref, "sectionName": "https"}]

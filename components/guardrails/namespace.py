@@ -73,6 +73,14 @@ class EnvironmentResources:
     namespace: k8s.core.v1.Namespace
     deployer: k8s.core.v1.ServiceAccount
     read_only: bool
+    # The namespace's quota, created awaited (guardrails/quota.py): what is counted against it
+    # waits for it, or the API server refuses it ("status unknown for quota").
+    quota: k8s.core.v1.ResourceQuota
+
+    @property
+    def ready(self) -> list[pulumi.Resource]:
+        """What an object created in the namespace waits for: the namespace and its quota."""
+        return [self.namespace, self.quota]
 
 
 def namespace_labels(spec: TenantSpec, environment: str, *, kubernetes_version: str) -> dict[str, str]:
@@ -237,7 +245,7 @@ def _register_guards(
     egress: Sequence[str],
     namespace: pulumi.Resource,
     inside: pulumi.ResourceOptions,
-) -> None:
+) -> k8s.core.v1.ResourceQuota:
     """The namespace's quota, limits and isolation policy: what every tenant namespace has, whatever
     the lifecycle state, for as long as it exists."""
     ns_name = namespace_name(spec.name, environment)
@@ -255,9 +263,10 @@ def _register_guards(
     )
     quota_metadata = metadata(QUOTA_NAME)
     quota_metadata["annotations"] = {QUOTA_TIER_KEY: quota_tier(spec, settings.default_quota_tier)}
-    register_quota(prefix, metadata=quota_metadata, spec=spec, hard=hard, opts=inside)
+    quota = register_quota(prefix, metadata=quota_metadata, spec=spec, hard=hard, opts=inside)
     register_limits(prefix, metadata=metadata(LIMITS_NAME), limits=settings.limit_defaults, opts=inside)
     _register_isolation(prefix, ns_name, owned_labels, rules, settings.network, egress, namespace, inside)
+    return quota
 
 
 def build_kept_namespace(
@@ -323,7 +332,7 @@ def build_environment(
         # Suspended: ingress controllers and gateways (platform namespaces) no longer reach the
         # tenant's pods, so its hostnames stop being served; operators still reach its databases.
         rules = replace(rules, platform_namespaces=(), edge=None)
-    _register_guards(prefix, spec, environment, settings, rules, spec.egress, namespace, inside)
+    quota = _register_guards(prefix, spec, environment, settings, rules, spec.egress, namespace, inside)
     deployer = register_access(
         prefix,
         access=spec.access,
@@ -335,4 +344,4 @@ def build_environment(
         owned_labels=owned_labels,
         opts=inside,
     )
-    return EnvironmentResources(environment, ns_name, namespace, deployer, read_only)
+    return EnvironmentResources(environment, ns_name, namespace, deployer, read_only, quota)

@@ -13,6 +13,7 @@ import pulumi_kubernetes as k8s
 
 from components.lifecycle import state_of
 from components.model.checks.quota_budget import environment_share, split_hard, tenant_total
+from components.model.core.await_rules import WAIT_FOR
 from components.model.core.fields import QuotaSpec
 from components.model.settings.stack import LimitDefaults
 from components.model.tenant_file.spec import TenantSpec
@@ -65,9 +66,20 @@ def register_quota(
     hard: Mapping[str, str],
     opts: pulumi.ResourceOptions,
 ) -> k8s.core.v1.ResourceQuota:
-    """The namespace's ResourceQuota (`tenancy-quota`), from environment_hard's amounts."""
+    """The namespace's ResourceQuota (`tenancy-quota`), from environment_hard's amounts.
+
+    Awaited until the quota controller has written `status.hard`: until then the API server's
+    ResourceQuota admission refuses every object the quota counts ("forbidden: status unknown for
+    quota"), so what the tenant's namespace receives waits for it (EnvironmentResources.ready). The
+    real run found the race: acme's Certificate and ListenerSet refused in the first `up`.
+    """
+    existing: dict[str, str] = dict(metadata.get("annotations") or {})  # type: ignore[arg-type]
+    annotations = {**existing, WAIT_FOR: "jsonpath={.status.hard}"}
     return k8s.core.v1.ResourceQuota(
-        f"{prefix}-quota", metadata=metadata, spec={"hard": quota_hard(spec, hard)}, opts=opts
+        f"{prefix}-quota",
+        metadata={**metadata, "annotations": annotations},
+        spec={"hard": quota_hard(spec, hard)},
+        opts=opts,
     )
 
 

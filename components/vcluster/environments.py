@@ -67,7 +67,7 @@ def build_virtual_clusters(
             opts=pulumi.ResourceOptions(
                 parent=parent,
                 deleted_with=resources.namespace,
-                depends_on=[resources.namespace, resources.deployer, *depends_on],
+                depends_on=[*resources.ready, resources.deployer, *depends_on],
             ),
         )
         # Acknowledged environments are registered unprotected, so the switch back can delete them.
