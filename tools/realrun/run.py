@@ -20,6 +20,7 @@ from pulumi import automation as auto
 from components.model.catalog.stack_config import parse_settings
 from components.model.settings.stack import StackSettings
 from tools.realrun import checks, cluster, seed, toolchain
+from tools.realrun.conditions import ConditionStandIn
 from tools.realrun.engine import EngineSetup, open_stack, stack_config
 from tools.realrun.kube import api_client, dynamic
 from tools.realrun.report import Report
@@ -71,8 +72,9 @@ def destroy_without_data(report: Report, folder: Path, binaries: dict[str, Path]
         setup = EngineSetup(folder / "engine-nodata", plane.kubeconfig, engine_bin, secrets.token_hex(16))
         stack = open_stack(setup, STACK, document, engine_bin.parent)
         try:
-            up = stack.up(color="never")
-            destroyed = stack.destroy(color="never")
+            with ConditionStandIn(api):
+                up = stack.up(color="never")
+                destroyed = stack.destroy(color="never")
             left = [
                 r["urn"]
                 for r in (stack.export_stack().deployment or {}).get("resources", [])
@@ -129,7 +131,16 @@ def main(argv: list[str] | None = None) -> int:
         api = seed_cluster(report, plane, settings)
         setup = EngineSetup(folder / "engine", plane.kubeconfig, engine_bin, secrets.token_hex(16))
         stack = open_stack(setup, STACK, document, engine_bin.parent)
-        checks.run_all(checks.Run(report, stack, setup, api, document["config"], tenants, binaries["kubectl"].parent))
+        with ConditionStandIn(api) as stand_in:
+            checks.run_all(
+                checks.Run(report, stack, setup, api, document["config"], tenants, binaries["kubectl"].parent)
+            )
+        report.check(
+            "awaited conditions stood in for",
+            not stand_in.errors,
+            f"{len(stand_in.set)} objects the program awaits got their condition: "
+            f"{sorted(set(stand_in.set.values()))}" + (f"; errors {stand_in.errors}" if stand_in.errors else ""),
+        )
         plane.check_alive()
     destroy_without_data(report, folder, binaries, engine_bin)
     return report.close()
