@@ -68,13 +68,13 @@ def register_quota(
 ) -> k8s.core.v1.ResourceQuota:
     """The namespace's ResourceQuota (`tenancy-quota`), from environment_hard's amounts.
 
-    Awaited until the quota controller has written `status.hard`: until then the API server's
+    Awaited until the quota controller has written `status.used`: until then the API server's
     ResourceQuota admission refuses every object the quota counts ("forbidden: status unknown for
     quota"), so what the tenant's namespace receives waits for it (EnvironmentResources.ready). The
     real run found the race: acme's Certificate and ListenerSet refused in the first `up`.
     """
     existing: dict[str, str] = dict(metadata.get("annotations") or {})  # type: ignore[arg-type]
-    annotations = {**existing, WAIT_FOR: "jsonpath={.status.hard}"}
+    annotations = {**existing, WAIT_FOR: "jsonpath={.status.used}"}
     return k8s.core.v1.ResourceQuota(
         f"{prefix}-quota",
         metadata={**metadata, "annotations": annotations},

@@ -1,7 +1,7 @@
 """What a namespace receives waits for its quota to be known (found by the real run).
 
 ResourceQuota admission refuses every object a quota counts until the quota controller has written
-the quota's `status.hard` ("forbidden: status unknown for quota", k8s.io/apiserver
+the quota's `status.used` ("forbidden: status unknown for quota", k8s.io/apiserver
 pkg/admission/plugin/resourcequota). So the quota is awaited until that field exists, and the
 tenant's data, apps, edge objects and virtual clusters depend on it.
 """
@@ -16,7 +16,7 @@ def test_every_quota_is_awaited_until_its_status_is_written(any_stack_plan: Prog
     assert quotas
     for quota in quotas:
         annotations = quota.inputs["metadata"].get("annotations") or {}
-        assert annotations.get("pulumi.com/waitFor") == "jsonpath={.status.hard}", quota.urn
+        assert annotations.get("pulumi.com/waitFor") == "jsonpath={.status.used}", quota.urn
 
 
 def test_objects_counted_by_the_quota_wait_for_it(dev_plan: ProgramRun) -> None:

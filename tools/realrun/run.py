@@ -45,9 +45,16 @@ def seed_cluster(report: Report, plane: cluster.ControlPlane, settings: StackSet
     """The pools' nodes and the charts' CRDs, as a real dev cluster has them before the first `up`."""
     api = api_client(plane.kubeconfig)
     seed.create_nodes(api, seed.node_manifests(settings))
-    crds = seed.install_crds(api, seed.crd_documents(seed.chart_names(settings), seed.shared_crds()))
+    documents = seed.crd_documents(seed.chart_names(settings), seed.shared_crds())
+    crds = seed.install_crds(api, documents)
     namespaces = seed.create_chart_namespaces(api, settings)
-    report.check("seed", True, f"{len(settings.node_pools) + 1} kwok nodes, {len(crds)} CRDs, namespaces {namespaces}")
+    waited = seed.wait_for_quota_discovery(api, documents)
+    report.check(
+        "seed",
+        True,
+        f"{len(settings.node_pools) + 1} kwok nodes, {len(crds)} CRDs (counted by quotas after {waited:.0f} s), "
+        f"namespaces {namespaces}",
+    )
     return api
 
 

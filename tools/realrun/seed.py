@@ -137,3 +137,40 @@ def create_nodes(api: client.ApiClient, nodes: Iterable[Mapping[str, Any]], time
             return
         time.sleep(0.5)
     raise RuntimeError(f"nodes not Ready after {timeout:.0f} s (kwok): {', '.join(sorted(names - ready))}")
+
+
+def wait_for_quota_discovery(api: client.ApiClient, documents: Iterable[dict[str, Any]], timeout: float = 120) -> float:
+    """Wait until the quota controller counts the seeded kinds; returns the seconds waited.
+
+    The controller manager's quota controller discovers new resource kinds every 30 s; until it
+    has, a quota that counts one of them (`count/<plural>.<group>`, as tenant quotas count
+    certificates and Flux sources) has no usage for it and admission refuses such objects. A real
+    cluster's CRDs predate its tenants; here they were installed a moment ago, so the run waits,
+    with a probe quota, until the controller counts every one of them.
+    """
+    started = time.monotonic()
+    keys = sorted(f"count/{d['spec']['names']['plural']}.{d['spec']['group']}" for d in documents)
+    dyn = dynamic(api)
+    namespaces = dyn.resources.get(api_version="v1", kind="Namespace")
+    quotas = dyn.resources.get(api_version="v1", kind="ResourceQuota")
+    namespaces.create(body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "realrun-quota-probe"}})
+    probe = {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {"name": "probe"},
+        "spec": {"hard": {k: "1000" for k in keys}},
+    }
+    quotas.create(body=probe, namespace="realrun-quota-probe")
+    missing = keys
+    while time.monotonic() - started < timeout:
+        used = (quotas.get(name="probe", namespace="realrun-quota-probe").to_dict().get("status") or {}).get(
+            "used"
+        ) or {}
+        missing = [k for k in keys if k not in used]
+        if not missing:
+            break
+        time.sleep(1)
+    namespaces.delete(name="realrun-quota-probe")
+    if missing:
+        raise RuntimeError(f"the quota controller does not count {', '.join(missing)} after {timeout:.0f} s")
+    return time.monotonic() - started
