@@ -522,6 +522,10 @@ CRD_PREREQUISITES: dict[str, Prerequisite] = {
         Prerequisite("postgresql.cnpg.io", "CloudNativePG, where `tenancy:installs` does not (`managedElsewhere`)"),
         Prerequisite("k8s.mariadb.com", "mariadb-operator, where `tenancy:installs` does not (`managedElsewhere`)"),
         Prerequisite("cert-manager.io", "cert-manager, where the edge does not (`installs.managedElsewhere`)"),
+        Prerequisite(
+            "gateway.k8s.aws",
+            "the AWS Load Balancer Controller's Gateway CRDs (LoadBalancerConfiguration), on EKS, before the 1st `up`",
+        ),
         Prerequisite("vpcresources.k8s.aws", "the EKS VPC resource controller (Security Groups for Pods, EKS runbook)"),
         Prerequisite(
             "networking.gke.io",

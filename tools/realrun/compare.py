@@ -1,4 +1,4 @@
-"""Live objects against the offline plan's manifests (docs/real-run.md#live-equals-plan).
+"""Live objects against the offline plan's manifests (docs/real-run.md#what-it-verifies).
 
 Every object the offline plan writes must exist on the server, and every field it sets must read
 back as written: a field the server drops (an unknown key, a field of a newer API version) or

@@ -103,7 +103,12 @@ def destroy_without_data(report: Report, folder: Path, binaries: dict[str, Path]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tenancy realrun", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="tenancy realrun",
+        description="Build (or find) the Pulumi CLI, the Kubernetes provider and a Kubernetes control plane, "
+        "run the dev stack's real `pulumi up` against it on loopback, and print one line per check "
+        "(docs/real-run.md). Exit 0 only when every check passed.",
+    )
     parser.add_argument(
         "--bench", metavar="COUNTS", help="time the real engine at these tenant counts (e.g. 10,100,300)"
     )

@@ -139,38 +139,38 @@ def create_nodes(api: client.ApiClient, nodes: Iterable[Mapping[str, Any]], time
     raise RuntimeError(f"nodes not Ready after {timeout:.0f} s (kwok): {', '.join(sorted(names - ready))}")
 
 
-def wait_for_quota_discovery(api: client.ApiClient, documents: Iterable[dict[str, Any]], timeout: float = 120) -> float:
+def wait_for_quota_discovery(api: client.ApiClient, documents: Iterable[dict[str, Any]], timeout: float = 150) -> float:
     """Wait until the quota controller counts the seeded kinds; returns the seconds waited.
 
-    The controller manager's quota controller discovers new resource kinds every 30 s; until it
-    has, a quota that counts one of them (`count/<plural>.<group>`, as tenant quotas count
-    certificates and Flux sources) has no usage for it and admission refuses such objects. A real
-    cluster's CRDs predate its tenants; here they were installed a moment ago, so the run waits,
-    with a probe quota, until the controller counts every one of them.
+    The controller manager's quota controller discovers new resource kinds every 30 s, and a quota
+    created before it has computes no usage for them (until its periodic resync, 5 minutes later):
+    admission then refuses such objects ("status unknown for quota"), as tenant quotas count
+    certificates and Flux sources. A real cluster's CRDs predate its tenants; here they were
+    installed a moment ago, so the run creates a fresh probe quota every few seconds until one is
+    counted for every namespaced kind, as the tenants' quotas will be.
     """
     started = time.monotonic()
-    keys = sorted(f"count/{d['spec']['names']['plural']}.{d['spec']['group']}" for d in documents)
+    keys = sorted(
+        f"count/{d['spec']['names']['plural']}.{d['spec']['group']}"
+        for d in documents
+        if d["spec"].get("scope") == "Namespaced"
+    )
     dyn = dynamic(api)
     namespaces = dyn.resources.get(api_version="v1", kind="Namespace")
     quotas = dyn.resources.get(api_version="v1", kind="ResourceQuota")
-    namespaces.create(body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "realrun-quota-probe"}})
-    probe = {
-        "apiVersion": "v1",
-        "kind": "ResourceQuota",
-        "metadata": {"name": "probe"},
-        "spec": {"hard": {k: "1000" for k in keys}},
-    }
-    quotas.create(body=probe, namespace="realrun-quota-probe")
+    namespace = "realrun-quota-probe"
+    namespaces.create(body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
     missing = keys
-    while time.monotonic() - started < timeout:
-        used = (quotas.get(name="probe", namespace="realrun-quota-probe").to_dict().get("status") or {}).get(
-            "used"
-        ) or {}
-        missing = [k for k in keys if k not in used]
-        if not missing:
-            break
-        time.sleep(1)
-    namespaces.delete(name="realrun-quota-probe")
+    attempt = 0
+    while missing and time.monotonic() - started < timeout:
+        attempt += 1
+        name = f"probe-{attempt}"
+        probe = {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": name}}
+        quotas.create(body={**probe, "spec": {"hard": {key: "1000" for key in keys}}}, namespace=namespace)
+        time.sleep(3)
+        status = quotas.get(name=name, namespace=namespace).to_dict().get("status") or {}
+        missing = [key for key in keys if key not in (status.get("used") or {})]
+    namespaces.delete(name=namespace)
     if missing:
         raise RuntimeError(f"the quota controller does not count {', '.join(missing)} after {timeout:.0f} s")
     return time.monotonic() - started

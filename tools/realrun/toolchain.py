@@ -235,9 +235,21 @@ def _run(command: list[str], *, cwd: Path, stream: bool = False) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m tools.realrun.toolchain [NAME...]`: build what is missing and say where each is."""
+    """`tenancy realrun-tools [NAME...]`: build what is missing and say where each binary is."""
+    import argparse
+
+    names = [binary.name for binary in binaries()]
+    parser = argparse.ArgumentParser(
+        prog="tenancy realrun-tools",
+        description="Build (or find on PATH at the pinned version) the binaries of the real run from the Go "
+        "modules under realrun/, into .realrun/bin; an unchanged pin is not rebuilt (docs/real-run.md).",
+    )
+    parser.add_argument(
+        "names", nargs="*", choices=[[], *names], metavar="NAME", help=f"only these: {', '.join(names)}"
+    )
+    args = parser.parse_args(argv)
     try:
-        located = build(argv if argv else None)
+        located = build(args.names or None)
     except ToolchainError as error:
         print(f"realrun: {error}", file=sys.stderr)
         return 1

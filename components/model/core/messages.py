@@ -18,6 +18,9 @@ from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
 PATTERN_WORDS: dict[str, str] = {
+    r"^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate/\S+$": (
+        "an ACM certificate ARN such as 'arn:aws:acm:eu-west-1:123456789012:certificate/<id>'"
+    ),
     r"^(?!system:)[^\s,]+$": "a user or group name without spaces or commas, not starting with 'system:'",
     r"^[^\s',]+$": "a user or group name without spaces, quotes or commas",
     r"^[a-z][a-z0-9_]{0,30}$": "a database name: a lowercase letter, then up to 30 lowercase letters, digits or '_'",
