@@ -172,6 +172,8 @@ EXPLAINED_WARNINGS: dict[str, str] = {
     "on purpose (docs/real-run.md#skew)",
     "resource plugin kubernetes is expected to have version >=4.34.2, but has 4.25.0": "the module proxy serves the "
     "provider at v4.25.0 only; the SDK pins 4.34.2 (docs/real-run.md#skew)",
+    "Has no .status.conditions": "the provider's await of a `pulumi.com/waitFor` object reports this until the "
+    "operator (here the stand-in, docs/real-run.md#operators) has written its first condition",
 }
 
 

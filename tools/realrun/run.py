@@ -116,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.bench:
         from tools.realrun.bench import main as bench
 
-        return bench([int(count) for count in args.bench.split(",")])
+        bench([int(count) for count in args.bench.split(",")])
+        return 0
     report = Report()
     try:
         binaries = toolchain.build(log=report.note)
@@ -155,7 +156,9 @@ def main(argv: list[str] | None = None) -> int:
         )
         plane.check_alive()
     destroy_without_data(report, folder, binaries, engine_bin)
-    return report.close()
+    if report.close():
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

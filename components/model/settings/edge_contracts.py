@@ -18,9 +18,9 @@ Gateway implementations
   LoadBalancerConfiguration `listenerConfigurations[].defaultCertificate/certificates`, else ACM
   discovery by listener hostname, which fails the whole Gateway's build when one hostname has no
   certificate (kubernetes-sigs/aws-load-balancer-controller v3.5.0 pkg/gateway/model/
-  model_build_listener.go `buildCertificates`; docs/guide/gateway/l7gateway.md: "ListenerTLSConfig -
-  CertificateRefs: Use LB Config"). Default scheme `internal` (docs/guide/gateway/loadbalancerconfig.md,
-  Scheme), default target type `instance` (docs/guide/gateway/targetgroupconfig.md, "Controller
+  model_build_listener.go `buildCertificates`; (repo)/docs/guide/gateway/l7gateway.md: "ListenerTLSConfig -
+  CertificateRefs: Use LB Config"). Default scheme `internal` ((repo)/docs/guide/gateway/loadbalancerconfig.md,
+  Scheme), default target type `instance` ((repo)/docs/guide/gateway/targetgroupconfig.md, "Controller
   defaults"), which needs NodePort Services; tenant Services are ClusterIP (NodePort is refused to
   tenants), so targets must be `ip`. ListenerSets served (controllers/gateway/listenerset_status_reconciler.go).
 
@@ -36,7 +36,7 @@ external-dns (chart 1.21.1, app v0.21.0, kubernetes-sigs/external-dns tag extern
   on the project, v0.21.0), so its identity needs `dns.managedZones.list` on the project (a zone-level
   grant answers 403); zones are scoped with `--zone-id-filter`, which matches a zone's id or name;
   `--zone-name-filter` is read by Azure only (pkg/apis/externaldns/types.go, v0.21.0).
-- aws: `--zone-id-filter` with hosted zone ids (docs/tutorials/aws.md).
+- aws: `--zone-id-filter` with hosted zone ids ((repo)/docs/tutorials/aws.md).
 - Wildcard names with the TXT registry need `--txt-wildcard-replacement` (types.go, "used instead of
   an asterisk for TXT records corresponding to wildcard DNS records"; Cloud DNS refuses a TXT name
   with `*` in another label than the first).
@@ -99,7 +99,7 @@ GATEWAY_IMPLEMENTATIONS: dict[str, GatewayImplementation] = {
         default_scheme="internal",
         default_target_type="instance",
         source="kubernetes-sigs/aws-load-balancer-controller v3.5.0 pkg/gateway/model/model_build_listener.go, "
-        "docs/guide/gateway/loadbalancerconfig.md, docs/guide/gateway/targetgroupconfig.md",
+        "(repo)/docs/guide/gateway/loadbalancerconfig.md, (repo)/docs/guide/gateway/targetgroupconfig.md",
     ),
 }
 
@@ -133,7 +133,7 @@ EXTERNAL_DNS_PROVIDERS: dict[str, ExternalDnsProvider] = {
         zone_flag="--zone-id-filter",
         list_permission="route53:ListHostedZones",
         list_scope="account",
-        source="kubernetes-sigs/external-dns v0.21.0 docs/tutorials/aws.md",
+        source="kubernetes-sigs/external-dns v0.21.0 (repo)/docs/tutorials/aws.md",
     ),
 }
 # Flags only another provider reads (types.go v0.21.0: "only AzureDNS provider is using this flag").
