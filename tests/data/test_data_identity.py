@@ -19,13 +19,13 @@ ACCOUNT = "111122223333"
 CONTROLLER = f"arn:aws:iam::{ACCOUNT}:role/tenancy-prod-external-secrets"
 ISSUER = "oidc.eks.eu-west-1.amazonaws.com/id/0123456789ABCDEF0123456789ABCDEF"
 PROVIDER_ARN = f"arn:aws:iam::{ACCOUNT}:oidc-provider/{ISSUER}"
+IDENTITY_KEYS = ("identityMode", "secretsControllerRoleArn", "oidcProviderArn", "oidcIssuer")
+# The stack's own AWS settings (DB subnets, VPC, ...) without its identity settings, which each test sets:
+# the rest must stay consistent with the stack's data settings (e.g. sharedInstances.<name>.subnets).
 BASE_AWS: dict[str, Any] = {
-    "region": REGION,
-    "dbSubnetGroup": "tenancy-prod-databases",
-    "dbSecurityGroupIds": ["sg-0a1b2c3d4e5f60718"],
-    "databaseCidrs": ["10.20.96.0/22"],
-    "vpcId": "vpc-0a1b2c3d4e5f60718",
-    "podSecurityGroupIds": ["sg-0c1d2e3f405162738"],
+    key: value
+    for key, value in json.loads(stack_config("prod-aws")[0]["tenancy:aws"]).items()
+    if key not in IDENTITY_KEYS
 }
 POD_IDENTITY = {**BASE_AWS, "identityMode": "podIdentity", "secretsControllerRoleArn": CONTROLLER}
 IRSA = {**BASE_AWS, "identityMode": "irsa", "oidcProviderArn": PROVIDER_ARN, "oidcIssuer": ISSUER}

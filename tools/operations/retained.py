@@ -14,6 +14,7 @@ given (`pulumi stack output --json`), else the plan's mock names stand in and ar
 from __future__ import annotations
 
 import datetime
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,5 +154,16 @@ def decommissioned_tenants(run: ProgramRun, outputs: dict[str, Any] | None = Non
                     if other.kind == "database" and other.environment == item.environment and other.of_type(_RDS)
                 )
         on = datetime.date.fromisoformat(str(summary["decommissionedOn"]))
-        result.append(DecommissionedTenant(name, on, [item for _, item in items]))
+        result.append(DecommissionedTenant(name, on, _distinct(item for _, item in items)))
+    return result
+
+
+def _distinct(items: Iterable[RetainedItem]) -> list[RetainedItem]:
+    """Each item once, in order: a kept namespace is listed under several name prefixes (its parts)."""
+    seen: set[int] = set()
+    result: list[RetainedItem] = []
+    for item in items:
+        if id(item) not in seen:
+            seen.add(id(item))
+            result.append(item)
     return result
