@@ -258,7 +258,8 @@ def access_and_admission(run: Run) -> None:
         )
 
 
-# How the state marks a secret value (Pulumi's property value signature for secrets).
+# How the state marks a secret value: Pulumi's signature key, and its value for secrets.
+_SIGNATURE_KEY = "4dabf18193072939515e22adb298388d"
 _SECRET_SIGNATURE = "1b47061264138c4ac30d75fd1eb44270"
 
 
@@ -270,9 +271,9 @@ def _secret_keys(state: Mapping[str, Any]) -> dict[tuple[str, str], list[str]]:
         if resource.get("type") != "kubernetes:core/v1:Secret":
             continue
         data = inputs.get("data") or {}
-        keys = [k for k, v in data.items() if isinstance(v, dict) and v.get(_SECRET_SIGNATURE)]
+        keys = [k for k, v in data.items() if isinstance(v, dict) and v.get(_SIGNATURE_KEY) == _SECRET_SIGNATURE]
         # A whole-map secret: every key of the live object is secret.
-        if isinstance(data, dict) and data.get(_SECRET_SIGNATURE):
+        if isinstance(data, dict) and data.get(_SIGNATURE_KEY) == _SECRET_SIGNATURE:
             keys = ["*"]
         if keys:
             meta = inputs.get("metadata") or {}
