@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -258,25 +259,16 @@ def access_and_admission(run: Run) -> None:
         )
 
 
-# How the state marks a secret value: Pulumi's signature key, and its value for secrets.
-_SIGNATURE_KEY = "4dabf18193072939515e22adb298388d"
-_SECRET_SIGNATURE = "1b47061264138c4ac30d75fd1eb44270"
-
-
 def _secret_keys(state: Mapping[str, Any]) -> dict[tuple[str, str], list[str]]:
-    """Per Secret (namespace, name), the data keys whose inputs the state holds as secrets."""
+    """Per Secret (namespace, name), the data keys that hold a generated value: the keys written
+    once (`ignore_changes` on `data["<key>"]`, components/clouds/local/passwords.py)."""
     found: dict[tuple[str, str], list[str]] = {}
     for resource in state.get("resources", []):
-        inputs = resource.get("inputs") or {}
         if resource.get("type") != "kubernetes:core/v1:Secret":
             continue
-        data = inputs.get("data") or {}
-        keys = [k for k, v in data.items() if isinstance(v, dict) and v.get(_SIGNATURE_KEY) == _SECRET_SIGNATURE]
-        # A whole-map secret: every key of the live object is secret.
-        if isinstance(data, dict) and data.get(_SIGNATURE_KEY) == _SECRET_SIGNATURE:
-            keys = ["*"]
+        keys = [m[1] for path in resource.get("ignoreChanges") or [] if (m := re.match(r'^data\["(.+)"\]$', path))]
         if keys:
-            meta = inputs.get("metadata") or {}
+            meta = (resource.get("inputs") or {}).get("metadata") or {}
             found[(meta.get("namespace", ""), meta.get("name", ""))] = keys
     return found
 
@@ -294,7 +286,7 @@ def no_plain_secrets(run: Run) -> None:
     for (namespace, name), secret_keys in keys.items():
         live = secrets_api.get(name=name, namespace=namespace).to_dict().get("data") or {}
         for key, encoded in live.items():
-            if "*" in secret_keys or key in secret_keys:
+            if key in secret_keys:
                 values[f"{namespace}/{name}:{key}"] = base64.b64decode(encoded).decode(errors="replace")
     leaked = sorted(where for where, value in values.items() if value and value in text)
     run.report.check(
