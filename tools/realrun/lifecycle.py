@@ -51,16 +51,31 @@ def _live_secrets(run: Run, tenant: str) -> list[str]:
     return sorted(f"{i['metadata']['namespace']}/{i['metadata']['name']}" for i in items)
 
 
-def _live_data(run: Run) -> list[str]:
-    """acme's database objects and credentials Secrets, as live on the cluster."""
+def _data_secret_names(run: Run) -> set[str]:
+    """The Secrets that are acme's data: its databases' credentials and its own secrets (its copies
+    of the platform's shared secrets are delivery, and go with the namespace's other deliveries)."""
+    import yaml
+
+    from components.model.tenant_file.data import credentials_secret_name
+
+    document = (
+        yaml.safe_load((run.tenants / f"{TENANT}.yaml").read_text())
+        if (run.tenants / f"{TENANT}.yaml").exists()
+        else {}
+    )
+    names = {credentials_secret_name(d["name"]) for d in document.get("databases", [])}
+    return names | {secret["name"] for secret in document.get("secrets", [])}
+
+
+def _live_data(run: Run, names: set[str]) -> list[str]:
+    """acme's database objects and data Secrets (`names`), as live on the cluster."""
     found = []
-    for api_version, kind in (
-        ("postgresql.cnpg.io/v1", "Cluster"),
-        ("k8s.mariadb.com/v1alpha1", "MariaDB"),
-        ("v1", "Secret"),
-    ):
+    kinds = (("postgresql.cnpg.io/v1", "Cluster"), ("k8s.mariadb.com/v1alpha1", "MariaDB"), ("v1", "Secret"))
+    for api_version, kind in kinds:
         resource = dynamic(run.api).resources.get(api_version=api_version, kind=kind)
         for item in resource.get(label_selector=f"tenancy.io/tenant={TENANT}").to_dict()["items"]:
+            if kind == "Secret" and item["metadata"]["name"] not in names:
+                continue
             found.append(f"{kind} {item['metadata']['namespace']}/{item['metadata']['name']}")
     return sorted(found)
 
@@ -72,7 +87,8 @@ def _error(error: str) -> str:
 def run_lifecycle(run: Run) -> None:
     report = run.report
     original = (run.tenants / f"{TENANT}.yaml").read_text()
-    data_before = _live_data(run)
+    data_names = _data_secret_names(run)
+    data_before = _live_data(run, data_names)
 
     # Suspended: namespaces labelled, traffic and new workloads stopped, data kept.
     run.edit_tenant(TENANT, lambda t: t.update({"lifecycle": "suspended"}))
@@ -84,7 +100,7 @@ def run_lifecycle(run: Run) -> None:
     ]
     report.check(
         "suspension labels the namespaces and keeps the data",
-        result is not None and bool(labelled) and _live_data(run) == data_before,
+        result is not None and bool(labelled) and _live_data(run, data_names) == data_before,
         f"suspended namespaces {sorted(labelled)}; data objects {len(data_before)}"
         + (f"; {error[-800:]}" if error else ""),
     )
@@ -102,8 +118,11 @@ def run_lifecycle(run: Run) -> None:
     kept = set(_namespaces(run))
     report.check(
         "decommissioning releases the data and keeps it live",
-        result is not None and _live_data(run) == data_before and tenant_output.get("lifecycle") == "decommissioned",
-        f"namespaces {len(before)} -> {len(kept)} kept {sorted(kept)}; data objects live {len(_live_data(run))}"
+        result is not None
+        and _live_data(run, data_names) == data_before
+        and tenant_output.get("lifecycle") == "decommissioned",
+        f"namespaces {len(before)} -> {len(kept)} kept {sorted(kept)}; "
+        f"data objects live {len(_live_data(run, data_names))}"
         f"/{len(data_before)}; retained {json.dumps(tenant_output.get('retained', {}))[:300]}"
         + (f"; {error[-800:]}" if error else ""),
     )
@@ -114,9 +133,9 @@ def run_lifecycle(run: Run) -> None:
     in_state = [u for u in _state_urns(run) if f"::{TENANT}" in u or f"${TENANT}" in u]
     report.check(
         "removing the decommissioned file leaves the data live and out of the state",
-        result is not None and not in_state and _live_data(run) == data_before,
+        result is not None and not in_state and _live_data(run, data_names) == data_before,
         f"{len(in_state)} {TENANT} resources left in the state; "
-        f"data objects live {len(_live_data(run))}/{len(data_before)}" + _error(error),
+        f"data objects live {len(_live_data(run, data_names))}/{len(data_before)}" + _error(error),
     )
     (run.tenants / f"{TENANT}.yaml").write_text(original)
 
