@@ -137,7 +137,7 @@ def run_lifecycle(run: Run) -> None:
         f"{len(in_state)} {TENANT} resources left in the state; "
         f"data objects live {len(_live_data(run, data_names))}/{len(data_before)}" + _error(error),
     )
-    (run.tenants / f"{TENANT}.yaml").write_text(original)
+    # acme's file stays away: its name is released (re-using it is refused while its data may live).
 
     # Removing the file of an active tenant with protected data (genomics-lab's external secret):
     # the engine refuses to delete the protected resources and the update fails there.
