@@ -156,11 +156,6 @@ def run_lifecycle(run: Run) -> None:
     )
     (run.tenants / f"{other}.yaml").write_text(original)
     result, _, error = run.up("restore")
-    report.known(
-        "restoring the file converges again",
-        result is not None,
-        "the refused update already dropped from the state the objects whose deletedWith is the protected "
-        "namespace, while they stay live; re-creating them conflicts with their earlier field manager "
-        "(docs/real-run.md#what-the-real-run-found)",
-        _error(error)[:400],
-    )
+    # acme, removed the same way in an earlier run, did not converge here: see
+    # docs/real-run.md#what-the-real-run-found (an open defect, seen with its ListenerSet).
+    report.check("restoring the file converges again", result is not None, _error(error)[:400])

@@ -13,7 +13,6 @@ class Report:
 
     passed: int = 0
     failed: list[str] = field(default_factory=list)
-    known_defects: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
 
     def check(self, name: str, ok: bool, detail: str = "") -> bool:
@@ -25,23 +24,11 @@ class Report:
             self.failed.append(name)
         return ok
 
-    def known(self, name: str, ok: bool, defect: str, detail: str = "") -> None:
-        """A check that fails for a defect found and not fixed yet: printed as KNOWN while it fails,
-        and a failure once it passes (the defect's note then goes, like a strict xfail)."""
-        if ok:
-            self.check(name, False, f"passes now: remove the known defect ({defect})")
-            return
-        elapsed = time.monotonic() - self.started
-        print(f"[{elapsed:6.0f}s] KNOWN {name}: {defect}{': ' + detail if detail else ''}", flush=True)
-        self.known_defects.append(name)
-
     def note(self, text: str) -> None:
         print(f"[{time.monotonic() - self.started:6.0f}s]      {text}", flush=True)
 
     def close(self) -> int:
         """The closing line (`N passed, N failed`) and the exit code: 0 only when nothing failed."""
-        if self.known_defects:
-            print(f"realrun: known defects, not fixed yet: {', '.join(self.known_defects)}", flush=True)
         print(f"realrun: {self.passed} passed, {len(self.failed)} failed", flush=True)
         if self.failed:
             print("failed: " + ", ".join(self.failed), file=sys.stderr)
