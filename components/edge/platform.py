@@ -31,6 +31,7 @@ import pulumi_kubernetes as k8s
 from components.clouds.edge import edge_identity
 from components.edge import listeners
 from components.edge.identity import EdgeIdentity
+from components.edge.issuers import CERT_MANAGER_API, cluster_issuer, issuer_name
 from components.model.core.await_rules import SKIP_AWAIT, wait_for
 from components.model.core.labels import TENANT_KEY, platform_labels
 from components.model.settings import edge_contracts as contracts
@@ -41,15 +42,7 @@ from components.model.tenant_file.spec import TenantSpec
 from components.platform.installs import helm_release
 
 GATEWAY_API = "gateway.networking.k8s.io/v1"
-CERT_MANAGER_API = "cert-manager.io/v1"
 WILDCARD_SECRET = "platform-wildcard-tls"
-CA_SECRET = "tenancy-local-ca"
-SELF_SIGNED_ISSUER = "tenancy-self-signed"
-
-
-def issuer_name(stack: str) -> str:
-    """The stack's ClusterIssuer: one per stack, so stacks sharing a cluster keep their own accounts."""
-    return f"tenancy-{stack}"
 
 
 def tenant_namespaces() -> dict[str, Any]:
@@ -73,6 +66,33 @@ def domain_filters(suffix: str, tenants: Sequence[TenantSpec]) -> list[str]:
     for spec in tenants:
         domains.update(domain.removeprefix("*.") for domain in spec.domains)
     return sorted(domains)
+
+
+def _gateway_spec(
+    settings: StackSettings, class_name: str, hostname: str, tenant_listeners: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The Gateway's listeners: HTTPS for the stack's wildcard, from tenant namespaces only, then
+    the tenants' own domains where they are listeners of the Gateway."""
+    tenants_only = {"from": "Selector", "selector": tenant_namespaces()}
+    spec: dict[str, Any] = {
+        "gatewayClassName": class_name,
+        "listeners": [
+            {
+                "name": "https",
+                "hostname": hostname,
+                "port": 443,
+                "protocol": "HTTPS",
+                "tls": listeners.listener_tls(settings, WILDCARD_SECRET),
+                "allowedRoutes": {"namespaces": tenants_only, "kinds": [{"kind": "HTTPRoute"}]},
+            },
+            *tenant_listeners,
+        ],
+    }
+    if listeners.tenant_domains_as_listener_sets(settings):
+        # Tenant-owned domains attach as ListenerSets, from tenant namespaces only (the field
+        # exists from Gateway API v1.5.0; edge_contracts.py).
+        spec["allowedListeners"] = {"namespaces": tenants_only}
+    return spec
 
 
 @dataclass
@@ -104,7 +124,11 @@ class PlatformEdge(pulumi.ComponentResource):
             self._release(name, "cert-manager", edge.tls.chart, identity)
         if edge.external_dns.enabled and facts.cloud_dns:
             self._release(name, "external-dns", edge.external_dns.chart, identity, self._dns_values(args, identity))
-        issuer = self._issuer(name, settings, args.stack, identity) if edge.tls.enabled else None
+        issuer = (
+            cluster_issuer(name, settings, args.stack, identity, self._after("cert-manager"))
+            if edge.tls.enabled
+            else None
+        )
         self.gateway: k8s.apiextensions.CustomResource | None = None
         if edge.gateway.enabled and issuer is not None:
             self.gateway = self._gateway(name, settings, args.stack, issuer, args.tenants)
@@ -159,74 +183,6 @@ class PlatformEdge(pulumi.ComponentResource):
         """Child options that wait for the releases serving the CRDs and webhooks used."""
         return pulumi.ResourceOptions(parent=self, depends_on=[self.releases[r] for r in roles if r in self.releases])
 
-    def _issuer(
-        self, name: str, settings: StackSettings, stack: str, identity: EdgeIdentity
-    ) -> k8s.apiextensions.CustomResource:
-        edge = settings.edge
-        labels = platform_labels()
-        opts = self._after("cert-manager")
-        if identity.dns01 is None or edge.tls.acme is None:
-            # kind: a CA of the cluster's own (browsers warn; tests trust it explicitly).
-            self_signed = k8s.apiextensions.CustomResource(
-                f"{name}-self-signed-issuer",
-                api_version=CERT_MANAGER_API,
-                kind="ClusterIssuer",
-                metadata={
-                    "name": SELF_SIGNED_ISSUER,
-                    "labels": labels,
-                    "annotations": wait_for(CERT_MANAGER_API, "ClusterIssuer"),
-                },
-                spec={"selfSigned": {}},
-                opts=opts,
-            )
-            ca = k8s.apiextensions.CustomResource(
-                f"{name}-local-ca",
-                api_version=CERT_MANAGER_API,
-                kind="Certificate",
-                # A ClusterIssuer reads its CA Secret from cert-manager's own namespace.
-                metadata={
-                    "name": CA_SECRET,
-                    "namespace": edge.tls.chart.namespace,
-                    "labels": labels,
-                    "annotations": wait_for(CERT_MANAGER_API, "Certificate"),
-                },
-                spec={
-                    "isCA": True,
-                    "commonName": f"tenancy {stack} local CA",
-                    "secretName": CA_SECRET,
-                    "privateKey": {"algorithm": "ECDSA", "size": 256},
-                    "issuerRef": {"name": SELF_SIGNED_ISSUER, "kind": "ClusterIssuer", "group": "cert-manager.io"},
-                },
-                opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[self_signed])),
-            )
-            spec: dict[str, Any] = {"ca": {"secretName": CA_SECRET}}
-            depends: list[pulumi.Resource] = [ca]
-        else:
-            # Tenant domains prove themselves by a CNAME of `_acme-challenge.<domain>` into the stack's
-            # zone (docs/edge.md); `cnameStrategy: Follow` makes cert-manager answer at the CNAME's target.
-            solver = {"dns01": {**identity.dns01, "cnameStrategy": "Follow"}}
-            spec = {
-                "acme": {
-                    "server": edge.tls.acme.server,
-                    "email": edge.tls.acme.email,
-                    "privateKeySecretRef": {"name": f"{issuer_name(stack)}-acme-account"},
-                    "solvers": [solver],
-                }
-            }
-            depends = []
-        return k8s.apiextensions.CustomResource(
-            f"{name}-issuer",
-            api_version=CERT_MANAGER_API,
-            kind="ClusterIssuer",
-            metadata={
-                "name": issuer_name(stack),
-                "labels": labels,
-                "annotations": wait_for(CERT_MANAGER_API, "ClusterIssuer"),
-            },
-            spec=spec,
-            opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=depends)),
-        )
-
     def _gateway_class(self, name: str, class_name: str, controller_name: str | None) -> list[pulumi.Resource]:
         """The GatewayClass where the platform brings the controller (none where the cloud ships it)."""
         if controller_name is None:
@@ -264,40 +220,8 @@ class PlatformEdge(pulumi.ComponentResource):
                     f"{name}-wildcard-certificate", WILDCARD_SECRET, [hostname], stack, gateway.namespace, after_issuer
                 )
             )
-        tenant_listeners: list[dict[str, Any]] = []
-        if listeners.tenant_domains_on_gateway(settings):
-            tenant_listeners = listeners.gateway_tenant_listeners(settings, tenants)
-            for tenant in tenants:
-                if tenant.domains and listeners.certificate_source(settings) == contracts.SECRET:
-                    # Proven by the tenant's `_acme-challenge` delegation: not awaited (ADR 0012).
-                    self._certificate(
-                        f"{name}-tenant-{tenant.name}-certificate",
-                        listeners.tenant_certificate_secret(tenant.name),
-                        list(tenant.domains),
-                        stack,
-                        gateway.namespace,
-                        after_issuer,
-                        awaited=False,
-                    )
-        tenants_only = {"from": "Selector", "selector": tenant_namespaces()}
-        spec: dict[str, Any] = {
-            "gatewayClassName": class_name,
-            "listeners": [
-                {
-                    "name": "https",
-                    "hostname": hostname,
-                    "port": 443,
-                    "protocol": "HTTPS",
-                    "tls": listeners.listener_tls(settings, WILDCARD_SECRET),
-                    "allowedRoutes": {"namespaces": tenants_only, "kinds": [{"kind": "HTTPRoute"}]},
-                },
-                *tenant_listeners,
-            ],
-        }
-        if listeners.tenant_domains_as_listener_sets(settings):
-            # Tenant-owned domains attach as ListenerSets, from tenant namespaces only (the field
-            # exists from Gateway API v1.5.0; edge_contracts.py).
-            spec["allowedListeners"] = {"namespaces": tenants_only}
+        tenant_listeners = self._tenant_listeners(name, settings, tenants, stack, gateway.namespace, after_issuer)
+        spec = _gateway_spec(settings, class_name, hostname, tenant_listeners)
         if listeners.certificate_source(settings) == contracts.ACM:
             depends += self._alb_configuration(name, settings, tenants, inside)
             spec["infrastructure"] = {
@@ -322,6 +246,33 @@ class PlatformEdge(pulumi.ComponentResource):
                 inside, pulumi.ResourceOptions(depends_on=[*depends, issuer, *self.releases.values()])
             ),
         )
+
+    def _tenant_listeners(
+        self,
+        name: str,
+        settings: StackSettings,
+        tenants: Sequence[TenantSpec],
+        stack: str,
+        namespace: str,
+        after_issuer: pulumi.ResourceOptions,
+    ) -> list[dict[str, Any]]:
+        """Tenant domains as listeners of the platform Gateway where the class has no ListenerSet
+        (GKE, ADR 0033), each tenant's certificate beside them; [] elsewhere."""
+        if not listeners.tenant_domains_on_gateway(settings):
+            return []
+        for tenant in tenants:
+            if tenant.domains and listeners.certificate_source(settings) == contracts.SECRET:
+                # Proven by the tenant's `_acme-challenge` delegation: not awaited (ADR 0012).
+                self._certificate(
+                    f"{name}-tenant-{tenant.name}-certificate",
+                    listeners.tenant_certificate_secret(tenant.name),
+                    list(tenant.domains),
+                    stack,
+                    namespace,
+                    after_issuer,
+                    awaited=False,
+                )
+        return listeners.gateway_tenant_listeners(settings, tenants)
 
     def _certificate(
         self,

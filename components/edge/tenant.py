@@ -20,7 +20,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.edge import listeners
-from components.edge.platform import CERT_MANAGER_API, GATEWAY_API, issuer_name
+from components.edge.issuers import CERT_MANAGER_API, issuer_name
+from components.edge.platform import GATEWAY_API
 from components.guardrails.namespace import EnvironmentResources
 from components.model.core.await_rules import SKIP_AWAIT
 from components.model.core.labels import kubernetes_labels

@@ -51,8 +51,9 @@ _KUBE_SYSTEM = "kube-system"
 _DNS_LABELS = {"k8s-app": "kube-dns"}
 
 
-def _deployment(run_as: int, resources: dict[str, Any]) -> dict[str, Any]:
-    container = {
+def _container(run_as: int, resources: dict[str, Any]) -> dict[str, Any]:
+    """The chart's CoreDNS container, pulled Always."""
+    return {
         "name": "coredns",
         "image": IMAGE_PLACEHOLDER,
         # The one change to the container: the host requires Always (components/admission/rules/workloads.py).
@@ -89,7 +90,11 @@ def _deployment(run_as: int, resources: dict[str, Any]) -> dict[str, Any]:
             "failureThreshold": 3,
         },
     }
-    pod_spec = {
+
+
+def _pod_spec(run_as: int, resources: dict[str, Any]) -> dict[str, Any]:
+    """The chart's CoreDNS pod, with the seccomp profile the host requires."""
+    return {
         "priorityClassName": "",
         "serviceAccountName": "coredns",
         "nodeSelector": {"kubernetes.io/os": "linux"},
@@ -103,7 +108,7 @@ def _deployment(run_as: int, resources: dict[str, Any]) -> dict[str, Any]:
         ],
         # The one change to the pod: what the chart writes with `policies.podSecurityStandard`.
         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
-        "containers": [container],
+        "containers": [_container(run_as, resources)],
         "dnsPolicy": "Default",
         "volumes": [
             {
@@ -116,6 +121,9 @@ def _deployment(run_as: int, resources: dict[str, Any]) -> dict[str, Any]:
             {"name": "custom-config-volume", "configMap": {"name": "coredns-custom", "optional": True}},
         ],
     }
+
+
+def _deployment(run_as: int, resources: dict[str, Any]) -> dict[str, Any]:
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -128,7 +136,7 @@ def _deployment(run_as: int, resources: dict[str, Any]) -> dict[str, Any]:
             "replicas": 1,
             "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
             "selector": {"matchLabels": _DNS_LABELS},
-            "template": {"metadata": {"labels": _DNS_LABELS}, "spec": pod_spec},
+            "template": {"metadata": {"labels": _DNS_LABELS}, "spec": _pod_spec(run_as, resources)},
         },
     }
 

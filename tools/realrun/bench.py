@@ -22,7 +22,7 @@ from components.model.catalog.stack_config import parse_settings
 from tools.realrun import cluster, toolchain
 from tools.realrun.engine import EngineSetup, open_stack, stack_config
 from tools.realrun.report import Report
-from tools.realrun.run import run_overrides, seed_cluster
+from tools.realrun.setup import run_overrides, seed_cluster
 from tools.scale.bench_tenants import typical_tenant
 from tools.scale.tenant_mix import write_tenants
 

@@ -140,16 +140,17 @@ class Run:
         return {**os.environ, **self.setup.env(), "PATH": f"{self.bin_dir}{os.pathsep}{os.environ['PATH']}"}
 
 
-def run_all(run: Run) -> None:
-    """Every check, in order; a failed `up` stops the checks that need a converged stack."""
+def run_all(run: Run) -> bool:
+    """Every check but the lifecycle's, in order; False when the stack did not converge (then the
+    checks that need a converged stack, and the lifecycle, do not run)."""
     if not converge(run):
-        return
+        return False
     settles(run)
     live_equals_plan(run)
     access_and_admission(run)
     no_plain_secrets(run)
     edit_previews_as_predicted(run)
-    lifecycle(run)
+    return True
 
 
 def converge(run: Run) -> bool:
@@ -337,10 +338,3 @@ def _predicted_steps(before: list[dict[str, Any]], after: list[dict[str, Any]]) 
     steps |= {urn: "delete" for urn in old.keys() - new.keys()}
     steps |= {urn: "update" for urn in new.keys() & old.keys() if new[urn]["inputs"] != old[urn]["inputs"]}
     return steps
-
-
-def lifecycle(run: Run) -> None:
-    """Suspension, decommissioning and removing a tenant file, as docs/operations.md says."""
-    from tools.realrun.lifecycle import run_lifecycle
-
-    run_lifecycle(run)

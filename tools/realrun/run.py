@@ -14,48 +14,15 @@ import shutil
 import sys
 from pathlib import Path
 
-from kubernetes import client
 from pulumi import automation as auto
 
 from components.model.catalog.stack_config import parse_settings
-from components.model.settings.stack import StackSettings
-from tools.realrun import checks, cluster, seed, toolchain
+from tools.realrun import checks, cluster, toolchain
 from tools.realrun.conditions import ConditionStandIn
 from tools.realrun.engine import EngineSetup, open_stack, stack_config
-from tools.realrun.kube import api_client, dynamic
+from tools.realrun.kube import dynamic
 from tools.realrun.report import Report
-
-STACK = "dev"
-
-
-def run_overrides(tenants: Path, base_stack: str = STACK) -> dict[str, object]:
-    """What the run changes in the dev stack's config, and why each."""
-    committed = stack_config(base_stack, {})["config"]
-    return {
-        # The control plane's kubeconfig context instead of kind's.
-        "tenancy:cluster": {**committed["tenancy:cluster"], "context": cluster.KUBECONFIG_CONTEXT},
-        # Charts cannot be pulled here: their CRDs and namespaces are seeded instead (seed.py).
-        "tenancy:installs": {**committed.get("tenancy:installs", {}), "managedElsewhere": True},
-        # A copy of tenants/, which the lifecycle checks edit.
-        "tenancy:tenantsDir": str(tenants),
-    }
-
-
-def seed_cluster(report: Report, plane: cluster.ControlPlane, settings: StackSettings) -> client.ApiClient:
-    """The pools' nodes and the charts' CRDs, as a real dev cluster has them before the first `up`."""
-    api = api_client(plane.kubeconfig)
-    seed.create_nodes(api, seed.node_manifests(settings))
-    documents = seed.crd_documents(seed.chart_names(settings), seed.shared_crds())
-    crds = seed.install_crds(api, documents)
-    namespaces = seed.create_chart_namespaces(api, settings)
-    waited = seed.wait_for_quota_discovery(api, documents)
-    report.check(
-        "seed",
-        True,
-        f"{len(settings.node_pools) + 1} kwok nodes, {len(crds)} CRDs (counted by quotas after {waited:.0f} s), "
-        f"namespaces {namespaces}",
-    )
-    return api
+from tools.realrun.setup import STACK, run_overrides, seed_cluster
 
 
 def destroy_without_data(report: Report, folder: Path, binaries: dict[str, Path], engine_bin: Path) -> None:

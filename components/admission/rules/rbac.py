@@ -43,14 +43,11 @@ def _platform_requester(users: list[str], groups: list[str]) -> str:
     )
 
 
-def policies(
-    allowed_roles: list[str],
-    operators: list[str] | None = None,
-    platform_users: list[str] | None = None,
-    platform_groups: list[str] | None = None,
-) -> list[PolicyDefinition]:
-    """The rule; `operators` and the platform identities (request user names, groups) are not matched."""
-    roles = literal_list(allowed_roles)
+def _not_judged(
+    operators: list[str] | None, platform_users: list[str] | None, platform_groups: list[str] | None
+) -> list[MatchCondition]:
+    """The requests the rule does not judge: the data operators', the platform's, and updates
+    that change no subject."""
     skip: list[MatchCondition] = []
     if operators:
         skip.append(
@@ -76,6 +73,18 @@ def policies(
             " || object.roleRef != oldObject.roleRef",
         }
     )
+    return skip
+
+
+def policies(
+    allowed_roles: list[str],
+    operators: list[str] | None = None,
+    platform_users: list[str] | None = None,
+    platform_groups: list[str] | None = None,
+) -> list[PolicyDefinition]:
+    """The rule; `operators` and the platform identities (request user names, groups) are not matched."""
+    roles = literal_list(allowed_roles)
+    skip = _not_judged(operators, platform_users, platform_groups)
     return [
         PolicyDefinition(
             name="tenancy-rbac",

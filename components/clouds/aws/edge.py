@@ -54,16 +54,10 @@ def aws_edge_identity(
     identity = EdgeIdentity()
     controller = controller_chart(edge.gateway, settings.edge_facts())
     if edge.gateway.enabled and controller is not None and edge.gateway.controller_role_arn is not None:
+        role = edge.gateway.controller_role_arn
+        account = LOAD_BALANCER_CONTROLLER_ACCOUNT
         identity.ready["controller"] = [
-            _associate(
-                prefix,
-                "controller",
-                controller.namespace,
-                LOAD_BALANCER_CONTROLLER_ACCOUNT,
-                edge.gateway.controller_role_arn,
-                settings,
-                child,
-            )
+            _associate(prefix, "controller", controller.namespace, account, role, settings, child)
         ]
         identity.values["controller"] = {
             **service_account_values(LOAD_BALANCER_CONTROLLER_ACCOUNT),
@@ -74,16 +68,9 @@ def aws_edge_identity(
             "controllerConfig": {"featureGates": {"ALBGatewayAPI": True}},
         }
     if edge.tls.enabled and edge.tls.role_arn is not None:
+        namespace, role = edge.tls.chart.namespace, edge.tls.role_arn
         identity.ready["cert-manager"] = [
-            _associate(
-                prefix,
-                "cert-manager",
-                edge.tls.chart.namespace,
-                CERT_MANAGER_ACCOUNT,
-                edge.tls.role_arn,
-                settings,
-                child,
-            )
+            _associate(prefix, "cert-manager", namespace, CERT_MANAGER_ACCOUNT, role, settings, child)
         ]
         identity.values["cert-manager"] = service_account_values(CERT_MANAGER_ACCOUNT)
         identity.dns01 = {"route53": {"region": region, "hostedZoneID": edge.zones[0]}}

@@ -48,8 +48,7 @@ def rds_instance(
     parameters = _tls_parameters(resource_name, engine, version, tags, opts)
     return aws.rds.Instance(
         resource_name,
-        # Pulumi's autoname where it is valid (every instance created so far), else a fitted one.
-        identifier=name_rules.rds_identifier(resource_name),
+        identifier=name_rules.rds_identifier(resource_name),  # Pulumi's autoname where valid, else fitted
         engine=engine,
         engine_version=version,
         instance_class=CLASSES[size],
@@ -65,8 +64,7 @@ def rds_instance(
         allow_major_version_upgrade=True,
         storage_encrypted=True,
         kms_key_id=kms_key,
-        # The environment's own DB subnets (subnets.py).
-        db_subnet_group_name=subnet_group,
+        db_subnet_group_name=subnet_group,  # the environment's own DB subnets (subnets.py)
         # The stack's groups (the runner, people) and the groups of the pods that may connect.
         vpc_security_group_ids=[*settings_aws.db_security_group_ids, *security_groups],
         publicly_accessible=False,
@@ -78,9 +76,7 @@ def rds_instance(
         backup_retention_period=data.backup_retention_days,
         delete_automated_backups=False,
         copy_tags_to_snapshot=True,
-        # Class, storage and version edits apply when `up` runs, not at the next maintenance window:
-        # a pending modification leaves the instance as it was, so every `up` until the window
-        # shows the same diff again (docs/adr/0036-rds-changes-apply-when-merged.md).
+        # Edits apply when `up` runs, or they diff until the window (docs/adr/0036-rds-changes-apply-when-merged.md).
         apply_immediately=True,
         tags=tags,
         # Lifecycle sent on create only: an existing instance keeps its enrolment (engine_rules.py).
