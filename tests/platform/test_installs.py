@@ -179,4 +179,4 @@ def test_installs_managed_elsewhere_register_no_release_and_keep_the_engine_rule
     run = plan("dev", installs=json.dumps(managed))
     assert run.of_type(RELEASE) == []
     assert run.of_type("kubernetes:postgresql.cnpg.io/v1:Cluster"), "tenants' databases are still rendered"
-    assert check_plan(records(run), disabled_providers("dev")) == []
+    assert check_plan(records(run), disabled_providers("dev"), managed_elsewhere=True) == []

@@ -50,7 +50,8 @@ def test_removing_a_tenant_file_with_protected_data_exits_3_naming_tenant_and_re
     captured = capsys.readouterr()
     lines = captured.err.splitlines()
     assert len(lines) == 1, lines  # one line per tenant, and only acme had data
-    assert lines[0].startswith("refused: tenant acme would delete 18 protected resource(s): ")
+    # 12: its namespaces, databases and Secrets (no RandomPassword on local: ADR 0040).
+    assert lines[0].startswith("refused: tenant acme would delete 12 protected resource(s): ")
     for name in ("acme-dev-db-orders-cluster (Cluster)", "acme-prod-db-legacy-billing-mariadb (MariaDB)"):
         assert name in lines[0]
     assert "set lifecycle: decommissioned first" in lines[0]

@@ -519,9 +519,6 @@ CRD_PREREQUISITES: dict[str, Prerequisite] = {
             "gateway.networking.k8s.io",
             "GKE's Gateway API (`--gateway-api=standard`); on EKS the Gateway API CRDs, before the first `up`",
         ),
-        Prerequisite("postgresql.cnpg.io", "CloudNativePG, where `tenancy:installs` does not (`managedElsewhere`)"),
-        Prerequisite("k8s.mariadb.com", "mariadb-operator, where `tenancy:installs` does not (`managedElsewhere`)"),
-        Prerequisite("cert-manager.io", "cert-manager, where the edge does not (`installs.managedElsewhere`)"),
         Prerequisite(
             "gateway.k8s.aws",
             "the AWS Load Balancer Controller's Gateway CRDs (LoadBalancerConfiguration), on EKS, before the 1st `up`",
@@ -531,6 +528,18 @@ CRD_PREREQUISITES: dict[str, Prerequisite] = {
             "networking.gke.io",
             "GKE FQDN network policy (Dataplane V2, `--enable-fqdn-network-policy`), for egress `hosts`",
         ),
+    )
+}
+
+
+# What `tenancy:installs.managedElsewhere` makes the cluster's business too: the charts the stack
+# would install bring these, and someone else installs them (docs/real-run.md).
+MANAGED_ELSEWHERE: dict[str, Prerequisite] = {
+    p.group: p
+    for p in (
+        Prerequisite("postgresql.cnpg.io", "CloudNativePG, with `installs.managedElsewhere`"),
+        Prerequisite("k8s.mariadb.com", "mariadb-operator, with `installs.managedElsewhere`"),
+        Prerequisite("cert-manager.io", "cert-manager, with `installs.managedElsewhere`"),
     )
 }
 
@@ -764,17 +773,21 @@ Check = Callable[[PlanGraph], list[Violation]]
 
 
 def check_plan(
-    records: Sequence[Record], disabled: Iterable[str], installed_before: frozenset[str] = frozenset()
+    records: Sequence[Record],
+    disabled: Iterable[str],
+    installed_before: frozenset[str] = frozenset(),
+    managed_elsewhere: bool = False,
 ) -> list[Violation]:
     """Every rule on one plan's records; `installed_before`: CRD groups a stack deployed earlier
     installs (a tenants shard's platform stack, `installed_groups` of its plan)."""
     graph = PlanGraph(records)
     disabled_list = list(disabled)
+    prerequisites = {**CRD_PREREQUISITES, **(MANAGED_ELSEWHERE if managed_elsewhere else {})}
     checks: list[Check] = [
         unique_urns,
         lambda g: explicit_providers(g, disabled_list),
         grants_before_use,
-        lambda g: crds_after_installs(g, installed_before=installed_before),
+        lambda g: crds_after_installs(g, prerequisites=prerequisites, installed_before=installed_before),
         namespaces_before_objects,
         deleted_with_namespaces,
         kept_dependencies,
