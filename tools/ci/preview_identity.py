@@ -65,6 +65,8 @@ READS: dict[str, tuple[str, ...]] = {
     "gcp:kms/keyRingIAMMember:KeyRingIAMMember": ("cloudkms.keyRings.getIamPolicy",),
     "gcp:kms/cryptoKey:CryptoKey": ("cloudkms.cryptoKeys.get",),
     "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember": ("cloudkms.cryptoKeys.getIamPolicy",),
+    # Read fetches the project's whole policy (resource_google_project_iam.go, projects.getIamPolicy).
+    "gcp:projects/iAMMember:IAMMember": ("resourcemanager.projects.getIamPolicy",),
     # Its Read makes no API call: the service agent's e-mail is derived (resource_project_service_identity.go).
     "gcp:projects/serviceIdentity:ServiceIdentity": (),
     "gcp:secretmanager/secret:Secret": ("secretmanager.secrets.get",),
