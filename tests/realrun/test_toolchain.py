@@ -47,14 +47,17 @@ def test_the_control_plane_is_the_dev_stacks_kubernetes_minor() -> None:
         assert line[1] == "v0." + toolchain.KUBERNETES_VERSION.lstrip("v").split(".", 1)[1], line
 
 
+def __as_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split("."))
+
+
 def test_the_cli_is_at_least_the_sdk_pin_and_within_the_projects_range() -> None:
     pinned = re.search(r"^pulumi==(\S+)", (toolchain.ROOT / "requirements.txt").read_text(), re.M)
     assert pinned is not None
     cli = re.search(r"github.com/pulumi/pulumi/pkg/v3 v(\S+)", (toolchain.MODULES / "pulumi/go.mod").read_text())
     assert cli is not None
-    as_tuple = lambda v: tuple(int(p) for p in v.split("."))  # noqa: E731
-    assert as_tuple(cli[1]) >= as_tuple(pinned[1])
-    assert as_tuple(cli[1]) < (4,)
+    assert _as_tuple(cli[1]) >= _as_tuple(pinned[1])
+    assert _as_tuple(cli[1]) < (4,)
     assert re.search(_binary("pulumi").version_pattern, f"v{cli[1]}")
 
 
