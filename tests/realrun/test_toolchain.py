@@ -47,7 +47,7 @@ def test_the_control_plane_is_the_dev_stacks_kubernetes_minor() -> None:
         assert line[1] == "v0." + toolchain.KUBERNETES_VERSION.lstrip("v").split(".", 1)[1], line
 
 
-def __as_tuple(version: str) -> tuple[int, ...]:
+def _as_tuple(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in version.split("."))
 
 
