@@ -19,6 +19,7 @@ from pulumi import automation as auto
 from components.model.catalog.stack_config import parse_settings
 from tools.realrun import checks, cluster, toolchain
 from tools.realrun.conditions import ConditionStandIn
+from tools.realrun.lifecycle import run_lifecycle
 from tools.realrun.engine import EngineSetup, open_stack, stack_config
 from tools.realrun.kube import dynamic
 from tools.realrun.report import Report
@@ -112,9 +113,9 @@ def main(argv: list[str] | None = None) -> int:
         setup = EngineSetup(folder / "engine", plane.kubeconfig, engine_bin, secrets.token_hex(16))
         stack = open_stack(setup, STACK, document, engine_bin.parent)
         with ConditionStandIn(api) as stand_in:
-            checks.run_all(
-                checks.Run(report, stack, setup, api, document["config"], tenants, binaries["kubectl"].parent)
-            )
+            run = checks.Run(report, stack, setup, api, document["config"], tenants, binaries["kubectl"].parent)
+            if checks.run_all(run):
+                run_lifecycle(run)
         report.check(
             "awaited conditions stood in for",
             not stand_in.errors,
