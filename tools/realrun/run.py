@@ -19,9 +19,9 @@ from pulumi import automation as auto
 from components.model.catalog.stack_config import parse_settings
 from tools.realrun import checks, cluster, toolchain
 from tools.realrun.conditions import ConditionStandIn
-from tools.realrun.lifecycle import run_lifecycle
 from tools.realrun.engine import EngineSetup, open_stack, stack_config
 from tools.realrun.kube import dynamic
+from tools.realrun.lifecycle import run_lifecycle
 from tools.realrun.report import Report
 from tools.realrun.setup import STACK, run_overrides, seed_cluster
 
