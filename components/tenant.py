@@ -102,6 +102,7 @@ class Tenant(pulumi.ComponentResource):
                 workload_account=self.data.workload_accounts.get(env),
                 depends_on=[args.flux] if args.flux else None,
                 gitops_kubeconfig=self.virtual_clusters.gitops_kubeconfigs.get(env),
+                domain_suffix=args.settings.domain_suffix,
             )
             for env, res in self.environments.items()
         }

@@ -1,20 +1,22 @@
 """A tenant's part of the edge: its own domains as a ListenerSet, its apps' HTTPRoutes.
 
-- Tenant-owned domains (the file's `domains`) are served through one ListenerSet attached to the
-  platform Gateway, with a certificate for them from the stack's ClusterIssuer (the tenant proves
-  each domain by delegating `_acme-challenge`, docs/edge.md). It lives in the namespace of the
-  tenant's last environment (`prod` for `[dev, prod]`): two environments claiming the same name on
-  one Gateway would conflict. Another environment that needs a domain writes its own ListenerSet,
-  which admission keeps to the tenant's names.
+- Each environment serves its own names (components/model/tenant_file/hostnames.py): one label
+  below the suffix through the platform Gateway's `*.<suffix>` listener and certificate, anything
+  else (the tenant's domains) through one ListenerSet in that environment's namespace with a
+  certificate for exactly those names from the stack's ClusterIssuer (the tenant proves each domain
+  by delegating `_acme-challenge`, docs/edge.md). By default only the last environment serves the
+  domains; a name is never served by two environments.
 - Image apps with `hostnames` get an HTTPRoute in their namespace to their Service, attached to the
-  platform Gateway's HTTPS listener (names under the domain suffix) and, where the namespace holds
-  the ListenerSet, to it (the tenant's own domains). The isolation policy opens the app's port to
+  parents whose listeners take its names (GEP-1713: a listener that matches none of a route's
+  hostnames does not accept it): the Gateway's HTTPS listener for names one label below the
+  suffix, the ListenerSet for the tenant's domains. The isolation policy opens the app's port to
   the Gateway's data plane (components/guardrails/network.py `route_ports`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -23,6 +25,7 @@ from components.edge.platform import CERT_MANAGER_API, GATEWAY_API, issuer_name
 from components.guardrails.namespace import EnvironmentResources
 from components.model.core.labels import kubernetes_labels
 from components.model.settings.stack import StackSettings
+from components.model.tenant_file.hostnames import covers, resolve, served_hostnames, under_gateway
 from components.model.tenant_file.spec import TenantSpec
 
 DOMAINS_LISTENER_SET = "tenant-domains"
@@ -30,9 +33,10 @@ DOMAINS_SECRET = "tenant-domains-tls"
 _GROUP = "gateway.networking.k8s.io"
 
 
-def domains_environment(spec: TenantSpec) -> str:
-    """The environment whose namespace serves the tenant's own domains."""
-    return spec.environments[-1]
+def listener_set_names(spec: TenantSpec, environment: str, suffix: str) -> list[str]:
+    """The names an environment serves through its ListenerSet: those the platform Gateway's
+    `*.<suffix>` listener and certificate do not cover."""
+    return [name for name in served_hostnames(spec, environment, suffix) if not under_gateway(name, suffix)]
 
 
 def _listener_name(index: int) -> str:
@@ -41,7 +45,7 @@ def _listener_name(index: int) -> str:
 
 def _domains(
     prefix: str,
-    spec: TenantSpec,
+    domains: list[str],
     namespace: str,
     labels: dict[str, str],
     issuer: str,
@@ -56,7 +60,7 @@ def _domains(
         metadata={"name": DOMAINS_SECRET, "namespace": namespace, "labels": labels},
         spec={
             "secretName": DOMAINS_SECRET,
-            "dnsNames": list(spec.domains),
+            "dnsNames": domains,
             "issuerRef": {"name": issuer, "kind": "ClusterIssuer", "group": "cert-manager.io"},
         },
         opts=opts,
@@ -78,7 +82,7 @@ def _domains(
                     "tls": tls,
                     "allowedRoutes": {"namespaces": {"from": "Same"}, "kinds": [{"kind": "HTTPRoute"}]},
                 }
-                for index, domain in enumerate(spec.domains)
+                for index, domain in enumerate(domains)
             ],
         },
         opts=opts,
@@ -91,12 +95,18 @@ def _app_routes(
     environment: str,
     namespace: str,
     labels: dict[str, str],
-    parents: list[dict[str, str]],
+    parents: _Parents,
     opts: pulumi.ResourceOptions,
 ) -> None:
     """An HTTPRoute per image app with `hostnames` in this environment, to its Service."""
     for app in spec.in_environment(spec.apps, environment):
         if not app.hostnames or app.image is None or app.image.port is None:
+            continue
+        hostnames = [resolve(t, suffix=parents.suffix, environment=environment) for t in app.hostnames]
+        accepting = parents.accepting(hostnames)
+        if not accepting:
+            # No listener of this stack takes the names (ListenerSets or TLS off): a route nothing
+            # accepts would only show as unaccepted in its status.
             continue
         k8s.apiextensions.CustomResource(
             f"{prefix}-app-{app.name}-route",
@@ -104,12 +114,33 @@ def _app_routes(
             kind="HTTPRoute",
             metadata={"name": app.name, "namespace": namespace, "labels": labels},
             spec={
-                "parentRefs": parents,
-                "hostnames": list(app.hostnames),
+                "parentRefs": accepting,
+                "hostnames": hostnames,
                 "rules": [{"backendRefs": [{"name": app.name, "port": app.image.port}]}],
             },
             opts=opts,
         )
+
+
+@dataclass(frozen=True)
+class _Parents:
+    """The parents an environment's routes may attach to, and which names each one's listeners take."""
+
+    suffix: str
+    gateway: dict[str, str]
+    listener_set: dict[str, str] | None
+    listener_set_names: list[str]
+
+    def accepting(self, hostnames: list[str]) -> list[dict[str, str]]:
+        """The parents with a listener for at least one of the names (never one that accepts none)."""
+        parents = []
+        if any(under_gateway(name, self.suffix) for name in hostnames):
+            parents.append({**self.gateway, "sectionName": "https"})
+        if self.listener_set is not None and any(
+            any(covers(pattern, name) for pattern in self.listener_set_names) for name in hostnames
+        ):
+            parents.append(self.listener_set)
+        return parents
 
 
 def build_tenant_edge(
@@ -133,14 +164,11 @@ def build_tenant_edge(
             parent=parent, deleted_with=resources.namespace, depends_on=[resources.namespace]
         )
         prefix = f"{name}-{environment}"
-        with_domains = (
-            bool(spec.domains)
-            and gateway.tenant_listener_sets
-            and settings.edge.tls.enabled
-            and environment == domains_environment(spec)
-        )
-        parents: list[dict[str, str]] = [{**gateway_ref, "sectionName": "https"}]
+        domains = listener_set_names(spec, environment, settings.domain_suffix)
+        with_domains = bool(domains) and gateway.tenant_listener_sets and settings.edge.tls.enabled
+        listener_set = None
         if with_domains:
-            _domains(prefix, spec, namespace, labels, issuer, gateway_ref, inside)
-            parents.append({"group": _GROUP, "kind": "ListenerSet", "name": DOMAINS_LISTENER_SET})
+            _domains(prefix, domains, namespace, labels, issuer, gateway_ref, inside)
+            listener_set = {"group": _GROUP, "kind": "ListenerSet", "name": DOMAINS_LISTENER_SET}
+        parents = _Parents(settings.domain_suffix, gateway_ref, listener_set, domains)
         _app_routes(prefix, spec, environment, namespace, labels, parents, inside)

@@ -46,12 +46,12 @@ from components.model.core.labels import (
     NODE_POOL_KEY,
     PLATFORM_INGRESS_KEY,
     PLATFORM_OWNED_KEY,
-    default_domain,
     kubernetes_labels,
     namespace_name,
 )
 from components.model.settings.network import CLUSTER_MODE, CloudNetworkFacts, NetworkSettings
 from components.model.settings.stack import PlatformNamespace, StackSettings
+from components.model.tenant_file.hostnames import served_hostnames
 from components.model.tenant_file.spec import TenantSpec
 from components.vcluster.rbac import ACCESS_ROLE as VCLUSTER_ACCESS_ROLE
 
@@ -94,6 +94,7 @@ def namespace_labels(spec: TenantSpec, environment: str, *, kubernetes_version: 
 def namespace_annotations(
     spec: TenantSpec,
     *,
+    environment: str,
     domain_suffix: str,
     egress_cidrs: Sequence[str],
     group_roles: Sequence[str] = (),
@@ -104,14 +105,14 @@ def namespace_annotations(
 
     Keeping authorized domains, the load balancer switch and the access groups here (rather than
     in a parameter object per tenant) costs no extra resource and keeps every policy identical
-    whatever the tenants: adding a tenant changes data, never a policy.
+    whatever the tenants: adding a tenant changes data, never a policy. The authorized domains are
+    the environment's own (components/model/tenant_file/hostnames.py): dev never holds prod's names.
     """
-    own = default_domain(spec.name, domain_suffix)
     groups = dict.fromkeys(spec.access.admin + spec.access.operator + spec.access.viewer)
     return {
         "tenancy.io/display-name": spec.display_name,
         "tenancy.io/contact": str(spec.contact),
-        AUTHORIZED_DOMAINS_KEY: ",".join([own, f"*.{own}", *spec.domains]),
+        AUTHORIZED_DOMAINS_KEY: ",".join(served_hostnames(spec, environment, domain_suffix)),
         ALLOW_LOAD_BALANCER_KEY: "true" if spec.allow_load_balancer else "false",
         GROUPS_KEY: ",".join(groups),
         EGRESS_CIDRS_KEY: ",".join(egress_cidrs),
@@ -172,6 +173,7 @@ def register_namespace(
             },
             "annotations": namespace_annotations(
                 spec,
+                environment=environment,
                 domain_suffix=settings.domain_suffix,
                 egress_cidrs=granted_cidrs(settings, spec.egress),
                 group_roles=_group_roles(spec, environment, settings),
