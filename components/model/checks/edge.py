@@ -132,18 +132,23 @@ def tenant_edge_problems(spec: TenantSpec, suffix: str) -> list[tuple[str, str]]
     """(field, message) for the `hostnames` map and for app hostnames an environment does not serve."""
     problems = _hostname_map_problems(spec, suffix)
     for index, app in enumerate(spec.apps):
-        for environment in app.environments or spec.environments:
-            if environment not in spec.environments:
-                continue
-            served = served_hostnames(spec, environment, suffix)
-            for position, template in enumerate(app.hostnames):
-                hostname = resolve(template, suffix=suffix, environment=environment)
-                if not hostname_authorized(hostname, served):
-                    problems.append(
-                        (
-                            f"apps.{index}.hostnames.{position}",
-                            f"{hostname!r} is not served by environment {environment} ({', '.join(served)}): "
-                            "see `hostnames` in docs/reference/tenant-file.md",
-                        )
+        environments = [e for e in app.environments or spec.environments if e in spec.environments]
+        for position, template in enumerate(app.hostnames):
+            refused = [
+                f"{environment} ({resolve(template, suffix=suffix, environment=environment)})"
+                for environment in environments
+                if not hostname_authorized(
+                    resolve(template, suffix=suffix, environment=environment),
+                    served_hostnames(spec, environment, suffix),
+                )
+            ]
+            if refused:
+                problems.append(
+                    (
+                        f"apps.{index}.hostnames.{position}",
+                        f"{template!r} is not a name these environments serve: {', '.join(refused)}; a name is served "
+                        "by one environment (`hostnames`, docs/edge.md): limit the app's `environments` or write "
+                        "`<tenant>-{environment}.{suffix}`",
                     )
+                )
     return problems
