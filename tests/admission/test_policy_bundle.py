@@ -33,6 +33,7 @@ VALIDATING = {
     "tenancy-gateway-parents-routes",
     "tenancy-gateway-parents-listenersets",
     "tenancy-ingress-annotations",
+    "tenancy-route-annotations",
     "tenancy-services",
     "tenancy-node-pool",
     "tenancy-workloads",
