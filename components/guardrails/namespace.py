@@ -29,7 +29,6 @@ from components.guardrails.network import (
     namespace_paths,
     network_labels,
     network_rules,
-    platform_ingress_entries,
     platform_paths,
     route_ports,
 )
@@ -50,7 +49,7 @@ from components.model.core.labels import (
     namespace_name,
 )
 from components.model.settings.network import CLUSTER_MODE, CloudNetworkFacts, NetworkSettings
-from components.model.settings.stack import PlatformNamespace, StackSettings
+from components.model.settings.stack import StackSettings
 from components.model.tenant_file.hostnames import served_hostnames
 from components.model.tenant_file.spec import TenantSpec
 from components.vcluster.rbac import ACCESS_ROLE as VCLUSTER_ACCESS_ROLE
@@ -130,13 +129,13 @@ def people_read_only_in(spec: TenantSpec, environment: str, settings: StackSetti
     return read_only or spec.isolation_in(environment) == "virtual-cluster"
 
 
-def _platform_namespaces(spec: TenantSpec, settings: StackSettings, environment: str) -> Sequence[PlatformNamespace]:
+def _platform_ingress(spec: TenantSpec, settings: StackSettings, environment: str) -> Sequence[str]:
     """The platform namespaces whose pods reach the tenant's, as `network_rules` opens them, for the
     namespace annotation PLATFORM_INGRESS_KEY that tenant NetworkPolicies may repeat. Suspended:
     none, so ingress controllers and gateways no longer reach its pods and its hostnames stop being
-    served; operators still reach its databases. The Gateway's proxy namespace is opened on the
-    environment's route ports only (never as a whole namespace on every port), so it is listed with
-    those ports, or not at all when the environment has no route ports."""
+    served; operators still reach its databases. The Gateway's proxies are opened on the
+    environment's route ports only and by their pod labels (never as a whole namespace), so they are
+    listed with both, or not at all when the environment has no route ports."""
     if not state_of(spec.lifecycle).serves_traffic:
         return ()
     return namespace_paths(*platform_paths(settings, route_ports(spec, environment)))
@@ -177,7 +176,7 @@ def register_namespace(
                 domain_suffix=settings.domain_suffix,
                 egress_cidrs=granted_cidrs(settings, spec.egress),
                 group_roles=_group_roles(spec, environment, settings),
-                platform_ingress=platform_ingress_entries(_platform_namespaces(spec, settings, environment)),
+                platform_ingress=_platform_ingress(spec, settings, environment),
                 dns=dns_entries(settings.dns),
             ),
         },
