@@ -12,7 +12,16 @@ from typing import Any
 
 import pytest
 
-from tests.admission.layers import ACME_ADMIN, ACME_DEV, ACME_PROD, WRITERS, Cluster, cluster, platform_identity, stack_policy
+from tests.admission.layers import (
+    ACME_ADMIN,
+    ACME_DEV,
+    ACME_PROD,
+    WRITERS,
+    Cluster,
+    cluster,
+    platform_identity,
+    stack_policy,
+)
 from tests.rbac import Subject
 from tests.support import kubernetes_objects
 from tools.plan.harness import ProgramRun

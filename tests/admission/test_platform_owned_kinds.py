@@ -25,7 +25,11 @@ from tools.plan.harness import ProgramRun
 LOCK = "tenancy-platform-owned"
 # A cluster-wide grant nobody should have given a tenant group.
 STRAY = [
-    {"kind": "ClusterRole", "metadata": {"name": "stray"}, "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]},
+    {
+        "kind": "ClusterRole",
+        "metadata": {"name": "stray"},
+        "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}],
+    },
     {
         "kind": "ClusterRoleBinding",
         "metadata": {"name": "stray"},

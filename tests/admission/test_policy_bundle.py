@@ -134,7 +134,9 @@ def test_every_expression_compiles_in_cel_cpp(dev_plan: ProgramRun) -> None:
 
 
 def test_namespaces_carry_the_policy_data(dev_plan: ProgramRun) -> None:
-    namespaces = {n["metadata"]["name"]: n["metadata"].get("annotations", {}) for n in objects_of_kind(dev_plan, "Namespace")}
+    namespaces = {
+        n["metadata"]["name"]: n["metadata"].get("annotations", {}) for n in objects_of_kind(dev_plan, "Namespace")
+    }
     # Each environment its own names: dev never holds prod's (components/model/tenant_file/hostnames.py).
     assert namespaces["tenant-acme-prod"][AUTHORIZED_DOMAINS_KEY].split(",") == [
         "acme.tenants.dev.example.com",

@@ -51,11 +51,19 @@ def _policy(peer: dict[str, Any], port: int = 8080) -> dict[str, Any]:
         {"namespaceSelector": {"matchLabels": NAMESPACE}},
         {"namespaceSelector": {"matchLabels": NAMESPACE}, "podSelector": {}},
         # Part of the proxies' labels only, another value for one of them, an expression instead of the labels.
-        {"namespaceSelector": {"matchLabels": NAMESPACE}, "podSelector": {"matchLabels": {"app.kubernetes.io/component": "proxy"}}},
-        {"namespaceSelector": {"matchLabels": NAMESPACE}, "podSelector": {"matchLabels": {**PROXY_LABELS, "app.kubernetes.io/component": "gateway"}}},
         {
             "namespaceSelector": {"matchLabels": NAMESPACE},
-            "podSelector": {"matchExpressions": [{"key": "app.kubernetes.io/component", "operator": "In", "values": ["proxy"]}]},
+            "podSelector": {"matchLabels": {"app.kubernetes.io/component": "proxy"}},
+        },
+        {
+            "namespaceSelector": {"matchLabels": NAMESPACE},
+            "podSelector": {"matchLabels": {**PROXY_LABELS, "app.kubernetes.io/component": "gateway"}},
+        },
+        {
+            "namespaceSelector": {"matchLabels": NAMESPACE},
+            "podSelector": {
+                "matchExpressions": [{"key": "app.kubernetes.io/component", "operator": "In", "values": ["proxy"]}]
+            },
         },
     ],
 )

@@ -228,7 +228,9 @@ def test_app_hostnames_must_be_served_by_every_environment_the_app_runs_in(tmp_p
     bad = tenant_document(
         "acme",
         domains=["shop.acme.example"],
-        apps=[{**app, "hostnames": ["shop.northwind.example", "genomics.tenants.dev.example.com", "shop.acme.example"]}],
+        apps=[
+            {**app, "hostnames": ["shop.northwind.example", "genomics.tenants.dev.example.com", "shop.acme.example"]}
+        ],
     )
     with pytest.raises(ConfigurationError) as raised:
         plan("dev", write_tenants(tmp_path / "bad", bad))

@@ -79,14 +79,13 @@ def test_dev_listener_sets_under_prod_names_are_denied(stack: Cluster) -> None:
 
 
 def test_dev_certificates_for_prod_names_are_denied(stack: Cluster) -> None:
-    certificate = {
-        "apiVersion": "cert-manager.io/v1",
-        "kind": "Certificate",
-        "metadata": {"name": "takeover"},
-        "spec": {"secretName": "x", "issuerRef": {"name": "i", "kind": "ClusterIssuer"}, "dnsNames": []},
-    }
     for name in _prod_names(SUFFIX[stack.stack]):
-        certificate["spec"]["dnsNames"] = [name]
+        certificate = {
+            "apiVersion": "cert-manager.io/v1",
+            "kind": "Certificate",
+            "metadata": {"name": "takeover"},
+            "spec": {"secretName": "x", "issuerRef": {"name": "i", "kind": "ClusterIssuer"}, "dnsNames": [name]},
+        }
         outcome = stack.attempt(ACME_ADMIN, "CREATE", CERTIFICATES, certificate, ACME_DEV)
         assert outcome.denied_by("tenancy-hostnames-certificates", f"certificate name {name} is outside"), name
 
@@ -123,7 +122,10 @@ def test_each_environment_serves_its_own_names_with_any_path(stack: Cluster) -> 
     for path in ("/", "/api/payments"):
         dev = stack.attempt(ACME_ADMIN, "CREATE", ROUTES, route(f"acme-dev.{suffix}", path), ACME_DEV)
         assert dev.stopped_by is None, dev.decision.denials
-        assert stack.attempt(ACME_ADMIN, "CREATE", LISTENERSETS, listener_set(f"acme-dev.{suffix}"), ACME_DEV).stopped_by is None
+        assert (
+            stack.attempt(ACME_ADMIN, "CREATE", LISTENERSETS, listener_set(f"acme-dev.{suffix}"), ACME_DEV).stopped_by
+            is None
+        )
         for name in _prod_names(suffix):
             prod = stack.attempt(PROD_DEPLOYER, "CREATE", ROUTES, route(name, path), ACME_PROD)
             assert prod.stopped_by is None, (name, prod.decision.denials)

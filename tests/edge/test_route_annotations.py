@@ -31,7 +31,12 @@ def _object(stack: Cluster, kind: str, annotations: dict[str, str]) -> tuple[str
     if kind == "ListenerSet":
         listener = {"name": "l0", "hostname": own, "port": 443, "protocol": "HTTPS"}
         spec: dict[str, Any] = {"parentRef": PLATFORM, "listeners": [listener]}
-        return f"{GROUP}/v1/listenersets", {"apiVersion": f"{GROUP}/v1", "kind": kind, "metadata": metadata, "spec": spec}
+        return f"{GROUP}/v1/listenersets", {
+            "apiVersion": f"{GROUP}/v1",
+            "kind": kind,
+            "metadata": metadata,
+            "spec": spec,
+        }
     spec = {"parentRefs": [PLATFORM], "hostnames": [own], "rules": [{"backendRefs": [{"name": "web", "port": 8080}]}]}
     plural = {"HTTPRoute": "httproutes", "GRPCRoute": "grpcroutes"}[kind]
     return f"{GROUP}/v1/{plural}", {"apiVersion": f"{GROUP}/v1", "kind": kind, "metadata": metadata, "spec": spec}

@@ -5,8 +5,8 @@ limit range, network policies, role bindings, shared-secret ExternalSecrets, Sec
 FQDNNetworkPolicies, a virtual cluster's bindings, and any kind rendered with the label later) is
 locked by that label alone: the policy matches every resource of every group and the label is the
 match condition, so no list of kinds can fall behind what is rendered. The tenant Namespace itself
-(whose labels and annotations feed every other policy) is covered too. RBAC already keeps tenant roles away from them; this is
-the second lock, against any identity that was granted more than it should (a cluster-wide
+(whose labels and annotations feed every other policy) is covered too. RBAC already keeps tenant
+roles away from them; this is the second lock, against any identity that was granted more than it should (a cluster-wide
 operator, a future role). Creating an object with the label is guarded as well, so nobody can
 dress up an object as the platform's.
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from components.model.checks.domain_claims import domains_overlap
 from components.model.core.errors import Problem
 from components.model.core.labels import default_domain
 from components.model.settings.edge import controller_chart
-from components.model.checks.domain_claims import domains_overlap
 from components.model.tenant_file.hostnames import covers, environment_name, resolve, served_hostnames
 
 if TYPE_CHECKING:
@@ -92,7 +92,10 @@ def _claimable(spec: TenantSpec, environment: str, suffix: str) -> list[str]:
 def _hostname_map_problems(spec: TenantSpec, suffix: str) -> list[tuple[str, str]]:
     """The `hostnames` map: known environments, names the tenant owns, one environment per name."""
     problems = [
-        (f"hostnames.{environment}", f"{environment!r} is not an environment of the tenant ({', '.join(spec.environments)})")
+        (
+            f"hostnames.{environment}",
+            f"{environment!r} is not an environment of the tenant ({', '.join(spec.environments)})",
+        )
         for environment in spec.hostnames
         if environment not in spec.environments
     ]
