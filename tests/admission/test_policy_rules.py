@@ -116,7 +116,9 @@ def test_ingress_inside_the_tenant_domains_is_admitted(
         "acme-dev.tenants.dev.example.com",
     ],
 )
-def test_ingress_outside_the_tenant_domains_is_denied(dev: AdmissionChain, acme_prod: dict[str, Any], host: str) -> None:
+def test_ingress_outside_the_tenant_domains_is_denied(
+    dev: AdmissionChain, acme_prod: dict[str, Any], host: str
+) -> None:
     decision = create(dev, "networking.k8s.io/v1/ingresses", "Ingress", ingress(host), acme_prod)
     assert denied_with(
         decision, "tenancy-hostnames-ingress", f"Ingress host {host} is outside the domains of tenant acme"
@@ -145,7 +147,12 @@ def test_ingress_update_is_checked(dev: AdmissionChain, acme_prod: dict[str, Any
         obj["metadata"]["namespace"] = "tenant-acme-prod"
     decision = dev.admit(
         Request(
-            "UPDATE", "networking.k8s.io/v1/ingresses", "Ingress", object=new, old_object=old, namespace_object=acme_prod
+            "UPDATE",
+            "networking.k8s.io/v1/ingresses",
+            "Ingress",
+            object=new,
+            old_object=old,
+            namespace_object=acme_prod,
         )
     )
     assert denied_with(decision, "tenancy-hostnames-ingress", "evilacme.tenants.dev.example.com is outside")
