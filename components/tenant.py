@@ -67,8 +67,7 @@ class Tenant(pulumi.ComponentResource):
                     self, name, spec, environment, args.settings, holds_data=holds_data, network=args.network
                 )
         self.namespaces = {env: res.namespace_name for env, res in self.environments.items()}
-        # Databases, secrets, key and identity (components/data/). Once decommissioned they are
-        # registered released, and namespaces that hold them are kept with them.
+        # Databases, secrets, key, identity (components/data/); decommissioned: released, kept with their namespaces.
         retained = {
             env: register_namespace(self, name, spec, env, args.settings, holds_data=True)
             for env in retained_environments(spec, data_in_namespaces=in_namespaces)

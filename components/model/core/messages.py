@@ -41,7 +41,7 @@ PATTERN_WORDS: dict[str, str] = {
         "a lowercase domain name such as 'shop.example.com', optionally starting with '*.'"
     ),
     # tenant_file/hostnames.py: the schema's pattern for hostname templates (the model words its own errors).
-    r"^(\*\.)?([a-z0-9{}]([-a-z0-9{}]*[a-z0-9{}])?\.)*([a-z0-9{}]([-a-z0-9{}]*[a-z0-9{}])?)$": (
+    r"^(\*\.)?[a-z0-9{][-a-z0-9{}.]*[a-z0-9}]$": (
         "a lowercase domain name such as 'shop.example.com' or 'acme-{environment}.{suffix}', optionally "
         "starting with '*.'"
     ),

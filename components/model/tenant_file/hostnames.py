@@ -23,21 +23,33 @@ label only, so the platform Gateway could route such a name but no certificate w
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Annotated, Any
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Protocol
 
 from pydantic import AfterValidator, WithJsonSchema
 
 from components.model.core.fields import check_domain
 
-if TYPE_CHECKING:
-    from components.model.tenant_file.spec import TenantSpec
+
+class TenantSpec(Protocol):
+    """What this module reads of a tenant spec (components/model/tenant_file/spec.py imports this module)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def environments(self) -> Sequence[str]: ...
+    @property
+    def domains(self) -> Sequence[str]: ...
+    @property
+    def hostnames(self) -> Mapping[str, Sequence[str]]: ...
+
 
 SUFFIX = "{suffix}"
 ENVIRONMENT = "{environment}"
 _PLACEHOLDERS = (SUFFIX, ENVIRONMENT)
 # What a template must look like once its placeholders are filled (checked with sample values).
 _SAMPLE = {SUFFIX: "suffix.example", ENVIRONMENT: "env"}
-_TEMPLATE_PATTERN = r"^(\*\.)?([a-z0-9{}]([-a-z0-9{}]*[a-z0-9{}])?\.)*([a-z0-9{}]([-a-z0-9{}]*[a-z0-9{}])?)$"
+_TEMPLATE_PATTERN = r"^(\*\.)?[a-z0-9{][-a-z0-9{}.]*[a-z0-9}]$"
 
 
 def _fill(value: str, values: dict[str, str]) -> str:
