@@ -67,8 +67,7 @@ class Tenant(pulumi.ComponentResource):
                     self, name, spec, environment, args.settings, holds_data=holds_data, network=args.network
                 )
         self.namespaces = {env: res.namespace_name for env, res in self.environments.items()}
-        # Databases, secrets, key and identity (components/data/). Once decommissioned they are
-        # registered released, and namespaces that hold them are kept with them, isolated.
+        # Databases, secrets, key, identity (components/data/); decommissioned: released, kept, isolated.
         retained = {
             env: build_kept_namespace(self, name, spec, env, args.settings, network=args.network)
             for env in retained_environments(spec, data_in_namespaces=in_namespaces)
@@ -102,6 +101,7 @@ class Tenant(pulumi.ComponentResource):
                 workload_account=self.data.workload_accounts.get(env),
                 depends_on=[args.flux] if args.flux else None,
                 gitops_kubeconfig=self.virtual_clusters.gitops_kubeconfigs.get(env),
+                domain_suffix=args.settings.domain_suffix,
             )
             for env, res in self.environments.items()
         }

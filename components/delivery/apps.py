@@ -47,6 +47,7 @@ def delivery_target(
     environment: EnvironmentResources,
     workload_account: pulumi.Resource | None,
     depends_on: list[pulumi.Resource],
+    domain_suffix: str = "",
 ) -> DeliveryTarget:
     """Namespace, labels, placement and options every delivery object of the environment shares."""
     env_name = environment.environment
@@ -57,6 +58,8 @@ def delivery_target(
         pool=spec.node_pool,
         workload_account=WORKLOAD_ACCOUNT if workload_account is not None else None,
         suspended=not state_of(spec.lifecycle).reconciles,
+        environment=env_name,
+        domain_suffix=domain_suffix,
         opts=pulumi.ResourceOptions(
             parent=parent,
             deleted_with=environment.namespace,
@@ -94,6 +97,7 @@ def build_delivery(
     workload_account: pulumi.Resource | None = None,
     depends_on: list[pulumi.Resource] | None = None,
     gitops_kubeconfig: tuple[str, str] | None = None,
+    domain_suffix: str = "",
 ) -> DeliveryResources:
     """Register one environment's apps and GitOps objects as children of `parent` (the Tenant).
 
@@ -110,6 +114,7 @@ def build_delivery(
         environment=environment,
         workload_account=workload_account,
         depends_on=depends_on or [],
+        domain_suffix=domain_suffix,
     )
     target.gitops_kubeconfig = gitops_kubeconfig
     result = DeliveryResources(env_name)

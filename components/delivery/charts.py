@@ -28,6 +28,7 @@ from components.guardrails.access import DEPLOYER_ACCOUNT
 from components.model.settings.delivery import DeliverySettings
 from components.model.tenant_file.apps import AppSpec, ChartSource
 from components.model.tenant_file.data import credentials_secret_name
+from components.model.tenant_file.hostnames import resolve_values
 
 HELM_RELEASE_API = "helm.toolkit.fluxcd.io/v2"
 # The media type of a Helm chart's layer in an OCI artifact; Flux extracts it as the chart.
@@ -138,7 +139,7 @@ def register_chart_app(
     if app.databases:
         spec["valuesFrom"] = database_values_from(app)
     if app.values:
-        spec["values"] = app.values
+        spec["values"] = resolve_values(app.values, suffix=target.domain_suffix, environment=target.environment)
     spec.update(suspension(target))
     # Pods run as the tenant's workload identity; the release itself is applied as the deployer.
     patches = pod_patches(target.pool, service_account=target.workload_account)

@@ -38,6 +38,9 @@ class DeliveryTarget:
     gitops_kubeconfig: tuple[str, str] | None = None
     # The tenant is suspended (components/lifecycle.py): Flux objects stop, image apps scale to zero.
     suspended: bool = False
+    # The environment and the stack's domain suffix: hostname templates in chart values resolve to them.
+    environment: str = ""
+    domain_suffix: str = ""
 
 
 def flux_object(api_version: str, kind: str, name: str, *, target: DeliveryTarget) -> dict[str, Any]:

@@ -6,7 +6,7 @@
 - Tenant-owned domains: a ListenerSet in the tenant's namespace where the class serves ListenerSets
   and the installed Gateway API has them; on GKE (Gateway API v1.4.0 with GKE 1.34, and no documented
   ListenerSet support by the gke-l7 classes) one listener per domain on the platform Gateway, open to
-  routes from that tenant's domain namespace only, with the tenant's certificate in the Gateway's
+  routes from the namespace of the environment serving the name only, with the tenant's certificate in the Gateway's
   namespace (docs/adr/0033-tenant-domains-without-listener-sets.md).
 Facts and sources: components/model/settings/edge_contracts.py.
 """
@@ -19,6 +19,7 @@ from typing import Any
 from components.model.core.labels import namespace_name
 from components.model.settings import edge_contracts as contracts
 from components.model.settings.stack import StackSettings
+from components.model.tenant_file.hostnames import own_domain_listeners
 from components.model.tenant_file.spec import TenantSpec
 
 # A listener's `tls.options` key saying where its certificate comes from: the Gateway API requires
@@ -39,11 +40,6 @@ def listener_tls(settings: StackSettings, secret: str) -> dict[str, Any]:
     return {"mode": "Terminate", "certificateRefs": [{"kind": "Secret", "name": secret}]}
 
 
-def domains_environment(spec: TenantSpec) -> str:
-    """The environment whose namespace serves the tenant's own domains (its last)."""
-    return spec.environments[-1]
-
-
 def tenant_domains_as_listener_sets(settings: StackSettings) -> bool:
     """Whether tenant domains are ListenerSets here (else listeners on the platform Gateway)."""
     return settings.edge.gateway.tenant_listener_sets and contracts.listener_sets_served(
@@ -57,8 +53,18 @@ def tenant_domains_on_gateway(settings: StackSettings) -> bool:
 
 
 def gateway_listener_name(tenant: str, index: int) -> str:
-    """The platform Gateway's listener for a tenant's `index`-th domain (a Gateway API SectionName)."""
+    """The platform Gateway's listener for a tenant's `index`-th own domain name (a Gateway API SectionName),
+    counted over its environments in order (hostnames.py `own_domain_listeners`)."""
     return f"t-{tenant}-{index}"
+
+
+def gateway_listener_sections(spec: TenantSpec, environment: str, suffix: str) -> list[str]:
+    """The Gateway listeners (GKE) of one environment's own domain names: its routes' sectionNames."""
+    return [
+        gateway_listener_name(spec.name, index)
+        for index, (env, _) in enumerate(own_domain_listeners(spec, suffix))
+        if env == environment
+    ]
 
 
 def tenant_certificate_secret(tenant: str) -> str:
@@ -66,12 +72,18 @@ def tenant_certificate_secret(tenant: str) -> str:
     return f"tenant-{tenant}-domains-tls"
 
 
+def tenant_certificate_names(spec: TenantSpec, suffix: str) -> list[str]:
+    """The names of a tenant's domains certificate on the Gateway (GKE): every environment's own domain names."""
+    return list(dict.fromkeys(name for _, name in own_domain_listeners(spec, suffix)))
+
+
 def gateway_tenant_listeners(settings: StackSettings, tenants: Sequence[TenantSpec]) -> list[dict[str, Any]]:
-    """One HTTPS listener per tenant domain, open to routes of that tenant's domain namespace only."""
+    """One HTTPS listener per own domain name of a tenant environment, open to routes of that
+    environment's namespace only: a name is served by one environment (hostnames.py)."""
     listeners: list[dict[str, Any]] = []
     for spec in sorted(tenants, key=lambda s: s.name):
-        namespace = namespace_name(spec.name, domains_environment(spec))
-        for index, domain in enumerate(spec.domains):
+        for index, (environment, domain) in enumerate(own_domain_listeners(spec, settings.domain_suffix)):
+            namespace = namespace_name(spec.name, environment)
             listeners.append(
                 {
                     "name": gateway_listener_name(spec.name, index),

@@ -261,12 +261,13 @@ class PlatformEdge(pulumi.ComponentResource):
         if not listeners.tenant_domains_on_gateway(settings):
             return []
         for tenant in tenants:
-            if tenant.domains and listeners.certificate_source(settings) == contracts.SECRET:
+            names = listeners.tenant_certificate_names(tenant, settings.domain_suffix)
+            if names and listeners.certificate_source(settings) == contracts.SECRET:
                 # Proven by the tenant's `_acme-challenge` delegation: not awaited (ADR 0012).
                 self._certificate(
                     f"{name}-tenant-{tenant.name}-certificate",
                     listeners.tenant_certificate_secret(tenant.name),
-                    list(tenant.domains),
+                    names,
                     stack,
                     namespace,
                     after_issuer,

@@ -1,20 +1,25 @@
 """A tenant's part of the edge: its own domains as a ListenerSet, its apps' HTTPRoutes.
 
-- Tenant-owned domains (the file's `domains`) are served through one ListenerSet attached to the
-  platform Gateway, with a certificate for them from the stack's ClusterIssuer (the tenant proves
-  each domain by delegating `_acme-challenge`, docs/edge.md). It lives in the namespace of the
-  tenant's last environment (`prod` for `[dev, prod]`): two environments claiming the same name on
-  one Gateway would conflict. Another environment that needs a domain writes its own ListenerSet,
-  which admission keeps to the tenant's names.
+- Each environment serves its own names (components/model/tenant_file/hostnames.py): one label
+  below the suffix through the platform Gateway's `*.<suffix>` listener and certificate, anything
+  else (the tenant's domains) through one ListenerSet in that environment's namespace with a
+  certificate for exactly those names from the stack's ClusterIssuer (the tenant proves each domain
+  by delegating `_acme-challenge`, docs/edge.md), or from ACM on the ALB (ADR 0034); on GKE
+  through listeners of the platform Gateway open to that namespace only (listeners.py, ADR 0033).
+  By default only the last environment serves the domains; a name is never served by two
+  environments.
 - Image apps with `hostnames` get an HTTPRoute in their namespace to their Service, attached to the
-  platform Gateway's HTTPS listener (names under the domain suffix) and, where the namespace holds
-  the ListenerSet, to it (the tenant's own domains). The isolation policy opens the app's port to
-  the Gateway's data plane (components/guardrails/network.py `route_ports`).
+  parents whose listeners take its names (GEP-1713: a listener that matches none of a route's
+  hostnames does not accept it): the Gateway's HTTPS listener for names one label below the
+  suffix, the ListenerSet (or the Gateway's own listener, GKE) for the tenant's domains. The
+  isolation policy opens the app's port to the Gateway's data plane (components/guardrails/network.py
+  `route_ports`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -27,16 +32,12 @@ from components.model.core.await_rules import SKIP_AWAIT
 from components.model.core.labels import kubernetes_labels
 from components.model.settings import edge_contracts as contracts
 from components.model.settings.stack import StackSettings
+from components.model.tenant_file.hostnames import covers, own_domain_names, resolve, under_gateway
 from components.model.tenant_file.spec import TenantSpec
 
 DOMAINS_LISTENER_SET = "tenant-domains"
 DOMAINS_SECRET = "tenant-domains-tls"
 _GROUP = "gateway.networking.k8s.io"
-
-
-def domains_environment(spec: TenantSpec) -> str:
-    """The environment whose namespace serves the tenant's own domains."""
-    return listeners.domains_environment(spec)
 
 
 def _listener_name(index: int) -> str:
@@ -45,7 +46,7 @@ def _listener_name(index: int) -> str:
 
 def _domains(
     prefix: str,
-    spec: TenantSpec,
+    domains: list[str],
     namespace: str,
     labels: dict[str, str],
     issuer: str,
@@ -68,7 +69,7 @@ def _domains(
             },
             spec={
                 "secretName": DOMAINS_SECRET,
-                "dnsNames": list(spec.domains),
+                "dnsNames": domains,
                 "issuerRef": {"name": issuer, "kind": "ClusterIssuer", "group": "cert-manager.io"},
             },
             opts=opts,
@@ -90,7 +91,7 @@ def _domains(
                     "tls": tls,
                     "allowedRoutes": {"namespaces": {"from": "Same"}, "kinds": [{"kind": "HTTPRoute"}]},
                 }
-                for index, domain in enumerate(spec.domains)
+                for index, domain in enumerate(domains)
             ],
         },
         opts=opts,
@@ -103,12 +104,18 @@ def _app_routes(
     environment: str,
     namespace: str,
     labels: dict[str, str],
-    parents: list[dict[str, str]],
+    parents: _Parents,
     opts: pulumi.ResourceOptions,
 ) -> None:
     """An HTTPRoute per image app with `hostnames` in this environment, to its Service."""
     for app in spec.in_environment(spec.apps, environment):
         if not app.hostnames or app.image is None or app.image.port is None:
+            continue
+        hostnames = [resolve(t, suffix=parents.suffix, environment=environment) for t in app.hostnames]
+        accepting = parents.accepting(hostnames)
+        if not accepting:
+            # No listener of this stack takes the names (ListenerSets or TLS off): a route nothing
+            # accepts would only show as unaccepted in its status.
             continue
         k8s.apiextensions.CustomResource(
             f"{prefix}-app-{app.name}-route",
@@ -116,12 +123,33 @@ def _app_routes(
             kind="HTTPRoute",
             metadata={"name": app.name, "namespace": namespace, "labels": labels},
             spec={
-                "parentRefs": parents,
-                "hostnames": list(app.hostnames),
+                "parentRefs": accepting,
+                "hostnames": hostnames,
                 "rules": [{"backendRefs": [{"name": app.name, "port": app.image.port}]}],
             },
             opts=opts,
         )
+
+
+@dataclass(frozen=True)
+class _Parents:
+    """The parents an environment's routes may attach to, and which names each one's listeners take."""
+
+    suffix: str
+    gateway: dict[str, str]
+    # (name, parentRef) for each of the environment's own domain names: its ListenerSet, or on GKE
+    # the platform Gateway's listener for that name.
+    domain_parents: list[tuple[str, dict[str, str]]]
+
+    def accepting(self, hostnames: list[str]) -> list[dict[str, str]]:
+        """The parents with a listener for at least one of the names (never one that accepts none)."""
+        parents = []
+        if any(under_gateway(name, self.suffix) for name in hostnames):
+            parents.append({**self.gateway, "sectionName": "https"})
+        for pattern, ref in self.domain_parents:
+            if ref not in parents and any(covers(pattern, name) for name in hostnames):
+                parents.append(ref)
+        return parents
 
 
 def build_tenant_edge(
@@ -143,15 +171,19 @@ def build_tenant_edge(
         labels = kubernetes_labels(spec.name, environment)
         inside = pulumi.ResourceOptions(parent=parent, deleted_with=resources.namespace, depends_on=resources.ready)
         prefix = f"{name}-{environment}"
-        with_domains = bool(spec.domains) and settings.edge.tls.enabled and environment == domains_environment(spec)
-        parents: list[dict[str, str]] = [{**gateway_ref, "sectionName": "https"}]
+        names = own_domain_names(spec, environment, settings.domain_suffix)
+        with_domains = bool(names) and settings.edge.tls.enabled
+        domain_parents: list[tuple[str, dict[str, str]]] = []
         if with_domains and listeners.tenant_domains_as_listener_sets(settings):
-            _domains(prefix, spec, namespace, labels, issuer, gateway_ref, settings, inside)
-            parents.append({"group": _GROUP, "kind": "ListenerSet", "name": DOMAINS_LISTENER_SET})
+            _domains(prefix, names, namespace, labels, issuer, gateway_ref, settings, inside)
+            listener_set = {"group": _GROUP, "kind": "ListenerSet", "name": DOMAINS_LISTENER_SET}
+            domain_parents = [(domain, listener_set) for domain in names]
         elif with_domains and listeners.tenant_domains_on_gateway(settings):
-            # GKE: the platform Gateway's listeners for this tenant's domains (listeners.py, ADR 0033).
-            parents += [
-                {**gateway_ref, "sectionName": listeners.gateway_listener_name(spec.name, index)}
-                for index in range(len(spec.domains))
+            # GKE: the platform Gateway's listeners for this environment's names (listeners.py, ADR 0033).
+            sections = listeners.gateway_listener_sections(spec, environment, settings.domain_suffix)
+            domain_parents = [
+                (domain, {**gateway_ref, "sectionName": section})
+                for domain, section in zip(names, sections, strict=True)
             ]
+        parents = _Parents(settings.domain_suffix, gateway_ref, domain_parents)
         _app_routes(prefix, spec, environment, namespace, labels, parents, inside)

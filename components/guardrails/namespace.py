@@ -29,7 +29,6 @@ from components.guardrails.network import (
     namespace_paths,
     network_labels,
     network_rules,
-    platform_ingress_entries,
     platform_paths,
     route_ports,
 )
@@ -54,12 +53,12 @@ from components.model.core.labels import (
     PLATFORM_INGRESS_KEY,
     PLATFORM_OWNED_KEY,
     QUOTA_TIER_KEY,
-    default_domain,
     kubernetes_labels,
     namespace_name,
 )
 from components.model.settings.network import CLUSTER_MODE, CloudNetworkFacts, NetworkSettings
-from components.model.settings.stack import PlatformNamespace, StackSettings
+from components.model.settings.stack import StackSettings
+from components.model.tenant_file.hostnames import served_hostnames
 from components.model.tenant_file.spec import TenantSpec
 from components.vcluster.rbac import ACCESS_ROLE as VCLUSTER_ACCESS_ROLE
 
@@ -110,6 +109,7 @@ def namespace_labels(spec: TenantSpec, environment: str, *, kubernetes_version: 
 def namespace_annotations(
     spec: TenantSpec,
     *,
+    environment: str,
     domain_suffix: str,
     egress_cidrs: Sequence[str],
     group_roles: Sequence[str] = (),
@@ -120,14 +120,14 @@ def namespace_annotations(
 
     Keeping authorized domains, the load balancer switch and the access groups here (rather than
     in a parameter object per tenant) costs no extra resource and keeps every policy identical
-    whatever the tenants: adding a tenant changes data, never a policy.
+    whatever the tenants: adding a tenant changes data, never a policy. The authorized domains are
+    the environment's own (components/model/tenant_file/hostnames.py): dev never holds prod's names.
     """
-    own = default_domain(spec.name, domain_suffix)
     groups = dict.fromkeys(spec.access.admin + spec.access.operator + spec.access.viewer)
     return {
         "tenancy.io/display-name": spec.display_name,
         "tenancy.io/contact": str(spec.contact),
-        AUTHORIZED_DOMAINS_KEY: ",".join([own, f"*.{own}", *spec.domains]),
+        AUTHORIZED_DOMAINS_KEY: ",".join(served_hostnames(spec, environment, domain_suffix)),
         ALLOW_LOAD_BALANCER_KEY: "true" if spec.allow_load_balancer else "false",
         GROUPS_KEY: ",".join(groups),
         EGRESS_CIDRS_KEY: ",".join(egress_cidrs),
@@ -145,13 +145,13 @@ def people_read_only_in(spec: TenantSpec, environment: str, settings: StackSetti
     return read_only or spec.isolation_in(environment) == "virtual-cluster"
 
 
-def _platform_namespaces(spec: TenantSpec, settings: StackSettings, environment: str) -> Sequence[PlatformNamespace]:
+def _platform_ingress(spec: TenantSpec, settings: StackSettings, environment: str) -> Sequence[str]:
     """The platform namespaces whose pods reach the tenant's, as `network_rules` opens them, for the
     namespace annotation PLATFORM_INGRESS_KEY that tenant NetworkPolicies may repeat. Suspended:
     none, so ingress controllers and gateways no longer reach its pods and its hostnames stop being
-    served; operators still reach its databases. The Gateway's proxy namespace is opened on the
-    environment's route ports only (never as a whole namespace on every port), so it is listed with
-    those ports, or not at all when the environment has no route ports."""
+    served; operators still reach its databases. The Gateway's proxies are opened on the
+    environment's route ports only and by their pod labels (never as a whole namespace), so they are
+    listed with both, or not at all when the environment has no route ports."""
     if not state_of(spec.lifecycle).serves_traffic:
         return ()
     return namespace_paths(*platform_paths(settings, route_ports(spec, environment)))
@@ -188,10 +188,11 @@ def register_namespace(
             },
             "annotations": namespace_annotations(
                 spec,
+                environment=environment,
                 domain_suffix=settings.domain_suffix,
                 egress_cidrs=granted_cidrs(settings, spec.egress),
                 group_roles=_group_roles(spec, environment, settings),
-                platform_ingress=platform_ingress_entries(_platform_namespaces(spec, settings, environment)),
+                platform_ingress=_platform_ingress(spec, settings, environment),
                 dns=dns_entries(settings.dns),
             ),
         },

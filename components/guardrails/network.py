@@ -129,13 +129,17 @@ def platform_paths(
     return platform, EdgeAccess(plane.namespace, plane.pod_labels, plane.cidrs, sorted(ports_for_routes))
 
 
-def namespace_paths(platform: Sequence[PlatformNamespace], edge: EdgeAccess | None) -> list[PlatformNamespace]:
-    """`platform_paths` as namespace entries, the form tenant NetworkPolicies may repeat: the Gateway's
-    proxy namespace only on the route ports, and not at all without route ports (an empty port list
-    would mean every port) or when the data plane is a cloud load balancer (no namespace)."""
-    entries = list(platform)
+def namespace_paths(platform: Sequence[PlatformNamespace], edge: EdgeAccess | None) -> list[str]:
+    """`platform_paths` as the entries tenant NetworkPolicies may repeat (PLATFORM_INGRESS_KEY):
+    `name` (every port, as rendered without ports) or `name@TCP/port/port` (rendered TCP ports) per
+    platform namespace, and the Gateway's proxies as `namespace@TCP/port/port@key=value;key=value`:
+    only on the route ports and only with the proxies' pod labels (issue 33: the namespace alone
+    would also admit the Gateway controller beside them). None without route ports (an empty port
+    list would mean every port) or when the data plane is a cloud load balancer (no namespace)."""
+    entries = [p.name + (f"@TCP{''.join(f'/{port}' for port in p.ports)}" if p.ports else "") for p in platform]
     if edge is not None and edge.namespace is not None and edge.ports:
-        entries.append(PlatformNamespace(name=edge.namespace, ports=list(edge.ports)))
+        labels = ";".join(f"{key}={value}" for key, value in sorted(edge.pod_labels.items()))
+        entries.append(f"{edge.namespace}@TCP{''.join(f'/{port}' for port in edge.ports)}@{labels}")
     return entries
 
 
@@ -151,12 +155,6 @@ def granted_cidrs(settings: StackSettings, tenant_egress: Sequence[str]) -> list
             for block in entry.ip_targets(settings.network.internet_excludes)
         ]
     return granted
-
-
-def platform_ingress_entries(platform_namespaces: Sequence[PlatformNamespace]) -> list[str]:
-    """The platform namespaces the isolation policy admits, as a tenant policy may repeat them:
-    `name` (every port, as rendered without ports) or `name@TCP/port/port` (rendered TCP ports)."""
-    return [p.name + (f"@TCP{''.join(f'/{port}' for port in p.ports)}" if p.ports else "") for p in platform_namespaces]
 
 
 def dns_entries(dns: DnsSettings) -> list[str]:

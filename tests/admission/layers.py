@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from components.model.core.labels import AUTHORIZED_DOMAINS_KEY
 from components.model.settings.admission import PolicySettings
 from tests.cel_admission import AdmissionChain, Decision, Request
 from tests.rbac import Authorizer, Subject, UserInfo, user_info
@@ -53,6 +54,12 @@ class Cluster:
     def namespace(self, name: str) -> dict[str, Any]:
         [found] = [n for n in objects_of_kind(self.run, "Namespace") if n["metadata"]["name"] == name]
         return found
+
+    def own_hostname(self, namespace: str) -> str:
+        """A name the namespace's environment serves: the first of its authorized domains (dev
+        serves `acme-dev.<suffix>`, prod `acme.<suffix>` and the tenant's domains)."""
+        annotations = self.namespace(namespace)["metadata"]["annotations"]
+        return str(annotations[AUTHORIZED_DOMAINS_KEY].split(",")[0])
 
     def attempt(
         self,

@@ -12,12 +12,22 @@ from typing import Any
 
 import pytest
 
-from tests.admission.layers import ACME_ADMIN, ACME_DEV, WRITERS, Cluster, cluster, platform_identity, stack_policy
+from tests.admission.layers import (
+    ACME_ADMIN,
+    ACME_DEV,
+    ACME_PROD,
+    WRITERS,
+    Cluster,
+    cluster,
+    platform_identity,
+    stack_policy,
+)
 from tests.rbac import Subject
 from tests.support import kubernetes_objects
 from tools.plan.harness import ProgramRun
 
-OWN = "shop.acme-corp.example"  # authorized for acme on every stack
+OWN = "shop.acme-corp.example"  # served by acme's prod on every stack (dev serves acme-dev.<suffix>)
+PROD_DEPLOYER = Subject("ServiceAccount", "deployer", ACME_PROD)
 FOREIGN = "genomics-lab.tenants.example.com"
 
 
@@ -62,9 +72,9 @@ def test_hand_written_endpoints_stop_at_rbac(
 INGRESS = "networking.k8s.io/v1/ingresses"
 
 
-def ingress(annotations: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
+def ingress(annotations: dict[str, str] | None = None, host: str = OWN, **spec: Any) -> dict[str, Any]:
     backend = {"service": {"name": "web", "port": {"number": 80}}}
-    rule = {"host": OWN, "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": backend}]}}
+    rule = {"host": host, "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": backend}]}}
     body: dict[str, Any] = {"rules": [rule], **spec}
     metadata: dict[str, Any] = {"name": "web", **({"annotations": annotations} if annotations else {})}
     return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": metadata, "spec": body}
@@ -98,7 +108,7 @@ HARMLESS = {
 
 @pytest.mark.parametrize(("who", "namespace"), WRITERS)
 def test_harmless_annotations_are_admitted(stack: Cluster, who: Subject, namespace: str) -> None:
-    outcome = stack.attempt(who, "CREATE", INGRESS, ingress(HARMLESS), namespace)
+    outcome = stack.attempt(who, "CREATE", INGRESS, ingress(HARMLESS, stack.own_hostname(namespace)), namespace)
     assert outcome.stopped_by is None, outcome.decision.denials
     assert "tenancy-ingress-annotations" in outcome.decision.applied
 
@@ -139,12 +149,13 @@ def test_the_annotation_allow_list_is_the_stacks() -> None:
 
     controllers = {"traefik.ingress.kubernetes.io": ["router.entrypoints"]}
     custom = cluster(plan("prod", policy=stack_policy("prod", ingressAnnotations={"controllers": controllers})))
-    allowed = ingress({"traefik.ingress.kubernetes.io/router.entrypoints": "websecure"})
+    own = custom.own_hostname(ACME_DEV)
+    allowed = ingress({"traefik.ingress.kubernetes.io/router.entrypoints": "websecure"}, own)
     assert custom.attempt(ACME_ADMIN, "CREATE", INGRESS, allowed, ACME_DEV).stopped_by is None
     denied = ingress({"traefik.ingress.kubernetes.io/router.middlewares": "kube-system-strip@kubernetescrd"})
     assert custom.attempt(ACME_ADMIN, "CREATE", INGRESS, denied, ACME_DEV).denied_by("tenancy-ingress-annotations")
     # Replacing the map replaced the defaults: nginx is no longer governed on this stack.
-    ungoverned = ingress({"nginx.ingress.kubernetes.io/server-alias": "x"})
+    ungoverned = ingress({"nginx.ingress.kubernetes.io/server-alias": "x"}, own)
     assert custom.attempt(ACME_ADMIN, "CREATE", INGRESS, ungoverned, ACME_DEV).stopped_by is None
 
 
@@ -168,10 +179,12 @@ def listener_set(*hostnames: str | None) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("who", "namespace"), WRITERS)
 def test_listener_sets(stack: Cluster, who: Subject, namespace: str) -> None:
-    assert (
-        stack.attempt(who, "CREATE", LISTENERSETS, listener_set(OWN, f"*.api.{OWN[5:]}"), namespace).stopped_by is None
-    )
-    foreign = stack.attempt(who, "CREATE", LISTENERSETS, listener_set(OWN, FOREIGN), namespace)
+    own = stack.own_hostname(namespace)
+    # prod serves the tenant's domains, the api wildcard among them (tenants/acme.yaml).
+    names = [own, OWN, "*.api.acme-corp.example"] if namespace == ACME_PROD else [own]
+    outcome = stack.attempt(who, "CREATE", LISTENERSETS, listener_set(*names), namespace)
+    assert outcome.stopped_by is None, outcome.decision.denials
+    foreign = stack.attempt(who, "CREATE", LISTENERSETS, listener_set(own, FOREIGN), namespace)
     assert foreign.denied_by("tenancy-hostnames-listenersets", f"listener hostname {FOREIGN} is outside")
     catch_all = stack.attempt(who, "CREATE", LISTENERSETS, listener_set(None), namespace)
     assert catch_all.denied_by("tenancy-hostnames-listenersets", "every ListenerSet listener needs a hostname")
@@ -193,12 +206,13 @@ def certificate(**spec: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("who", "namespace"), WRITERS)
 def test_a_certificate_for_own_names_is_admitted(stack: Cluster, who: Subject, namespace: str) -> None:
+    own = stack.own_hostname(namespace)
     ok = certificate(
-        dnsNames=[OWN, "v1.api.acme-corp.example"],
-        commonName=OWN,
-        uris=[f"spiffe://{OWN}/ns/web/sa/web", f"https://user@{OWN}:8443/x?y#z"],
-        emailAddresses=[f"ops@{OWN}"],
-        literalSubject=f"CN={OWN},O=ACME Corporation,C=DE",
+        dnsNames=[own, *(["v1.api.acme-corp.example"] if namespace == ACME_PROD else [])],
+        commonName=own,
+        uris=[f"spiffe://{own}/ns/web/sa/web", f"https://user@{own}:8443/x?y#z"],
+        emailAddresses=[f"ops@{own}"],
+        literalSubject=f"CN={own},O=ACME Corporation,C=DE",
     )
     outcome = stack.attempt(who, "CREATE", CERTIFICATES, ok, namespace)
     assert outcome.stopped_by is None, outcome.decision.denials
@@ -228,7 +242,8 @@ def test_a_certificate_for_own_names_is_admitted(stack: Cluster, who: Subject, n
 def test_certificate_name_fields_outside_the_domains_are_denied(
     stack: Cluster, spec: dict[str, Any], message: str
 ) -> None:
-    outcome = stack.attempt(ACME_ADMIN, "CREATE", CERTIFICATES, certificate(**spec), ACME_DEV)
+    # In prod, which serves OWN: only the foreign part is refused.
+    outcome = stack.attempt(PROD_DEPLOYER, "CREATE", CERTIFICATES, certificate(**spec), ACME_PROD)
     assert outcome.denied_by("tenancy-hostnames-certificates", message), outcome.decision.denials
 
 
@@ -280,18 +295,20 @@ def test_another_controllers_class_is_denied_where_the_stack_lists_classes(
     assert with_classes.attempt(who, "CREATE", INGRESS, ingress(), namespace).denied_by("tenancy-ingress-annotations")
     legacy = ingress({"kubernetes.io/ingress.class": "internal"}, ingressClassName="nginx")
     assert with_classes.attempt(who, "CREATE", INGRESS, legacy, namespace).denied_by("tenancy-ingress-annotations")
-    allowed = with_classes.attempt(who, "CREATE", INGRESS, ingress(ingressClassName="nginx"), namespace)
+    own = with_classes.own_hostname(namespace)
+    allowed = with_classes.attempt(who, "CREATE", INGRESS, ingress(host=own, ingressClassName="nginx"), namespace)
     assert allowed.stopped_by is None, allowed.decision.denials
 
 
 def test_any_class_is_admitted_where_the_stack_lists_none(stack: Cluster) -> None:
     """The default: class names are the cluster's own, so the program cannot guess them."""
-    outcome = stack.attempt(ACME_ADMIN, "CREATE", INGRESS, ingress(ingressClassName="internal"), ACME_DEV)
+    obj = ingress(host=stack.own_hostname(ACME_DEV), ingressClassName="internal")
+    outcome = stack.attempt(ACME_ADMIN, "CREATE", INGRESS, obj, ACME_DEV)
     assert outcome.stopped_by is None, outcome.decision.denials
 
 
-def _with_path(path: str) -> dict[str, Any]:
-    obj = ingress({"nginx.ingress.kubernetes.io/use-regex": "true"})
+def _with_path(path: str, host: str = OWN) -> dict[str, Any]:
+    obj = ingress({"nginx.ingress.kubernetes.io/use-regex": "true"}, host)
     obj["spec"]["rules"][0]["http"]["paths"][0].update({"path": path, "pathType": "ImplementationSpecific"})
     return obj
 
@@ -307,4 +324,5 @@ def test_paths_carrying_configuration_syntax_are_denied(stack: Cluster, path: st
 
 @pytest.mark.parametrize("path", ["/", "/api/v1/users", "/api(/|$)(.*)", "/static/.+.css$", "/~me"])
 def test_plain_and_regex_paths_are_admitted(stack: Cluster, path: str) -> None:
-    assert stack.attempt(ACME_ADMIN, "CREATE", INGRESS, _with_path(path), ACME_DEV).stopped_by is None
+    obj = _with_path(path, stack.own_hostname(ACME_DEV))
+    assert stack.attempt(ACME_ADMIN, "CREATE", INGRESS, obj, ACME_DEV).stopped_by is None

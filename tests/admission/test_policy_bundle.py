@@ -33,6 +33,7 @@ VALIDATING = {
     "tenancy-gateway-parents-routes",
     "tenancy-gateway-parents-listenersets",
     "tenancy-ingress-annotations",
+    "tenancy-route-annotations",
     "tenancy-services",
     "tenancy-node-pool",
     "tenancy-workloads",
@@ -53,6 +54,7 @@ VALIDATING = {
     "tenancy-suspension-flux",
     "tenancy-flux",
     "tenancy-vcluster-kubeconfig",
+    "tenancy-syncer-account",
     "tenancy-preview-dry-run",
 }
 # Matched by who asks, in every namespace and cluster-scoped (components/admission/rules/preview_dry_run.py).
@@ -132,14 +134,18 @@ def test_every_expression_compiles_in_cel_cpp(dev_plan: ProgramRun) -> None:
 
 
 def test_namespaces_carry_the_policy_data(dev_plan: ProgramRun) -> None:
-    [namespace] = [n for n in objects_of_kind(dev_plan, "Namespace") if n["metadata"]["name"] == "tenant-acme-dev"]
-    annotations = namespace["metadata"]["annotations"]
-    assert annotations[AUTHORIZED_DOMAINS_KEY].split(",") == [
+    namespaces = {
+        n["metadata"]["name"]: n["metadata"].get("annotations", {}) for n in objects_of_kind(dev_plan, "Namespace")
+    }
+    # Each environment its own names: dev never holds prod's (components/model/tenant_file/hostnames.py).
+    assert namespaces["tenant-acme-prod"][AUTHORIZED_DOMAINS_KEY].split(",") == [
         "acme.tenants.dev.example.com",
-        "*.acme.tenants.dev.example.com",
+        "acme-prod.tenants.dev.example.com",
         "shop.acme-corp.example",
         "*.api.acme-corp.example",
     ]
+    annotations = namespaces["tenant-acme-dev"]
+    assert annotations[AUTHORIZED_DOMAINS_KEY] == "acme-dev.tenants.dev.example.com"
     assert annotations[GROUPS_KEY] == "acme-admins,acme-oncall,acme-support"
     assert annotations["tenancy.io/allow-load-balancer"] == "false"
 
@@ -161,7 +167,7 @@ def test_adding_a_tenant_changes_data_never_a_policy(tmp_path: Path, dev_plan: P
 
     assert dump(bigger) == dump(dev_plan)
     # The new tenant's data went to its namespaces instead.
-    zeta = [n for n in objects_of_kind(bigger, "Namespace") if n["metadata"]["name"] == "tenant-zeta-dev"]
+    zeta = [n for n in objects_of_kind(bigger, "Namespace") if n["metadata"]["name"] == "tenant-zeta-prod"]
     assert "zeta.example.org" in zeta[0]["metadata"]["annotations"][AUTHORIZED_DOMAINS_KEY]
 
 

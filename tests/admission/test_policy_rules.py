@@ -66,6 +66,12 @@ def denied_with(decision: Decision, policy: str, text: str) -> bool:
     return any(d.startswith(f"{policy}: ") and text in d for d in decision.denials)
 
 
+@pytest.fixture(scope="module")
+def acme_prod(dev_plan: ProgramRun) -> dict[str, Any]:
+    """acme's prod namespace: it serves the tenant's own name and domains (dev serves acme-dev.<suffix>)."""
+    return namespace(dev_plan, "tenant-acme-prod")
+
+
 # --- Rule 1: hostnames ----------------------------------------------------------------------
 
 
@@ -80,15 +86,15 @@ def ingress(*hosts: str, tls: list[str] | None = None) -> dict[str, Any]:
     "hosts",
     [
         ["acme.tenants.dev.example.com"],
-        ["shop.acme.tenants.dev.example.com", "a.b.acme.tenants.dev.example.com"],
+        ["acme-prod.tenants.dev.example.com"],
         ["shop.acme-corp.example", "v1.api.acme-corp.example"],
-        ["*.acme.tenants.dev.example.com"],
+        ["*.api.acme-corp.example"],
     ],
 )
 def test_ingress_inside_the_tenant_domains_is_admitted(
-    dev: AdmissionChain, acme_dev: dict[str, Any], hosts: list[str]
+    dev: AdmissionChain, acme_prod: dict[str, Any], hosts: list[str]
 ) -> None:
-    decision = create(dev, "networking.k8s.io/v1/ingresses", "Ingress", ingress(*hosts, tls=hosts), acme_dev)
+    decision = create(dev, "networking.k8s.io/v1/ingresses", "Ingress", ingress(*hosts, tls=hosts), acme_prod)
     assert decision.allowed, decision.denials
     assert "tenancy-hostnames-ingress" in decision.applied
 
@@ -103,38 +109,50 @@ def test_ingress_inside_the_tenant_domains_is_admitted(
         "api.acme-corp.example",  # only *.api.acme-corp.example is authorized
         "acme-corp.example",
         "shop.acme-corp.example.evil.org",
+        # Deeper than a wildcard (no certificate covers it), or another environment's (dev's) name.
+        "a.v1.api.acme-corp.example",
+        "shop.acme.tenants.dev.example.com",
+        "*.acme.tenants.dev.example.com",
+        "acme-dev.tenants.dev.example.com",
     ],
 )
-def test_ingress_outside_the_tenant_domains_is_denied(dev: AdmissionChain, acme_dev: dict[str, Any], host: str) -> None:
-    decision = create(dev, "networking.k8s.io/v1/ingresses", "Ingress", ingress(host), acme_dev)
+def test_ingress_outside_the_tenant_domains_is_denied(
+    dev: AdmissionChain, acme_prod: dict[str, Any], host: str
+) -> None:
+    decision = create(dev, "networking.k8s.io/v1/ingresses", "Ingress", ingress(host), acme_prod)
     assert denied_with(
         decision, "tenancy-hostnames-ingress", f"Ingress host {host} is outside the domains of tenant acme"
     )
 
 
-def test_ingress_tls_host_is_checked_too(dev: AdmissionChain, acme_dev: dict[str, Any]) -> None:
+def test_ingress_tls_host_is_checked_too(dev: AdmissionChain, acme_prod: dict[str, Any]) -> None:
     obj = ingress("shop.acme-corp.example", tls=["shop.acme-corp.example", "bank.example.com"])
-    decision = create(dev, "networking.k8s.io/v1/ingresses", "Ingress", obj, acme_dev)
+    decision = create(dev, "networking.k8s.io/v1/ingresses", "Ingress", obj, acme_prod)
     assert decision.denials == [
         "tenancy-hostnames-ingress: Ingress TLS host bank.example.com is outside the domains of tenant acme "
-        "(acme.tenants.dev.example.com, *.acme.tenants.dev.example.com, shop.acme-corp.example, "
+        "(acme.tenants.dev.example.com, acme-prod.tenants.dev.example.com, shop.acme-corp.example, "
         "*.api.acme-corp.example)"
     ]
 
 
-def test_ingress_rule_without_host_is_denied(dev: AdmissionChain, acme_dev: dict[str, Any]) -> None:
-    decision = create(dev, "networking.k8s.io/v1/ingresses", "Ingress", ingress(""), acme_dev)
+def test_ingress_rule_without_host_is_denied(dev: AdmissionChain, acme_prod: dict[str, Any]) -> None:
+    decision = create(dev, "networking.k8s.io/v1/ingresses", "Ingress", ingress(""), acme_prod)
     assert denied_with(decision, "tenancy-hostnames-ingress", "every Ingress rule needs a host")
 
 
-def test_ingress_update_is_checked(dev: AdmissionChain, acme_dev: dict[str, Any]) -> None:
+def test_ingress_update_is_checked(dev: AdmissionChain, acme_prod: dict[str, Any]) -> None:
     old = {"kind": "Ingress", **ingress("shop.acme-corp.example")}
     new = {"kind": "Ingress", **ingress("evilacme.tenants.dev.example.com")}
     for obj in (old, new):
-        obj["metadata"]["namespace"] = ACME_DEV
+        obj["metadata"]["namespace"] = "tenant-acme-prod"
     decision = dev.admit(
         Request(
-            "UPDATE", "networking.k8s.io/v1/ingresses", "Ingress", object=new, old_object=old, namespace_object=acme_dev
+            "UPDATE",
+            "networking.k8s.io/v1/ingresses",
+            "Ingress",
+            object=new,
+            old_object=old,
+            namespace_object=acme_prod,
         )
     )
     assert denied_with(decision, "tenancy-hostnames-ingress", "evilacme.tenants.dev.example.com is outside")
@@ -143,7 +161,7 @@ def test_ingress_update_is_checked(dev: AdmissionChain, acme_dev: dict[str, Any]
 @pytest.mark.parametrize(
     ("resource", "kind"), [("httproutes", "HTTPRoute"), ("grpcroutes", "GRPCRoute"), ("tlsroutes", "TLSRoute")]
 )
-def test_gateway_routes(dev: AdmissionChain, acme_dev: dict[str, Any], resource: str, kind: str) -> None:
+def test_gateway_routes(dev: AdmissionChain, acme_prod: dict[str, Any], resource: str, kind: str) -> None:
     def route(hostnames: list[str] | None) -> dict[str, Any]:
         spec: dict[str, Any] = {"parentRefs": [{"name": "platform", "namespace": "tenancy-gateway"}]}
         if hostnames is not None:
@@ -151,14 +169,14 @@ def test_gateway_routes(dev: AdmissionChain, acme_dev: dict[str, Any], resource:
         return {"apiVersion": "gateway.networking.k8s.io/v1", "metadata": {"name": "web"}, "spec": spec}
 
     path = f"gateway.networking.k8s.io/v1/{resource}"
-    assert create(dev, path, kind, route(["api.acme.tenants.dev.example.com"]), acme_dev).allowed
-    denied = create(dev, path, kind, route(["evilacme.tenants.dev.example.com"]), acme_dev)
+    assert create(dev, path, kind, route(["acme-prod.tenants.dev.example.com"]), acme_prod).allowed
+    denied = create(dev, path, kind, route(["evilacme.tenants.dev.example.com"]), acme_prod)
     assert denied_with(denied, "tenancy-hostnames-routes", "route hostname evilacme.tenants.dev.example.com is outside")
-    missing = create(dev, path, kind, route(None), acme_dev)
+    missing = create(dev, path, kind, route(None), acme_prod)
     assert denied_with(missing, "tenancy-hostnames-routes", f"{kind} needs spec.hostnames")
 
 
-def test_certificates(dev: AdmissionChain, acme_dev: dict[str, Any]) -> None:
+def test_certificates(dev: AdmissionChain, acme_prod: dict[str, Any]) -> None:
     def certificate(**spec: Any) -> dict[str, Any]:
         return {
             "apiVersion": "cert-manager.io/v1",
@@ -167,13 +185,13 @@ def test_certificates(dev: AdmissionChain, acme_dev: dict[str, Any]) -> None:
         }
 
     path = "cert-manager.io/v1/certificates"
-    ok = certificate(dnsNames=["shop.acme-corp.example", "*.acme.tenants.dev.example.com"])
-    assert create(dev, path, "Certificate", ok, acme_dev).allowed
+    ok = certificate(dnsNames=["shop.acme-corp.example", "acme.tenants.dev.example.com"])
+    assert create(dev, path, "Certificate", ok, acme_prod).allowed
     stolen = certificate(dnsNames=["shop.acme-corp.example", "status.example.org"])
-    decision = create(dev, path, "Certificate", stolen, acme_dev)
+    decision = create(dev, path, "Certificate", stolen, acme_prod)
     assert denied_with(decision, "tenancy-hostnames-certificates", "certificate name status.example.org is outside")
     common = certificate(commonName="evilacme.tenants.dev.example.com")
-    decision = create(dev, path, "Certificate", common, acme_dev)
+    decision = create(dev, path, "Certificate", common, acme_prod)
     assert denied_with(decision, "tenancy-hostnames-certificates", "evilacme.tenants.dev.example.com is outside")
 
 

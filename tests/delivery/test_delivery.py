@@ -148,9 +148,10 @@ def test_charts_are_patched_onto_the_pool_and_keep_autoscaled_replicas(dev_plan:
     patches = release["spec"]["postRenderers"][0]["kustomize"]["patches"]
     assert [p["target"]["kind"] for p in patches] == ["Deployment", "StatefulSet", "Job", "CronJob"]
     assert all("tenancy.io/pool: customers" in p["patch"] for p in patches)
+    # `acme-{environment}.{suffix}` in the file, resolved for the dev stack's dev environment.
     assert release["spec"]["values"] == {
         "httpRoute": {
-            "hostname": "shop.acme-corp.example",
+            "hostname": "acme-dev.tenants.dev.example.com",
             "parentRef": {"name": "platform", "namespace": "tenancy-gateway"},
         }
     }

@@ -188,7 +188,9 @@ def test_status_page_is_served_through_its_listener_set_and_route(dev_plan: Prog
     (route,) = objects_of_kind(dev_plan, "HTTPRoute", "tenant-status-page-prod")
     assert route["spec"]["hostnames"] == ["status.example.org"]
     assert route["spec"]["rules"] == [{"backendRefs": [{"name": "status", "port": 8080}]}]
-    assert {p["kind"] for p in route["spec"]["parentRefs"]} == {"Gateway", "ListenerSet"}
+    # Only the parent whose listeners take the name (GEP-1713): the Gateway's `*.<suffix>` listener
+    # never accepts status.example.org.
+    assert [p["kind"] for p in route["spec"]["parentRefs"]] == ["ListenerSet"]
     (certificate,) = objects_of_kind(dev_plan, "Certificate", "tenant-status-page-prod")
     assert certificate["spec"]["dnsNames"] == ["status.example.org"]
 
@@ -225,17 +227,37 @@ def test_a_gateway_without_tls_and_ingress_outside_platform_namespaces_are_refus
     ]
 
 
-def test_app_hostnames_must_be_the_tenants_own(tmp_path: Path) -> None:
+def test_app_hostnames_must_be_served_by_every_environment_the_app_runs_in(tmp_path: Path) -> None:
     app = {"name": "web", "image": {"repository": "docker.io/library/nginx", "tag": "1.29.4", "port": 8080}}
-    ok = tenant_document("acme", domains=["shop.acme.example"], apps=[{**app, "hostnames": ["shop.acme.example"]}])
-    plan("dev", write_tenants(tmp_path / "ok", ok))
+    prod_only = {**app, "hostnames": ["shop.acme.example"], "environments": ["prod"]}
+    # Written once, resolved per stack and environment.
+    everywhere = {**app, "name": "api", "hostnames": ["acme-{environment}.{suffix}"]}
+    ok = tenant_document("acme", domains=["shop.acme.example"], apps=[prod_only, everywhere])
+    run = plan("dev", write_tenants(tmp_path / "ok", ok))
+    hosts = {
+        (r["metadata"]["namespace"], r["metadata"]["name"]): r["spec"]["hostnames"]
+        for r in objects_of_kind(run, "HTTPRoute")
+        if r["metadata"]["namespace"].startswith("tenant-acme-")
+    }
+    assert hosts == {
+        ("tenant-acme-dev", "api"): ["acme-dev.tenants.dev.example.com"],
+        ("tenant-acme-prod", "api"): ["acme-prod.tenants.dev.example.com"],
+        ("tenant-acme-prod", "web"): ["shop.acme.example"],
+    }
     bad = tenant_document(
-        "acme", apps=[{**app, "hostnames": ["shop.northwind.example", "genomics.tenants.dev.example.com"]}]
+        "acme",
+        domains=["shop.acme.example"],
+        apps=[
+            {**app, "hostnames": ["shop.northwind.example", "genomics.tenants.dev.example.com", "shop.acme.example"]}
+        ],
     )
     with pytest.raises(ConfigurationError) as raised:
         plan("dev", write_tenants(tmp_path / "bad", bad))
-    fields = [p.field for p in raised.value.problems]
-    assert fields == ["apps.0.hostnames.0", "apps.0.hostnames.1"]
+    problems = {p.field: p.message for p in raised.value.problems}
+    assert list(problems) == ["apps.0.hostnames.0", "apps.0.hostnames.1", "apps.0.hostnames.2"]
+    # The tenant's own domain, served by prod only: the app also runs in dev.
+    assert "dev (shop.acme.example)" in problems["apps.0.hostnames.2"]
+    assert "prod (" not in problems["apps.0.hostnames.2"]
     chart = {"name": "web", "chart": {"repository": "https://c.example", "name": "web", "version": "1.0.0"}}
     with pytest.raises(ConfigurationError, match="hostnames need an image app with a port"):
         plan(

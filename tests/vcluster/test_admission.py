@@ -139,6 +139,10 @@ def control_plane_pod(host: Cluster) -> dict[str, Any]:
     [release] = [r for r in objects_of_kind(host.run, "HelmRelease", HARD) if r["metadata"]["name"] == "vcluster"]
     pod = chart_pods.control_plane_pod(release["spec"]["values"], HARD, "vcluster")
     del pod["metadata"]["namespace"]
+    # The StatefulSet controller names its set as the pod's controller (kubernetes v1.34
+    # pkg/controller/statefulset/stateful_set_utils.go newStatefulSetPod: metav1.NewControllerRef).
+    owner = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "vcluster", "uid": "0f1e", "controller": True}
+    pod["metadata"]["ownerReferences"] = [owner]
     return pod
 
 
@@ -214,3 +218,41 @@ def test_the_syncer_cannot_move_a_pods_address_to_another_tenants_pod(host: Clus
         )
     )
     assert decision.allowed, decision.denials
+
+
+# --- Issue 33: the syncer's account is the syncer's -------------------------------------------
+
+DEPLOYER = Subject("ServiceAccount", "deployer", HARD)
+
+
+def _as_syncer(pod: dict[str, Any], field: str = "serviceAccountName") -> dict[str, Any]:
+    changed = copy.deepcopy(pod)
+    changed["spec"].pop("serviceAccountName", None)
+    changed["spec"][field] = "vcluster"
+    return changed
+
+
+@pytest.mark.parametrize("field", ["serviceAccountName", "serviceAccount"])
+def test_the_deployer_cannot_run_a_pod_as_the_syncer(host: Cluster, field: str) -> None:
+    outcome = host.attempt(DEPLOYER, "CREATE", PODS, _as_syncer(synced_pod(), field), HARD)
+    assert outcome.stopped_by == "admission", outcome
+    assert outcome.denied_by("tenancy-syncer-account", "only the virtual cluster's own StatefulSet vcluster")
+
+
+def test_the_syncer_account_needs_its_own_statefulset_as_controller(host: Cluster) -> None:
+    # The StatefulSet controller creating a pod for another set (a tenant's own StatefulSet).
+    pod = control_plane_pod(host)
+    pod["metadata"]["ownerReferences"][0]["name"] = "my-set"
+    outcome = host.attempt(STATEFULSET_CONTROLLER_USER, "CREATE", PODS, pod, HARD)
+    assert outcome.denied_by("tenancy-syncer-account"), outcome
+    # The right owner named but not as the controller; and a pod claiming the owner, created by someone else.
+    pod = control_plane_pod(host)
+    pod["metadata"]["ownerReferences"][0]["controller"] = False
+    assert host.attempt(STATEFULSET_CONTROLLER_USER, "CREATE", PODS, pod, HARD).denied_by("tenancy-syncer-account")
+    forged = control_plane_pod(host)
+    assert host.attempt(DEPLOYER, "CREATE", PODS, forged, HARD).denied_by("tenancy-syncer-account")
+
+
+def test_pods_of_other_accounts_are_not_the_rules_business(host: Cluster) -> None:
+    outcome = host.attempt(DEPLOYER, "CREATE", PODS, synced_pod(serviceAccountName="default"), HARD)
+    assert "tenancy-syncer-account" not in " ".join(outcome.decision.denials), outcome

@@ -21,7 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 ACME_DEV, ACME_PROD, GENOMICS_DEV = "tenant-acme-dev", "tenant-acme-prod", "tenant-genomics-lab-dev"
-OWN_HOST = "shop.acme-corp.example"
+# The dev environment's own name on the dev stack (components/model/tenant_file/hostnames.py): dev
+# never serves prod's names such as shop.acme-corp.example.
+OWN_HOST = "acme-dev.tenants.dev.example.com"
+# prod's own name, and a name under its `*.api.acme-corp.example` domain (prod serves the domains).
+PROD_HOST = "acme-prod.tenants.dev.example.com"
+PROD_DOMAIN_HOST = "v1.api.acme-corp.example"
 FOREIGN_HOST = "genomics-lab.tenants.dev.example.com"
 Expect = Literal["admit", "rbac", "deny"]
 
@@ -141,8 +146,8 @@ def _job(name: str, **spec: Any) -> dict[str, Any]:
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name}, "spec": body}
 
 
-def _annotated_ingress(name: str, annotations: dict[str, str], path: str = "/") -> dict[str, Any]:
-    obj = _ingress(name, OWN_HOST)
+def _annotated_ingress(name: str, annotations: dict[str, str], path: str = "/", host: str = OWN_HOST) -> dict[str, Any]:
+    obj = _ingress(name, host)
     obj["metadata"]["annotations"] = annotations
     if path != "/":
         obj["spec"]["rules"][0]["http"]["paths"][0].update({"path": path, "pathType": "ImplementationSpecific"})
@@ -160,6 +165,14 @@ def _listener_set(name: str, *hostnames: str | None) -> dict[str, Any]:
         "metadata": {"name": name},
         "spec": {"parentRef": {"name": "platform", "namespace": "tenancy-gateway"}, "listeners": listeners},
     }
+
+
+def _route(name: str, *hostnames: str, annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name, **({"annotations": annotations} if annotations else {})}
+    parent = {"name": "platform", "namespace": "tenancy-gateway", "sectionName": "https"}
+    rule = {"backendRefs": [{"name": "web", "port": 80}]}
+    spec = {"parentRefs": [parent], "hostnames": list(hostnames), "rules": [rule]}
+    return {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "metadata": metadata, "spec": spec}
 
 
 def _certificate(name: str, **spec: Any) -> dict[str, Any]:
@@ -227,6 +240,16 @@ def _role_binding(name: str, role: str, group: str) -> dict[str, Any]:
 PODS, DEPLOYMENTS, SERVICES = "/v1/pods", "apps/v1/deployments", "/v1/services"
 INGRESSES, SECRETS, CLAIMS = "networking.k8s.io/v1/ingresses", "/v1/secrets", "/v1/persistentvolumeclaims"
 POLICIES, BUDGETS = "networking.k8s.io/v1/networkpolicies", "policy/v1/poddisruptionbudgets"
+ROUTES = "gateway.networking.k8s.io/v1/httproutes"
+# The Gateway's proxies in their namespace (Envoy Gateway's labels, components/guardrails/network.py
+# `edge_peers`): the only edge peer a tenant policy may admit; the namespace alone holds the controller.
+EDGE_NAMESPACE = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "envoy-gateway-system"}}}
+EDGE_PROXIES = {
+    **EDGE_NAMESPACE,
+    "podSelector": {
+        "matchLabels": {"app.kubernetes.io/component": "proxy", "app.kubernetes.io/managed-by": "envoy-gateway"}
+    },
+}
 HELM_RELEASES = "helm.toolkit.fluxcd.io/v2/helmreleases"
 OCI_REPOSITORIES = "source.toolkit.fluxcd.io/v1/ocirepositories"
 OCI_URL = "oci://ghcr.io/acme/charts/web"
@@ -476,7 +499,7 @@ CASES: list[Case] = [
         INGRESSES,
         _ingress("e2e-own-host", OWN_HOST),
         "admit",
-        why="a hostname inside the tenant's domains",
+        why="a hostname the environment serves",
     ),
     Case(
         "ingress-server-snippet",
@@ -495,7 +518,7 @@ CASES: list[Case] = [
         ACME_PROD_DEPLOYER,
         ACME_PROD,
         INGRESSES,
-        _annotated_ingress("e2e-harmless-annotations", HARMLESS),
+        _annotated_ingress("e2e-harmless-annotations", HARMLESS, host=PROD_HOST),
         "admit",
         why="rewrites, sizes, source ranges, issuer choice, DNS TTL, Helm's own",
     ),
@@ -564,7 +587,7 @@ CASES: list[Case] = [
         ACME_PROD_DEPLOYER,
         ACME_PROD,
         "gateway.networking.k8s.io/v1/listenersets",
-        _listener_set("e2e-foreign-host", OWN_HOST, FOREIGN_HOST),
+        _listener_set("e2e-foreign-host", PROD_HOST, FOREIGN_HOST),
         "deny",
         "tenancy-hostnames-listenersets",
         "another tenant's hostname on the platform Gateway",
@@ -574,9 +597,9 @@ CASES: list[Case] = [
         ACME_PROD_DEPLOYER,
         ACME_PROD,
         "gateway.networking.k8s.io/v1/listenersets",
-        _listener_set("e2e-own-hosts", OWN_HOST, "v1.api.acme-corp.example"),
+        _listener_set("e2e-own-hosts", PROD_HOST, PROD_DOMAIN_HOST),
         "admit",
-        why="listeners for the tenant's own hostnames",
+        why="listeners for names the environment serves",
     ),
     Case(
         "certificate-foreign-name",
@@ -593,7 +616,7 @@ CASES: list[Case] = [
         ACME_PROD_DEPLOYER,
         ACME_PROD,
         "cert-manager.io/v1/certificates",
-        _certificate("e2e-ca", isCA=True, dnsNames=[OWN_HOST]),
+        _certificate("e2e-ca", isCA=True, dnsNames=[PROD_HOST]),
         "deny",
         "tenancy-hostnames-certificates",
         "a CA certificate signs any name",
@@ -603,14 +626,9 @@ CASES: list[Case] = [
         ACME_ADMIN,
         ACME_DEV,
         "cert-manager.io/v1/certificates",
-        _certificate(
-            "e2e-own-names",
-            dnsNames=[OWN_HOST, "v1.api.acme-corp.example"],
-            commonName=OWN_HOST,
-            emailAddresses=[f"ops@{OWN_HOST}"],
-        ),
+        _certificate("e2e-own-names", dnsNames=[OWN_HOST], commonName=OWN_HOST, emailAddresses=[f"ops@{OWN_HOST}"]),
         "admit",
-        why="every name field inside the tenant's domains",
+        why="every name field inside the names the environment serves",
     ),
     # --- Hole 6: secrets by the side door -----------------------------------------------------------
     Case(
@@ -931,6 +949,120 @@ CASES: list[Case] = [
         why="a dry run is no exemption: quotas are the platform's",
     ),
     Case("config-map", ACME_ADMIN, ACME_DEV, "/v1/configmaps", _config_map("e2e-config"), "admit"),
+    # --- Issue 33: hostnames per environment, route annotations, the edge path, the syncer's account ---
+    Case(
+        "route-prod-domain-from-dev",
+        ACME_ADMIN,
+        ACME_DEV,
+        ROUTES,
+        _route("e2e-prod-domain", "shop.acme-corp.example"),
+        "deny",
+        "tenancy-hostnames-routes",
+        "a dev admin (a viewer in prod) taking a name prod serves",
+    ),
+    Case(
+        "route-under-prod-wildcard-from-dev",
+        ACME_ADMIN,
+        ACME_DEV,
+        ROUTES,
+        _route("e2e-under-prod-wildcard", "v2.api.acme-corp.example"),
+        "deny",
+        "tenancy-hostnames-routes",
+        "a more specific name under prod's wildcard wins over prod's listener",
+    ),
+    Case(
+        "listener-set-prod-domain-from-dev",
+        ACME_ADMIN,
+        ACME_DEV,
+        "gateway.networking.k8s.io/v1/listenersets",
+        _listener_set("e2e-prod-domain", "v2.api.acme-corp.example"),
+        "deny",
+        "tenancy-hostnames-listenersets",
+        "a dev listener under prod's wildcard",
+    ),
+    Case(
+        "route-own-name", ACME_ADMIN, ACME_DEV, ROUTES, _route("e2e-own-name", OWN_HOST), "admit", why="dev's own name"
+    ),
+    Case(
+        "route-prod-domain-in-prod",
+        ACME_PROD_DEPLOYER,
+        ACME_PROD,
+        ROUTES,
+        _route("e2e-prod-domain", PROD_DOMAIN_HOST, PROD_HOST),
+        "admit",
+        why="prod's names in prod",
+    ),
+    Case(
+        "route-external-dns-hostname",
+        ACME_ADMIN,
+        ACME_DEV,
+        ROUTES,
+        _route("e2e-dns-hostname", OWN_HOST, annotations={"external-dns.alpha.kubernetes.io/hostname": FOREIGN_HOST}),
+        "deny",
+        "tenancy-route-annotations",
+        "external-dns would publish another tenant's name",
+    ),
+    Case(
+        "route-external-dns-target",
+        ACME_ADMIN,
+        ACME_DEV,
+        ROUTES,
+        _route("e2e-dns-target", OWN_HOST, annotations={"external-dns.alpha.kubernetes.io/target": "203.0.113.7"}),
+        "deny",
+        "tenancy-route-annotations",
+        "external-dns would point the name anywhere",
+    ),
+    Case(
+        "route-harmless-annotations",
+        ACME_ADMIN,
+        ACME_DEV,
+        ROUTES,
+        _route(
+            "e2e-route-annotations",
+            OWN_HOST,
+            annotations={"external-dns.alpha.kubernetes.io/ttl": "60", "meta.helm.sh/release-name": "web"},
+        ),
+        "admit",
+        why="DNS TTL and Helm's own annotations",
+    ),
+    Case(
+        "policy-edge-namespace-only",
+        ACME_ADMIN,
+        ACME_DEV,
+        POLICIES,
+        _network_policy("e2e-edge-namespace", ingress=[{"from": [EDGE_NAMESPACE], "ports": [{"port": 8080}]}]),
+        "deny",
+        "tenancy-network-policies",
+        "the proxies' namespace alone also admits the Gateway controller beside them",
+    ),
+    Case(
+        "policy-edge-proxies",
+        ACME_ADMIN,
+        ACME_DEV,
+        POLICIES,
+        _network_policy("e2e-edge-proxies", ingress=[{"from": [EDGE_PROXIES], "ports": [{"port": 8080}]}]),
+        "admit",
+        why="the Gateway's proxies by their labels, on a route port",
+    ),
+    Case(
+        "deployer-runs-pod-as-syncer",
+        OPERATOR_LAB_DEV_DEPLOYER,
+        OPERATOR_LAB_DEV,
+        PODS,
+        _pod("e2e-as-syncer", pool="research", serviceAccountName="vcluster"),
+        "deny",
+        "tenancy-syncer-account",
+        "the pod would hold the syncer's token and write as the syncer",
+    ),
+    Case(
+        "deployer-runs-pod",
+        OPERATOR_LAB_DEV_DEPLOYER,
+        OPERATOR_LAB_DEV,
+        PODS,
+        _pod("e2e-own-account", pool="research"),
+        "admit",
+        why="a pod under the namespace's default account",
+    ),
 ]
 
 # --- Which attack class of docs/admission-attacks.md each case replays ---------------------------
@@ -1006,6 +1138,20 @@ LIVE_CLASSES: dict[str, tuple[str, ...]] = {
         "deployer-writes-app-secret",
     ),
     "Issue 28: a tenant's dry run is no exemption": ("admin-writes-quota", "config-map"),
+    "Issue 33: hostnames across environments": (
+        "route-prod-domain-from-dev",
+        "route-under-prod-wildcard-from-dev",
+        "listener-set-prod-domain-from-dev",
+        "route-own-name",
+        "route-prod-domain-in-prod",
+    ),
+    "Issue 33: route annotations that name hosts or addresses": (
+        "route-external-dns-hostname",
+        "route-external-dns-target",
+        "route-harmless-annotations",
+    ),
+    "Issue 33: the edge path by namespace alone": ("policy-edge-namespace-only", "policy-edge-proxies"),
+    "Issue 33: pods as the virtual cluster's syncer": ("deployer-runs-pod-as-syncer", "deployer-runs-pod"),
     "Tenancy: prod and other tenants' namespaces": (
         "admin-writes-prod",
         "admin-writes-other-tenant",

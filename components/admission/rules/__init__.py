@@ -19,6 +19,7 @@ from components.admission.rules import (
     services,
     side_doors,
     suspension,
+    syncer_account,
     vcluster_kubeconfig,
     workloads,
 )
@@ -68,6 +69,7 @@ def validating_policies(
             for d in suspension.policies(identities.users, identities.groups)
         ],
         *as_platform(vcluster_kubeconfig.policies(identities.users, identities.groups)),
+        *syncer_account.policies(),
         *preview_dry_run.policies(preview.users, preview.groups),
     ]
 

@@ -1,8 +1,9 @@
 """Rule 1, hostnames: a tenant may only claim hostnames inside its authorized domains.
 
-The domains come from the tenant Namespace's `tenancy.io/authorized-domains` annotation: the
-tenant's own `<tenant>.<suffix>` and `*.<tenant>.<suffix>` plus the extra domains of its file.
-A pattern `*.x` covers every name below `x` (and wildcards below it); anything else must be equal.
+The domains come from the tenant Namespace's `tenancy.io/authorized-domains` annotation: the names
+its environment serves (components/model/tenant_file/hostnames.py), never another environment's,
+so a dev route cannot take a prod name with a more specific path or name. A pattern `*.x` covers
+the names one label below `x` (and `*.x` itself); anything else must be equal.
 Matching on a whole label boundary (`.x`) is what denies `evilacme.<suffix>` against
 `acme.<suffix>`. An object without a hostname would claim every hostname of the ingress
 controller or gateway listener, so it is denied too (an Ingress `defaultBackend` as well).
@@ -27,8 +28,19 @@ _WRITE = ["CREATE", "UPDATE"]
 
 
 def authorized(host: str) -> str:
-    """CEL: whether the hostname expression `host` falls inside one of `variables.authorized`."""
-    return f"variables.authorized.exists(p, p == {host} || (p.startsWith('*.') && {host}.endsWith(p.substring(1))))"
+    """CEL: whether the hostname expression `host` falls inside one of `variables.authorized`: equal,
+    or exactly one label below a `*.x` pattern, as a certificate for the pattern covers it (RFC 6125
+    6.4.3; components/model/tenant_file/hostnames.py `covers` decides the same at plan time).
+
+    Gateway API reads a listener's `*.x` as any depth below x, but the certificate covers one label:
+    a deeper name would be routed and fail TLS. Names are compared as written; the CRDs and the API
+    server admit lowercase names without a trailing dot only, and any other spelling matches nothing
+    here, so it is refused, never widened."""
+    below = (
+        f"(p.startsWith('*.') && {host}.endsWith(p.substring(1)) && size({host}) >= size(p)"
+        f" && !{host}.substring(0, size({host}) - size(p) + 1).contains('.'))"
+    )
+    return f"variables.authorized.exists(p, p == {host} || {below})"
 
 
 AUTHORIZED: Variable = {"name": "authorized", "expression": namespace_annotation_list(AUTHORIZED_DOMAINS_KEY)}

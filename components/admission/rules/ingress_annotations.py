@@ -21,6 +21,7 @@ from components.admission.base import (
     TENANT_VARIABLE,
     PolicyDefinition,
     Validation,
+    Variable,
     literal,
     literal_list,
     resource_rule,
@@ -66,49 +67,76 @@ def class_check(classes: list[str]) -> Validation:
     }
 
 
-def policies(policy: IngressAnnotationPolicy) -> list[PolicyDefinition]:
+# Gateway API objects tenants write. external-dns publishes a route's
+# `external-dns.alpha.kubernetes.io/hostname` and `target` (external-dns v0.20.0 source/gateway.go
+# reads the route's annotations, as source/ingress.go reads an Ingress's); cert-manager's gateway-shim
+# reads its annotations on what it watches. One allow-list for every kind that can carry them.
+ROUTE_KINDS = ["httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes", "listenersets"]
+
+
+def _annotation_variables(policy: IngressAnnotationPolicy) -> list[Variable]:
     governed = "k.contains('/') && k.split('/')[0] in variables.governed"
+    return [
+        TENANT_VARIABLE,
+        {"name": "governed", "expression": _governed_map(policy)},
+        {"name": "annotations", "expression": "has(object.metadata.annotations) ? object.metadata.annotations : {}"},
+        {
+            "name": "denied",
+            "expression": f"variables.annotations.filter(k, {governed}"
+            " && !(k.split('/')[1] in variables.governed[k.split('/')[0]]))",
+        },
+        {
+            "name": "unsafe",
+            "expression": f"variables.annotations.filter(k, {governed}"
+            f" && !variables.annotations[k].matches({literal(SAFE_VALUE)}))",
+        },
+    ]
+
+
+def _annotation_checks(kind: str) -> list[Validation]:
+    """The allow-list and the value character set, for `kind` in the messages."""
+    return [
+        {
+            "expression": "size(variables.denied) == 0",
+            "message_expression": (
+                f"'{kind} annotation ' + variables.denied[0] + ' is not allowed for tenant ' + variables.tenant"
+                " + ': it is not on the allow-list of its controller (tenancy:policy.ingressAnnotations)'"
+            ),
+            "reason": "Forbidden",
+        },
+        {
+            "expression": "size(variables.unsafe) == 0",
+            "message_expression": (
+                f"'{kind} annotation ' + variables.unsafe[0] + ' has a value with characters outside "
+                "letters, digits, spaces and $._:/,=*+- (configuration injection)'"
+            ),
+            "reason": "Forbidden",
+        },
+    ]
+
+
+def routes_policy(policy: IngressAnnotationPolicy) -> PolicyDefinition:
+    """Route and ListenerSet annotations, held to the same allow-list as an Ingress's: an
+    external-dns `hostname` or `target` on a route publishes any name or address."""
+    return PolicyDefinition(
+        name="tenancy-route-annotations",
+        rule="hostnames",
+        resource_rules=[resource_rule("gateway.networking.k8s.io", ROUTE_KINDS, ["CREATE", "UPDATE"])],
+        variables=_annotation_variables(policy),
+        validations=_annotation_checks("route"),
+    )
+
+
+def policies(policy: IngressAnnotationPolicy) -> list[PolicyDefinition]:
     classes = [class_check(policy.classes)] if policy.classes else []
     return [
         PolicyDefinition(
             name="tenancy-ingress-annotations",
             rule="hostnames",
             resource_rules=[resource_rule("networking.k8s.io", ["ingresses"], ["CREATE", "UPDATE"])],
-            variables=[
-                TENANT_VARIABLE,
-                {"name": "governed", "expression": _governed_map(policy)},
-                {
-                    "name": "annotations",
-                    "expression": "has(object.metadata.annotations) ? object.metadata.annotations : {}",
-                },
-                {
-                    "name": "denied",
-                    "expression": f"variables.annotations.filter(k, {governed}"
-                    " && !(k.split('/')[1] in variables.governed[k.split('/')[0]]))",
-                },
-                {
-                    "name": "unsafe",
-                    "expression": f"variables.annotations.filter(k, {governed}"
-                    f" && !variables.annotations[k].matches({literal(SAFE_VALUE)}))",
-                },
-            ],
+            variables=_annotation_variables(policy),
             validations=[
-                {
-                    "expression": "size(variables.denied) == 0",
-                    "message_expression": (
-                        "'Ingress annotation ' + variables.denied[0] + ' is not allowed for tenant ' + variables.tenant"
-                        " + ': it is not on the allow-list of its controller (tenancy:policy.ingressAnnotations)'"
-                    ),
-                    "reason": "Forbidden",
-                },
-                {
-                    "expression": "size(variables.unsafe) == 0",
-                    "message_expression": (
-                        "'Ingress annotation ' + variables.unsafe[0] + ' has a value with characters outside "
-                        "letters, digits, spaces and $._:/,=*+- (configuration injection)'"
-                    ),
-                    "reason": "Forbidden",
-                },
+                *_annotation_checks("Ingress"),
                 {
                     "expression": f"!({_UNSAFE_PATH})",
                     "message_expression": (
@@ -119,5 +147,6 @@ def policies(policy: IngressAnnotationPolicy) -> list[PolicyDefinition]:
                 },
                 *classes,
             ],
-        )
+        ),
+        routes_policy(policy),
     ]

@@ -79,7 +79,17 @@ _PEER_NAMESPACE = f"p.namespaceSelector.matchLabels[{_METADATA_NAME}]"
 # Paths the platform already opens (namespace annotations, components/guardrails/network.py):
 # ingress from a platform namespace (any podSelector narrows it further), egress to the DNS pods (a
 # podSelector carrying every DNS label; more labels or expressions narrow it further).
-_PLATFORM_PEER = f"({_NAMED_NAMESPACE} && variables.platformIngress.exists(e, e.split('@')[0] == {_PEER_NAMESPACE}))"
+# An entry with a third part (`ns@TCP/port@key=value;key=value`, the Gateway's proxies) admits the
+# namespace only together with a podSelector carrying every one of those labels (more narrow it).
+_ENTRY_PODS = (
+    "(size(e.split('@')) < 3 || e.split('@')[2].split(';').all(l, has(p.podSelector)"
+    " && has(p.podSelector.matchLabels) && l.split('=')[0] in p.podSelector.matchLabels"
+    " && p.podSelector.matchLabels[l.split('=')[0]] == l.split('=')[1]))"
+)
+_PLATFORM_PEER = (
+    f"({_NAMED_NAMESPACE} && variables.platformIngress.exists(e, e.split('@')[0] == {_PEER_NAMESPACE}"
+    f" && {_ENTRY_PODS}))"
+)
 _DNS_PEER = (
     f"({_NAMED_NAMESPACE} && variables.dns.exists(x, !x.contains('=') && x == {_PEER_NAMESPACE})"
     " && has(p.podSelector) && variables.dns.filter(x, x.contains('=')).all(l, has(p.podSelector.matchLabels)"

@@ -1,9 +1,12 @@
 """Rule 5, platform-owned objects: only the platform changes what it manages in tenant namespaces.
 
-The quota, limit range, network policies, role bindings and shared-secret ExternalSecrets the
-platform creates carry `tenancy.io/platform-owned: "true"`; the tenant Namespace itself (whose labels and annotations
-feed every other policy) is covered too. RBAC already keeps tenant roles away from them; this is
-the second lock, against any identity that was granted more than it should (a cluster-wide
+Whatever the platform creates in tenant namespaces with `tenancy.io/platform-owned: "true"` (quota,
+limit range, network policies, role bindings, shared-secret ExternalSecrets, SecurityGroupPolicies,
+FQDNNetworkPolicies, a virtual cluster's bindings, and any kind rendered with the label later) is
+locked by that label alone: the policy matches every resource of every group and the label is the
+match condition, so no list of kinds can fall behind what is rendered. The tenant Namespace itself
+(whose labels and annotations feed every other policy) is covered too. RBAC already keeps tenant
+roles away from them; this is the second lock, against any identity that was granted more than it should (a cluster-wide
 operator, a future role). Creating an object with the label is guarded as well, so nobody can
 dress up an object as the platform's.
 
@@ -38,6 +41,13 @@ KUBERNETES_CONTROLLERS = [
     "system:serviceaccount:kube-system:generic-garbage-collector",
     "system:kube-controller-manager",
 ]
+
+
+# Every resource of every group (the label is the lock's only criterion). `*` names resources, not
+# subresources (k8s.io/apiserver admission/plugin/policy/matching, rules.Matcher.resource: `*`
+# matches a resource only, `*/*` a subresource too), so status writes by the controllers that own
+# these kinds (ESO, the VPC resource controller, GKE's FQDN controller) are never caught here.
+OWNED_KINDS = resource_rule("*", ["*"], _ALL)
 
 
 def _labelled(var: str) -> str:
@@ -110,13 +120,9 @@ def policies(users: list[str], groups: list[str], secrets_operator: str | None =
         objects = replace(objects, variables=[*objects.variables, door], validations=[validation])
     objects = replace(
         objects,
-        resource_rules=[
-            resource_rule("", ["resourcequotas", "limitranges"], _ALL),
-            resource_rule("networking.k8s.io", ["networkpolicies"], _ALL),
-            resource_rule("rbac.authorization.k8s.io", ["rolebindings"], _ALL),
-            # The shared-secret ExternalSecrets (tenants may write their own ExternalSecrets).
-            resource_rule("external-secrets.io", ["externalsecrets"], _ALL),
-        ],
+        # Every kind: the label decides, not a list of kinds that falls behind what the platform
+        # renders with it (issue 33: SecurityGroupPolicy and FQDNNetworkPolicy were missed).
+        resource_rules=[OWNED_KINDS],
         match_conditions=[
             {"name": "platform-owned", "expression": f"{_labelled('object')} || {_labelled('oldObject')}"}
         ],

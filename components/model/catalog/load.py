@@ -40,6 +40,7 @@ from components.model.settings.people import people_problems
 from components.model.settings.sharding import shard_of
 from components.model.settings.stack import StackSettings
 from components.model.tenant_file.consistency import consistency_problems
+from components.model.tenant_file.hostnames import environment_name
 from components.model.tenant_file.spec import TenantFile, TenantSpec
 
 # Fields an override may not change: they define identity and placement of the tenant itself.
@@ -246,8 +247,12 @@ def _other_stack_problems(
 
 
 def _domain_patterns(spec: TenantSpec, suffix: str) -> list[str]:
+    """What the tenant claims against every other tenant: its name and everything below it, each
+    environment's name (`<tenant>-<env>.<suffix>`: a tenant called `acme-dev` would collide with
+    acme's dev), and its domains."""
     own = default_domain(spec.name, suffix)
-    return [own, f"*.{own}", *spec.domains]
+    environments = [environment_name(spec.name, environment, suffix) for environment in spec.environments]
+    return [own, f"*.{own}", *environments, *spec.domains]
 
 
 def _cross_check(

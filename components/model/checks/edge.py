@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from components.model.checks.domain_claims import domains_overlap
 from components.model.core.errors import Problem
 from components.model.core.labels import default_domain
 from components.model.settings.edge import controller_chart
+from components.model.tenant_file.hostnames import covers, environment_name, resolve, served_hostnames
 
 if TYPE_CHECKING:
     from components.model.settings.stack import StackSettings
@@ -21,8 +23,8 @@ _KEY = "tenancy:edge"
 
 def hostname_authorized(hostname: str, patterns: list[str]) -> bool:
     """Whether `hostname` lies inside one of `patterns`, as the admission rule decides it
-    (components/admission/rules/hostnames.py `authorized`): equal, or below a `*.x` pattern."""
-    return any(p == hostname or (p.startswith("*.") and hostname.endswith(p[1:])) for p in patterns)
+    (components/admission/rules/hostnames.py `authorized`): equal, or one label below a `*.x` pattern."""
+    return any(covers(p, hostname) for p in patterns)
 
 
 def edge_settings_problems(settings: StackSettings) -> list[Problem]:
@@ -80,18 +82,76 @@ def edge_settings_problems(settings: StackSettings) -> list[Problem]:
     return problems
 
 
-def tenant_edge_problems(spec: TenantSpec, suffix: str) -> list[tuple[str, str]]:
-    """(field, message) for app hostnames outside the tenant's own names."""
+def _claimable(spec: TenantSpec, environment: str, suffix: str) -> list[str]:
+    """What an environment may be given: the tenant's own name, the environment's name under the
+    suffix, and names its `domains` cover (a certificate can be issued for each)."""
     own = default_domain(spec.name, suffix)
-    patterns = [own, f"*.{own}", *spec.domains]
-    problems = []
+    return [own, environment_name(spec.name, environment, suffix), *spec.domains]
+
+
+def _hostname_map_problems(spec: TenantSpec, suffix: str) -> list[tuple[str, str]]:
+    """The `hostnames` map: known environments, names the tenant owns, one environment per name."""
+    problems = [
+        (
+            f"hostnames.{environment}",
+            f"{environment!r} is not an environment of the tenant ({', '.join(spec.environments)})",
+        )
+        for environment in spec.hostnames
+        if environment not in spec.environments
+    ]
+    served = {environment: served_hostnames(spec, environment, suffix) for environment in spec.environments}
+    for environment, templates in spec.hostnames.items():
+        if environment not in served:
+            continue
+        claimable = _claimable(spec, environment, suffix)
+        for position, template in enumerate(templates):
+            name = resolve(template, suffix=suffix, environment=environment)
+            if not hostname_authorized(name, claimable):
+                problems.append(
+                    (
+                        f"hostnames.{environment}.{position}",
+                        f"{template!r} ({name}) is not one of the tenant's names for {environment} "
+                        f"({', '.join(claimable)}); list a domain in `domains` first",
+                    )
+                )
+    environments = list(served)
+    for index, first in enumerate(environments):
+        for second in environments[index + 1 :]:
+            for name in served[second]:
+                clash = next((other for other in served[first] if domains_overlap(other, name)), None)
+                if clash is not None:
+                    where = f"hostnames.{second}" if second in spec.hostnames else f"hostnames.{first}"
+                    problems.append(
+                        (
+                            where,
+                            f"{name!r} ({second}) overlaps {clash!r} ({first}): a name is served by one environment "
+                            "only; list each environment's names in `hostnames`",
+                        )
+                    )
+    return problems
+
+
+def tenant_edge_problems(spec: TenantSpec, suffix: str) -> list[tuple[str, str]]:
+    """(field, message) for the `hostnames` map and for app hostnames an environment does not serve."""
+    problems = _hostname_map_problems(spec, suffix)
     for index, app in enumerate(spec.apps):
-        for position, hostname in enumerate(app.hostnames):
-            if not hostname_authorized(hostname, patterns):
+        environments = [e for e in app.environments or spec.environments if e in spec.environments]
+        for position, template in enumerate(app.hostnames):
+            refused = [
+                f"{environment} ({resolve(template, suffix=suffix, environment=environment)})"
+                for environment in environments
+                if not hostname_authorized(
+                    resolve(template, suffix=suffix, environment=environment),
+                    served_hostnames(spec, environment, suffix),
+                )
+            ]
+            if refused:
                 problems.append(
                     (
                         f"apps.{index}.hostnames.{position}",
-                        f"{hostname!r} is not one of the tenant's names ({', '.join(patterns)})",
+                        f"{template!r} is not a name these environments serve: {', '.join(refused)}; a name is served "
+                        "by one environment (`hostnames`, docs/edge.md): limit the app's `environments` or write "
+                        "`<tenant>-{environment}.{suffix}`",
                     )
                 )
     return problems

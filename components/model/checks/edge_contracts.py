@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from components.model.core.errors import Problem
 from components.model.settings import edge_contracts as contracts
+from components.model.tenant_file.hostnames import own_domain_listeners
 
 if TYPE_CHECKING:
     from components.model.settings.stack import StackSettings
@@ -59,7 +60,7 @@ def edge_contract_problems(tenants: Sequence[tuple[TenantSpec, str]], settings: 
                     )
     on_gateway = not contracts.listener_sets_served(settings.edge_facts().gateway, settings.kubernetes_version)
     if on_gateway and with_domains:
-        listeners = 1 + sum(len(spec.domains) for spec, _ in with_domains)
+        listeners = 1 + sum(len(own_domain_listeners(spec, settings.domain_suffix)) for spec, _ in with_domains)
         certificates = 1 + len(with_domains)
         if listeners > MAX_LISTENERS:
             problems.append(

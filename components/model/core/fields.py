@@ -48,7 +48,8 @@ DnsLabel = Annotated[
 _DNS_NAME = re.compile(r"^(\*\.)?([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]([-a-z0-9]*[a-z0-9])?$")
 
 
-def _domain(value: str) -> str:
+def check_domain(value: str) -> str:
+    """A lowercase DNS name of two labels or more, a leading `*.` allowed; returned unchanged."""
     if len(value) > 253 or not _DNS_NAME.match(value):
         raise ValueError(
             f"{value!r} is not a lowercase DNS name with at least two labels (a leading '*.' is allowed for a wildcard)"
@@ -56,7 +57,7 @@ def _domain(value: str) -> str:
     return value
 
 
-Domain = Annotated[str, AfterValidator(_domain), WithJsonSchema({"type": "string", "pattern": _DNS_NAME.pattern})]
+Domain = Annotated[str, AfterValidator(check_domain), WithJsonSchema({"type": "string", "pattern": _DNS_NAME.pattern})]
 
 
 def _quantity_string(value: Any) -> Any:

@@ -43,6 +43,11 @@ PATTERN_WORDS: dict[str, str] = {
     r"^(\*\.)?([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)+[a-z]([-a-z0-9]*[a-z0-9])?$": (
         "a lowercase domain name such as 'shop.example.com', optionally starting with '*.'"
     ),
+    # tenant_file/hostnames.py: the schema's pattern for hostname templates (the model words its own errors).
+    r"^(\*\.)?[a-z0-9{][-a-z0-9{}.]*[a-z0-9}]$": (
+        "a lowercase domain name such as 'shop.example.com' or 'acme-{environment}.{suffix}', optionally "
+        "starting with '*.'"
+    ),
     r"^[a-z]{2}(-gov)?-[a-z]+-[0-9]$": "an AWS region such as 'eu-west-1'",
     r"^arn:aws[a-z-]*:iam::\d{12}:oidc-provider/\S+$": "an IAM OIDC provider ARN",
     r"^[a-z0-9.-]+(/[A-Za-z0-9._-]+)*$": "an OIDC issuer host and path, without https://",

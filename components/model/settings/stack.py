@@ -137,8 +137,8 @@ class StackSettings(StrictModel):
     # it. Bump it with the cluster.
     kubernetes_version: str = Field(default="1.34", pattern=_KUBERNETES_VERSION)
     cluster: ClusterSettings = ClusterSettings()
-    # The platform's DNS suffix: every tenant owns `<name>.<suffix>` and `*.<name>.<suffix>` without asking, and
-    # no tenant may claim another tenant's part of it.
+    # The platform's DNS suffix: every tenant owns `<name>.<suffix>` and `<name>-<environment>.<suffix>` without
+    # asking (each served by one environment, docs/edge.md), and no tenant may claim another tenant's part of it.
     domain_suffix: Domain
     # Tenant environments this cluster hosts; each becomes a namespace per tenant.
     environments: Annotated[list[DnsLabel], AfterValidator(unique)] = ["dev", "prod"]

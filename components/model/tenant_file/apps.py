@@ -14,13 +14,13 @@ from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 from components.model.core.fields import (
     ComputeAmounts,
     DnsLabel,
-    Domain,
     StrictModel,
     quantity_value,
     unique,
     unique_names,
 )
 from components.model.tenant_file.data import DATABASE_KEYS, DatabaseKey, DatabaseName
+from components.model.tenant_file.hostnames import HostnameTemplate
 
 # Exact versions only: `1.2.3`, `1.2.3-rc.1`, `v2.0.1`. A range (`^1.2`, `~1`, `>=1`, `1.x`, `*`)
 # would let an upstream release change a tenant without a reviewed change to its file.
@@ -168,9 +168,10 @@ class AppSpec(StrictModel):
     resources: AppResources | None = None
     # The tenant's databases this app uses (image and chart apps; see AppDatabase).
     databases: Annotated[list[AppDatabaseRef], AfterValidator(unique_names)] = []
-    # Image apps with a port: hostnames (the tenant's own) the platform Gateway serves the app on,
-    # through an HTTPRoute in the tenant's namespace (docs/edge.md).
-    hostnames: Annotated[list[Domain], AfterValidator(unique)] = []
+    # Image apps with a port: hostnames the platform Gateway serves the app on, through an HTTPRoute in
+    # the tenant's namespace (docs/edge.md); each must be served by every environment the app runs in.
+    # `{suffix}` is the stack's domain suffix, `{environment}` the environment: `<tenant>-{environment}.{suffix}`.
+    hostnames: Annotated[list[HostnameTemplate], AfterValidator(unique)] = []
     # Environments the app is installed in; None means every environment of the tenant.
     environments: list[DnsLabel] | None = None
 

@@ -27,6 +27,7 @@ from components.model.core.fields import (
 from components.model.settings.network import TenantPeer, unique_peers
 from components.model.tenant_file.apps import AppSpec, GitOpsSpec
 from components.model.tenant_file.data import DatabaseSpec, SecretSpec
+from components.model.tenant_file.hostnames import HostnameTemplate
 from components.model.tenant_file.isolation import Isolation, IsolationMode, VirtualClusterSpec, isolation_of
 
 Lifecycle = Literal["active", "suspended", "decommissioned"]
@@ -103,6 +104,11 @@ class TenantSpec(StrictModel):
     node_pool: DnsLabel | None = None
     # Hostnames beyond the default `<name>.<suffix>`; `*.example.org` covers its subdomains.
     domains: Annotated[list[Domain], AfterValidator(unique)] = []
+    # Per environment, the hostnames it serves (routes, ListenerSets, Ingresses, Certificates); each name
+    # is served from one environment only. `{suffix}` is the stack's domain suffix, `{environment}` the
+    # environment. An environment not listed serves `<name>-<environment>.<suffix>`, and the last
+    # environment also `<name>.<suffix>` and every `domains` entry (components/model/tenant_file/hostnames.py).
+    hostnames: dict[DnsLabel, Annotated[list[HostnameTemplate], AfterValidator(unique)]] = {}
     # Ports of this tenant's pods the platform Gateway may reach: the ports its own HTTPRoutes'
     # backends listen on (apps with `hostnames` add theirs). None listed: the Gateway reaches nothing.
     route_ports: Annotated[list[Annotated[int, Field(ge=1, le=65535)]], AfterValidator(unique)] = []
