@@ -65,3 +65,30 @@ def test_without_go_the_message_says_what_is_missing(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(toolchain.ToolchainError, match=r"needs Go 1\.26 or later on PATH.*offline suite"):
         toolchain.require_go()
+
+
+def test_a_module_not_yet_in_the_cache_is_downloaded_not_read_from_nowhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh machine's empty module cache: `go list -m` names no folder for a module nothing has
+    built yet (found by the first cold build: the provider's schema was read from a relative path)."""
+    unpacked = tmp_path / "mod" / "provider@v4"
+    go = tmp_path / "go"
+    go.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1 $2" = "mod download" ]; then echo \'{"Path": "p", "Dir": "' + str(unpacked) + "\"}'; exit 0; fi\n"
+        'if [ "$1" = "list" ]; then echo ""; exit 0; fi\n'
+        "exit 1\n"
+    )
+    go.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert toolchain.module_dir("provider", "github.com/pulumi/pulumi-kubernetes/provider/v4") == unpacked
+
+
+def test_a_module_the_proxy_cannot_serve_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    go = tmp_path / "go"
+    go.write_text('#!/bin/sh\necho \'{"Path": "p", "Error": "not found"}\'\n')
+    go.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(toolchain.ToolchainError, match="gave no folder"):
+        toolchain.module_dir("kwok", "sigs.k8s.io/kwok")

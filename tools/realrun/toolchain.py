@@ -10,6 +10,7 @@ caches make a rebuild of an unchanged module cheap; the stamps make it free.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -59,7 +60,16 @@ def module_version(module: str, path: str) -> str:
 
 
 def module_dir(module: str, path: str) -> Path:
-    return Path(_run(["go", "list", "-m", "-f", "{{.Dir}}", path], cwd=MODULES / module).strip())
+    """Where the version of `path` that realrun/<module>/go.mod selects is unpacked.
+
+    `go mod download`, not `go list -m`: with an empty module cache (a fresh machine) `go list`
+    prints no folder for a module nothing has built yet, and the provider's schema would be read
+    from a relative path that does not exist."""
+    out = _run(["go", "mod", "download", "-json", path], cwd=MODULES / module)
+    folder = str(json.loads(out).get("Dir") or "")
+    if not folder:
+        raise ToolchainError(f"`go mod download {path}` in realrun/{module} gave no folder:\n{out.strip()[-2000:]}")
+    return Path(folder)
 
 
 # kwok's stages (what it does to nodes and pods, and when), as its repository ships them: nodes
