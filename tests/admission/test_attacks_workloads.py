@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from components.model.core.labels import NODE_POOL_KEY, TENANT_KEY
+from components.model.core.labels import DISRUPTION_BUDGET_KEY, NODE_POOL_KEY, TENANT_KEY
 from components.model.settings.storage import DEFAULT_CLASS
 from tests.admission.layers import (
     ACME_ADMIN,
@@ -309,25 +309,75 @@ def test_a_namespace_selector_alone_would_miss_the_label_removal(dev_plan: Progr
     assert results == {"namespaceSelector": True, "objectSelector": False}
 
 
-def _budget(**spec: Any) -> dict[str, Any]:
-    body = {"selector": {"matchLabels": {"app": "web"}}, **spec}
-    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web"}, "spec": body}
+BUDGETS = "policy/v1/poddisruptionbudgets"
+BUDGET_POLICY = "tenancy-scheduling-disruption-budgets"
+
+
+def _budget(name: str = "web", selector: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
+    """A budget in the one shape tenants write (`tenancy.io/disruption-budget: <name>`) unless told."""
+    chosen = {"matchLabels": {DISRUPTION_BUDGET_KEY: name}} if selector is None else selector
+    body = {"selector": chosen, **spec}
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name}, "spec": body}
 
 
 @pytest.mark.parametrize(("who", "namespace"), WRITERS)
 def test_a_budget_that_allows_no_disruption_is_denied(stack: Cluster, who: Subject, namespace: str) -> None:
     """Drains of the budget's nodes, shared pools included, would wait forever."""
-    resource = "policy/v1/poddisruptionbudgets"
     for blocking in BLOCKING_BUDGETS:
-        outcome = stack.attempt(who, "CREATE", resource, _budget(**blocking), namespace)
-        assert outcome.denied_by("tenancy-scheduling-disruption-budgets", "allows no disruption"), blocking
+        outcome = stack.attempt(who, "CREATE", BUDGETS, _budget(**blocking), namespace)
+        assert outcome.denied_by(BUDGET_POLICY, "allows no disruption"), blocking
+        assert outcome.denied_by(BUDGET_POLICY, "`maxUnavailable: 1`"), blocking
     for allowing in ALLOWING_BUDGETS:
-        assert stack.attempt(who, "CREATE", resource, _budget(**allowing), namespace).stopped_by is None, allowing
+        outcome = stack.attempt(who, "CREATE", BUDGETS, _budget(**allowing), namespace)
+        assert outcome.stopped_by is None, (allowing, outcome.decision.denials)
+
+
+@pytest.mark.parametrize(("who", "namespace"), WRITERS)
+def test_a_budget_with_min_available_is_denied(stack: Cluster, who: Subject, namespace: str) -> None:
+    """Issue 33: any `minAvailable` can equal the replica count (3 of a 3-replica Deployment; 50% of
+    one pod rounds up to one), which the rule cannot read: then no pod may be evicted."""
+    for minimum in MIN_AVAILABLE:
+        outcome = stack.attempt(who, "CREATE", BUDGETS, _budget(minAvailable=minimum), namespace)
+        assert outcome.denied_by(BUDGET_POLICY, "sets minAvailable, which can equal the replica count"), minimum
+        assert outcome.denied_by(BUDGET_POLICY, f"`selector: {{matchLabels: {{{DISRUPTION_BUDGET_KEY}: web}}}}`")
+    outcome = stack.attempt(who, "CREATE", BUDGETS, _budget(maxUnavailable=1), namespace)
+    assert outcome.stopped_by is None, outcome.decision.denials
+
+
+@pytest.mark.parametrize(("who", "namespace"), WRITERS)
+def test_budgets_that_could_cover_the_same_pods_are_denied(stack: Cluster, who: Subject, namespace: str) -> None:
+    """Issue 33: the eviction API evicts no pod that two budgets select. `app: web` and
+    `tier: front` (or a broader `app` Exists) overlap on a pod labelled with both; only the one
+    label whose value is the budget's own name cannot."""
+    for name, selector, text in OVERLAPPING_SELECTORS:
+        outcome = stack.attempt(who, "CREATE", BUDGETS, _budget(name, selector, maxUnavailable=1), namespace)
+        assert outcome.denied_by(BUDGET_POLICY, text), (name, selector, outcome.decision.denials)
+        assert outcome.denied_by(BUDGET_POLICY, f"`metadata.name: {name}`"), (name, selector)
+    for name in ("web", "worker", "api-v2"):
+        outcome = stack.attempt(who, "CREATE", BUDGETS, _budget(name, maxUnavailable=1), namespace)
+        assert outcome.stopped_by is None, (name, outcome.decision.denials)
+    explicit = _budget("web", {"matchLabels": {DISRUPTION_BUDGET_KEY: "web"}, "matchExpressions": []}, maxUnavailable=1)
+    assert stack.attempt(who, "CREATE", BUDGETS, explicit, namespace).stopped_by is None
+
+
+@pytest.mark.parametrize(("who", "namespace"), WRITERS)
+def test_a_budget_written_before_the_rule_can_still_be_finalized(stack: Cluster, who: Subject, namespace: str) -> None:
+    """An UPDATE that leaves the spec as it was (a label, a finalizer the garbage collector removes) is
+    not judged again; one that changes it is, whoever was first."""
+    old = _budget(selector={"matchLabels": {"app": "web"}}, minAvailable=2)
+    relabelled = copy.deepcopy(old)
+    relabelled["metadata"]["labels"] = {"team": "shop"}
+    outcome = stack.attempt(who, "UPDATE", BUDGETS, relabelled, namespace, old=old)
+    assert outcome.stopped_by is None, outcome.decision.denials
+    changed = copy.deepcopy(old)
+    changed["spec"]["minAvailable"] = 3
+    outcome = stack.attempt(who, "UPDATE", BUDGETS, changed, namespace, old=old)
+    assert outcome.denied_by(BUDGET_POLICY, "sets minAvailable"), outcome.decision.denials
 
 
 # Every spelling the API server accepts for "no disruption" (any `^[0-9]+%$`, read by
 # intstr.GetScaledValueFromIntOrPercent as strconv.Atoi of the digits), and spellings it refuses
-# itself (`+0%`, `0.0%`, `1e0%`), which the rule never reads as allowing.
+# itself (`+0%`, `0.0%`, `1e0%`), which the rule never reads as allowing; and no maxUnavailable at all.
 BLOCKING_BUDGETS: list[dict[str, Any]] = [
     {"maxUnavailable": 0},
     {"maxUnavailable": "0%"},
@@ -336,21 +386,44 @@ BLOCKING_BUDGETS: list[dict[str, Any]] = [
     {"maxUnavailable": "+0%"},
     {"maxUnavailable": "0.0%"},
     {"maxUnavailable": "0"},
-    {"minAvailable": "100%"},
-    {"minAvailable": "0100%"},
-    {"minAvailable": "000100%"},
-    {"minAvailable": "1e2%"},
-    {"minAvailable": "99999999999999999999999%"},
+    {"maxUnavailable": "1e0%"},
+    {"maxUnavailable": "99999999999999999999999%"},
+    {},
 ]
+# maxUnavailable percentages are rounded up by the disruption controller: 1% of one pod is one pod.
 ALLOWING_BUDGETS: list[dict[str, Any]] = [
     {"maxUnavailable": 1},
+    {"maxUnavailable": 3},
     {"maxUnavailable": "25%"},
     {"maxUnavailable": "01%"},
+    {"maxUnavailable": "1%"},
     {"maxUnavailable": "0025%"},
-    {"minAvailable": 2},
-    {"minAvailable": 0},
-    {"minAvailable": "50%"},
-    {"minAvailable": "099%"},
+    {"maxUnavailable": "100%"},
+]
+# Refused now, whatever the number: before issue 33 `2`, `0`, `50%` and `099%` were admitted, and
+# each equals or rounds up to the replica count of some workload (2 of 2 replicas; 50% or 99% of 1).
+# `0` lets every pod go, but a budget that protects nothing has no use: write maxUnavailable.
+MIN_AVAILABLE: list[Any] = [2, 1, 0, "50%", "099%", "100%", "0100%", "000100%", "1e2%", "99999999999999999999999%"]
+OVERLAPPING_SELECTORS: list[tuple[str, dict[str, Any], str]] = [
+    ("web", {"matchLabels": {"app": "web"}}, "selects pods by something other than the one label"),
+    ("web", {"matchLabels": {DISRUPTION_BUDGET_KEY: "web", "tier": "front"}}, "other than the one label"),
+    (
+        "web",
+        {"matchLabels": {DISRUPTION_BUDGET_KEY: "web"}, "matchExpressions": [{"key": "app", "operator": "Exists"}]},
+        "other than the one label",
+    ),
+    (
+        "web",
+        {"matchExpressions": [{"key": DISRUPTION_BUDGET_KEY, "operator": "In", "values": ["web", "api"]}]},
+        "other than the one label",
+    ),
+    ("web", {"matchExpressions": [{"key": DISRUPTION_BUDGET_KEY, "operator": "Exists"}]}, "other than the one label"),
+    ("web", {}, "other than the one label"),
+    (
+        "web-2",
+        {"matchLabels": {DISRUPTION_BUDGET_KEY: "web"}},
+        f"selects {DISRUPTION_BUDGET_KEY}: web, not its own name",
+    ),
 ]
 
 

@@ -8,7 +8,12 @@ as the chart grants it; the admission bundle is the rendered one.
 Found offline before any real run: `tenancy-rbac` let RoleBindings in tenant namespaces reference
 only the shared tenant ClusterRoles, whoever created them, so CloudNativePG could not bind its Role
 and tenant Postgres clusters would never become ready. The operator's account is now exempt from
-that rule only (`tenancy:policy.operatorIdentities`); a tenant making the same binding is not.
+that rule (`tenancy:policy.operatorIdentities`); a tenant making the same binding is not.
+
+Issue 33: the same accounts are exempt from the PodDisruptionBudget rule. CloudNativePG writes a
+`<cluster>-primary` budget of `minAvailable: 1` over `cnpg.io/cluster` and `cnpg.io/instanceRole`
+(pkg/specs/poddisruptionbudget.go), a shape tenants may not write; it hands the primary over before
+a drain takes it (a single-instance cluster cannot, docs/admission-attacks.md).
 """
 
 from __future__ import annotations
@@ -23,12 +28,15 @@ CNPG = UserInfo(
     "system:serviceaccount:cnpg-system:cloudnative-pg",
     ("system:serviceaccounts", "system:serviceaccounts:cnpg-system", "system:authenticated"),
 )
-# The chart's ClusterRole, as far as this request needs it, bound to the operator's account.
+# The chart's ClusterRole, as far as these requests need it, bound to the operator's account.
 CHART_GRANT = [
     {
         "kind": "ClusterRole",
         "metadata": {"name": "cloudnative-pg"},
-        "rules": [{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"], "verbs": ["*"]}],
+        "rules": [
+            {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"], "verbs": ["*"]},
+            {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["*"]},
+        ],
     },
     {
         "kind": "ClusterRoleBinding",
@@ -100,3 +108,38 @@ def test_the_exempt_account_is_the_installed_operators() -> None:
     settings = parse_settings(config, "Pulumi.dev.yaml")
     chart = settings.installs.charts["cloudnative-pg"]
     assert settings.policy.operator_identities == [f"system:serviceaccount:{chart.namespace}:cloudnative-pg"]
+
+
+def primary_budget(namespace: str) -> dict[str, object]:
+    """CloudNativePG's budget over a Cluster's primary (pkg/specs/poddisruptionbudget.go)."""
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "orders-primary", "namespace": namespace, "labels": {"cnpg.io/cluster": "orders"}},
+        "spec": {
+            "minAvailable": 1,
+            "selector": {"matchLabels": {"cnpg.io/cluster": "orders", "cnpg.io/instanceRole": "primary"}},
+        },
+    }
+
+
+BUDGETS = "policy/v1/poddisruptionbudgets"
+
+
+def test_cloudnative_pg_writes_its_primary_budget_in_a_tenant_namespace(dev_plan: ProgramRun) -> None:
+    stack = cluster(dev_plan, extra=CHART_GRANT)
+    outcome = stack.attempt(CNPG, "CREATE", BUDGETS, primary_budget(ACME_DEV), ACME_DEV)
+    assert outcome.stopped_by is None, outcome.decision.denials
+
+
+def test_a_tenant_writing_the_operators_budget_is_denied(dev_plan: ProgramRun) -> None:
+    stack = cluster(dev_plan, extra=CHART_GRANT)
+    outcome = stack.attempt(ACME_ADMIN, "CREATE", BUDGETS, primary_budget(ACME_DEV), ACME_DEV)
+    assert outcome.denied_by("tenancy-scheduling-disruption-budgets", "sets minAvailable"), outcome.decision.denials
+    assert outcome.denied_by("tenancy-scheduling-disruption-budgets", "other than the one label")
+
+
+def test_without_the_exemption_the_operators_budget_is_denied() -> None:
+    stack = cluster(plan("dev", policy="{}"), extra=CHART_GRANT)
+    outcome = stack.attempt(CNPG, "CREATE", BUDGETS, primary_budget(ACME_DEV), ACME_DEV)
+    assert outcome.denied_by("tenancy-scheduling-disruption-budgets", "sets minAvailable"), outcome.decision.denials

@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from components.model.core.labels import DISRUPTION_BUDGET_KEY
+
 ACME_DEV, ACME_PROD, GENOMICS_DEV = "tenant-acme-dev", "tenant-acme-prod", "tenant-genomics-lab-dev"
 # The dev environment's own name on the dev stack (components/model/tenant_file/hostnames.py): dev
 # never serves prod's names such as shop.acme-corp.example.
@@ -189,8 +191,10 @@ def _secret(name: str, type_: str = "Opaque", **metadata: Any) -> dict[str, Any]
     return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, **metadata}, "type": type_}
 
 
-def _budget(name: str, **spec: Any) -> dict[str, Any]:
-    body = {"selector": {"matchLabels": SELECTOR}, **spec}
+def _budget(name: str, selector: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
+    """A budget selecting `tenancy.io/disruption-budget: <name>`, the one shape tenants write, unless told."""
+    labels = {DISRUPTION_BUDGET_KEY: name} if selector is None else selector
+    body = {"selector": {"matchLabels": labels}, **spec}
     return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name}, "spec": body}
 
 
@@ -353,7 +357,38 @@ CASES: list[Case] = [
         BUDGETS,
         _budget("e2e-one-at-a-time", maxUnavailable=1),
         "admit",
-        why="a chart's budget that lets drains proceed",
+        why="a budget of the one shape, letting drains proceed",
+    ),
+    # --- Issue 33: budgets over the same pods, minAvailable equal to the replica count ----------
+    Case(
+        "budget-overlapping-selector",
+        ACME_ADMIN,
+        ACME_DEV,
+        BUDGETS,
+        _budget("e2e-overlapping", SELECTOR, maxUnavailable=1),
+        "deny",
+        "tenancy-scheduling-disruption-budgets",
+        "a selector another budget may share: the eviction API evicts no pod under two budgets",
+    ),
+    Case(
+        "budget-other-budgets-value",
+        ACME_PROD_DEPLOYER,
+        ACME_PROD,
+        BUDGETS,
+        _budget("e2e-second-budget", {DISRUPTION_BUDGET_KEY: "e2e-one-at-a-time"}, maxUnavailable=1),
+        "deny",
+        "tenancy-scheduling-disruption-budgets",
+        "the label value of another budget's name: two budgets over the same pods",
+    ),
+    Case(
+        "budget-min-available",
+        ACME_ADMIN,
+        ACME_DEV,
+        BUDGETS,
+        _budget("e2e-min-available", minAvailable=1),
+        "deny",
+        "tenancy-scheduling-disruption-budgets",
+        "minAvailable 1 equals the replica count of a one-replica workload: no pod may go",
     ),
     Case(
         "pod-foreign-pool",
@@ -1097,6 +1132,12 @@ LIVE_CLASSES: dict[str, tuple[str, ...]] = {
     # The dev stack lists no priority class, so the legitimate use is a pod naming none.
     "Hole 5: priority classes": ("pod-priority-class", "pod-own-pool"),
     "Hole 5: PodDisruptionBudget allowing no disruption": ("budget-no-disruption", "budget-one-at-a-time"),
+    "Issue 33: PodDisruptionBudgets over the same pods": (
+        "budget-overlapping-selector",
+        "budget-other-budgets-value",
+        "budget-one-at-a-time",
+    ),
+    "Issue 33: minAvailable equal to the replica count": ("budget-min-available", "budget-one-at-a-time"),
     "Node pools (docs/admission.md)": ("pod-foreign-pool", "pod-own-pool"),
     "NodePort Services (docs/admission.md)": ("service-node-port", "service-cluster-ip"),
     "Hole 6: the operator's pod-spec side door": (

@@ -59,7 +59,7 @@ def validating_policies(
         *workloads.policies(settings.allowed_registries, settings.require_always_pull),
         *as_platform(platform_owned.policies(identities.users, identities.groups, settings.secrets_operator_identity)),
         *as_platform(rbac.policies(tenant_roles, settings.operator_identities, identities.users, identities.groups)),
-        *scheduling.policies(settings.allowed_priority_classes),
+        *scheduling.policies(settings.allowed_priority_classes, settings.operator_identities),
         *side_doors.policies(storage_classes),
         *network_policies.policies(),
         *as_platform(secret_stores.policies(identities.users, identities.groups)),

@@ -11,13 +11,25 @@ default). The built-in Priority admission plugin (mutating, so it runs before th
 a hand-set `spec.priority` and writes the cluster's globalDefault class name into pods that name
 none; such a class must therefore be on the list.
 
-A PodDisruptionBudget that allows no disruption (`maxUnavailable: 0`, `0%`, or `minAvailable:
-100%`) makes every drain of the nodes its pods run on wait forever: on a shared pool one tenant
-would hold back node upgrades and scale-downs for all. Such budgets are refused; a budget of
-`minAvailable` equal to the replica count does the same and cannot be told apart here (the rule
-does not know the replica count), which docs/admission.md says. The values are read as numbers,
-as the disruption controller reads them: `'00%'`, `'000%'` and `0` are the same budget
-(components/admission/base.py int_or_percent_number).
+A PodDisruptionBudget can make pods unevictable, and every drain of the nodes they run on then
+waits forever: on a shared pool one tenant would hold back node upgrades and scale-downs for all.
+Two shapes do it, and the rule cannot see the pods, the workload's replica count or the other
+budgets, so a tenant budget has one shape in which neither can happen, decidable from the budget
+alone (`disruption_budgets_policy`):
+
+- no disruption allowed: `maxUnavailable` 0 (`0`, `'0%'`, `'00%'`, read as numbers as the
+  disruption controller reads them, components/admission/base.py int_or_percent_number), or any
+  `minAvailable`, since any integer can equal the replica count and a percentage rounds up (50% of
+  one pod is one). A tenant budget sets `maxUnavailable` of at least 1 or a percentage above 0%,
+  which the controller also rounds up, so a healthy set always lets one pod go;
+- two budgets over the same pods: the eviction API refuses to evict a pod that more than one
+  budget selects, whatever they allow. A tenant budget selects by exactly one label,
+  `tenancy.io/disruption-budget: <its own name>`: a pod carries one value of a label, so no pod is
+  under two of them, and two budgets of one value collide by name (AlreadyExists).
+
+The data operators of `tenancy:policy.operatorIdentities` are not judged (CloudNativePG writes its
+own budgets, `minAvailable: 1` over a cluster's primary), nor is an UPDATE that leaves the spec as
+it was (the garbage collector removing a finalizer from a budget written before the rule).
 
 Pods are the boundary (every controller's pods pass here); the workload templates are checked too
 so a Deployment is refused when applied rather than failing to create pods later. Values that an
@@ -28,12 +40,15 @@ from __future__ import annotations
 
 from components.admission.base import (
     TENANT_VARIABLE,
+    MatchCondition,
     PolicyDefinition,
     ResourceRule,
     int_or_percent_number,
+    literal,
     literal_list,
     resource_rule,
 )
+from components.model.core.labels import DISRUPTION_BUDGET_KEY
 
 _WRITE = ["CREATE", "UPDATE"]
 _TEMPLATED = [
@@ -94,38 +109,91 @@ def _policy(
     )
 
 
-def disruption_budgets_policy() -> PolicyDefinition:
-    """PodDisruptionBudgets must allow some disruption (module docstring)."""
-    # Numbers, not text: '00%', '000%' and 0 are the same budget to the disruption controller.
-    # minAvailable as a percentage of at least 100 keeps every pod; the API server refuses more than
-    # 100% (IsNotMoreThan100Percent), and an unparsable value counts as blocking.
+def disruption_budgets_policy(operators: list[str] | None = None) -> PolicyDefinition:
+    """PodDisruptionBudgets let a healthy pod go and never overlap (module docstring); `operators`
+    (request user names) are not judged."""
+    # The disruption controller, kubernetes/kubernetes pkg/controller/disruption/disruption.go
+    # (stored snapshot 003e86297d18, getExpectedPodCount): maxUnavailable is scaled with
+    # `intstr.GetScaledValueFromIntOrPercent(pdb.Spec.MaxUnavailable, int(expectedCount), true)`,
+    # rounding up, and desiredHealthy = expectedCount - maxUnavailable; so 1% of one pod is one pod.
+    # An integer minAvailable is desiredHealthy as written, a percentage is scaled rounding up too:
+    # either can reach the replica count, which the rule cannot read, hence none at all.
+    # The eviction API, pkg/registry/core/pod/storage/eviction.go (stored snapshot 01aa0f3f6052,
+    # EvictionREST.Create): a pod that more than one budget selects is not evicted ("This pod has
+    # more than one PodDisruptionBudget, which the eviction subresource does not support.", 500).
+    key = literal(DISRUPTION_BUDGET_KEY)
     max_unavailable = int_or_percent_number("object.spec.maxUnavailable")
-    min_available = int_or_percent_number("object.spec.minAvailable")
-    blocks = (
-        f"(has(object.spec.maxUnavailable) && {max_unavailable} <= 0)"
-        " || (has(object.spec.minAvailable) && type(object.spec.minAvailable) == string"
-        f" && ({min_available} >= 100 || {min_available} < 0))"
+    lets_one_go = f"(has(object.spec.maxUnavailable) && {max_unavailable} >= 1)"
+    selector = "object.spec.selector"
+    one_label = (
+        f"has({selector}) && (!has({selector}.matchExpressions) || size({selector}.matchExpressions) == 0)"
+        f" && has({selector}.matchLabels) && size({selector}.matchLabels) == 1 && {key} in {selector}.matchLabels"
+    )
+    write = (
+        "'; write `metadata.name: ' + object.metadata.name + '`, `selector: {matchLabels: {"
+        + DISRUPTION_BUDGET_KEY
+        + ": ' + object.metadata.name + '}}` and `maxUnavailable: 1` (or a percentage above 0%), and give the "
+        "pod template of the workload the label " + DISRUPTION_BUDGET_KEY + ": ' + object.metadata.name"
+    )
+    budget = "'PodDisruptionBudget ' + object.metadata.name + ' of tenant ' + variables.tenant"
+    skip: list[MatchCondition] = []
+    if operators:
+        skip.append(
+            {"name": "not-a-data-operator", "expression": f"!(request.userInfo.username in {literal_list(operators)})"}
+        )
+    skip.append(
+        {
+            "name": "changes-the-budget",
+            "expression": "request.operation != 'UPDATE' || object.spec != oldObject.spec",
+        }
     )
     return PolicyDefinition(
         name="tenancy-scheduling-disruption-budgets",
         rule="scheduling",
         resource_rules=[resource_rule("policy", ["poddisruptionbudgets"], _WRITE)],
-        variables=[TENANT_VARIABLE],
+        match_conditions=skip,
+        variables=[TENANT_VARIABLE, {"name": "oneLabel", "expression": one_label}],
         validations=[
             {
-                "expression": f"!({blocks})",
+                "expression": "!has(object.spec.minAvailable)",
                 "message_expression": (
-                    "'PodDisruptionBudget ' + object.metadata.name + ' of tenant ' + variables.tenant + ' allows no "
-                    "disruption (maxUnavailable 0 or minAvailable 100%): drains of its nodes, shared ones included, "
-                    "would wait forever; allow at least one pod to go'"
+                    f"{budget} + ' sets minAvailable, which can equal the replica count (a percentage rounds up) "
+                    "and then lets no pod go: drains of its nodes, shared ones included, would wait forever' + "
+                    f"{write}"
                 ),
                 "reason": "Forbidden",
-            }
+            },
+            {
+                "expression": f"has(object.spec.minAvailable) || {lets_one_go}",
+                "message_expression": (
+                    f"{budget} + ' allows no disruption (maxUnavailable 0 or none): drains of its nodes, shared ones "
+                    f"included, would wait forever' + {write}"
+                ),
+                "reason": "Forbidden",
+            },
+            {
+                "expression": "variables.oneLabel",
+                "message_expression": (
+                    f"{budget} + ' selects pods by something other than the one label {DISRUPTION_BUDGET_KEY}, so "
+                    "it may cover pods another budget covers, and the eviction API evicts no pod under two budgets' + "
+                    f"{write}"
+                ),
+                "reason": "Forbidden",
+            },
+            {
+                "expression": f"!variables.oneLabel || {selector}.matchLabels[{key}] == object.metadata.name",
+                "message_expression": (
+                    f"{budget} + ' selects {DISRUPTION_BUDGET_KEY}: ' + {selector}.matchLabels[{key}] + ', not its own "
+                    "name, so another budget could select the same pods' + "
+                    f"{write}"
+                ),
+                "reason": "Forbidden",
+            },
         ],
     )
 
 
-def policies(allowed_priority_classes: list[str]) -> list[PolicyDefinition]:
+def policies(allowed_priority_classes: list[str], operators: list[str] | None = None) -> list[PolicyDefinition]:
     templated = [resource_rule(group, resources, _WRITE) for group, resources in _TEMPLATED]
     template = "object.spec.template"
     cron = "object.spec.jobTemplate.spec.template"
@@ -151,5 +219,5 @@ def policies(allowed_priority_classes: list[str]) -> list[PolicyDefinition]:
             f"has(object.spec.jobTemplate.spec) && has({cron}) && has({cron}.spec)",
             allowed_priority_classes,
         ),
-        disruption_budgets_policy(),
+        disruption_budgets_policy(operators),
     ]

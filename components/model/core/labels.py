@@ -48,6 +48,10 @@ PLATFORM_INGRESS_KEY = "tenancy.io/platform-ingress"
 DNS_KEY = "tenancy.io/dns"
 # Which app component of the tenant spec an object belongs to (selector of its pods and Service).
 APP_NAME_KEY = "app.kubernetes.io/name"
+# The one label a tenant PodDisruptionBudget selects pods by, its value the budget's name
+# (components/admission/rules/scheduling.py disruption_budgets_policy): a pod carries one value of a
+# label, so no pod is under two budgets (the eviction API refuses to evict such a pod at all).
+DISRUPTION_BUDGET_KEY = "tenancy.io/disruption-budget"
 
 NAMESPACE_PREFIX = "tenant-"
 MAX_DNS_LABEL = 63

@@ -61,7 +61,8 @@ class RuleActions(StrictModel):
     platform_owned: RuleAction = "Deny"
     # Bindings in tenant namespaces grant only the tenant roles, to the tenant's own groups (rules/rbac.py).
     rbac: RuleAction = "Deny"
-    # No `spec.nodeName` and only allowed PriorityClasses (rules/scheduling.py).
+    # No `spec.nodeName`, only allowed PriorityClasses, and PodDisruptionBudgets that let a pod go and
+    # never overlap (rules/scheduling.py).
     scheduling: RuleAction = "Deny"
     # No service-account token Secrets, pod addresses, pre-bound volumes or writes to a virtual cluster's
     # kubeconfig Secret (rules/side_doors.py, vcluster_kubeconfig.py).
@@ -132,8 +133,9 @@ class PolicySettings(StrictModel):
     preview_identities: PreviewIdentities = PreviewIdentities()
     # Service accounts of data operators that bind a Role of their own in tenant namespaces
     # (CloudNativePG binds one to each Postgres cluster's instances), as request user names
-    # (`system:serviceaccount:<namespace>:<name>`). Exempt from the RBAC rule only: no tenant can
-    # act as them, and their own RBAC comes from their chart, not from a tenant.
+    # (`system:serviceaccount:<namespace>:<name>`). Exempt from the RBAC rule and the
+    # PodDisruptionBudget rule only (CloudNativePG writes a budget over each cluster's primary): no
+    # tenant can act as them, and their own RBAC comes from their chart, not from a tenant.
     operator_identities: list[Identity] = []
     # External Secrets Operator's controller (its chart's service account, release
     # `external-secrets` in `tenancy:data.secretsOperatorNamespace`): the platform-owned rule lets it
