@@ -168,6 +168,11 @@ def control_plane_pod(release_values: dict[str, Any], namespace: str, release: s
     labels = {"app": "vcluster", "release": release, **stateful["pods"]["labels"]}
     metadata = {"name": f"{release}-0", "namespace": namespace, "labels": labels}
     metadata["annotations"] = {"vClusterConfigHash": "sha256", **stateful["pods"]["annotations"]}
+    # The StatefulSet controller names its set as the pod's controller (kubernetes v1.34
+    # pkg/controller/statefulset/stateful_set_utils.go newStatefulSetPod: metav1.NewControllerRef):
+    # what tenancy-syncer-account reads.
+    owner = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": release, "uid": "0f1e", "controller": True}
+    metadata["ownerReferences"] = [owner]
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
 
 

@@ -139,10 +139,6 @@ def control_plane_pod(host: Cluster) -> dict[str, Any]:
     [release] = [r for r in objects_of_kind(host.run, "HelmRelease", HARD) if r["metadata"]["name"] == "vcluster"]
     pod = chart_pods.control_plane_pod(release["spec"]["values"], HARD, "vcluster")
     del pod["metadata"]["namespace"]
-    # The StatefulSet controller names its set as the pod's controller (kubernetes v1.34
-    # pkg/controller/statefulset/stateful_set_utils.go newStatefulSetPod: metav1.NewControllerRef).
-    owner = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "vcluster", "uid": "0f1e", "controller": True}
-    pod["metadata"]["ownerReferences"] = [owner]
     return pod
 
 

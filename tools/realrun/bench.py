@@ -20,6 +20,7 @@ from typing import Any
 
 from components.model.catalog.stack_config import parse_settings
 from tools.realrun import cluster, toolchain
+from tools.realrun.conditions import ConditionStandIn
 from tools.realrun.engine import EngineSetup, open_stack, stack_config
 from tools.realrun.report import Report
 from tools.realrun.setup import run_overrides, seed_cluster
@@ -42,12 +43,15 @@ def measure(count: int, folder: Path, binaries: dict[str, Path], engine_bin: Pat
     command = [sys.executable, "-m", "tools.cli.main", "plan", "--stack", "dev", *overrides]
     mock, _ = _timed(lambda: subprocess.run(command, cwd=toolchain.ROOT, capture_output=True, check=True))
     with cluster.control_plane(folder / "cluster", binaries, toolchain.kwok_stages()) as plane:
-        seed_cluster(Report(), plane, settings)
+        api = seed_cluster(Report(), plane, settings)
         setup = EngineSetup(folder / "engine", plane.kubeconfig, engine_bin, secrets.token_hex(16))
         stack = open_stack(setup, "dev", document, engine_bin.parent)
-        first_preview, _ = _timed(lambda: stack.preview(color="never"))
-        up_time, up = _timed(lambda: stack.up(color="never"))
-        no_change, _ = _timed(lambda: stack.preview(color="never", expect_no_changes=True))
+        # The operators' conditions the program awaits, as in the real run (conditions.py): without
+        # them `up` would wait for each awaited object until its timeout.
+        with ConditionStandIn(api):
+            first_preview, _ = _timed(lambda: stack.preview(color="never"))
+            up_time, up = _timed(lambda: stack.up(color="never"))
+            no_change, _ = _timed(lambda: stack.preview(color="never", expect_no_changes=True))
     created = sum(
         count for op, count in (up.summary.resource_changes or {}).items() if str(op) in ("create", "OpType.CREATE")
     )

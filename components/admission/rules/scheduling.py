@@ -43,6 +43,7 @@ from components.admission.base import (
     MatchCondition,
     PolicyDefinition,
     ResourceRule,
+    Validation,
     int_or_percent_number,
     literal,
     literal_list,
@@ -135,7 +136,19 @@ def disruption_budgets_policy(operators: list[str] | None = None) -> PolicyDefin
         + ": ' + object.metadata.name + '}}` and `maxUnavailable: 1` (or a percentage above 0%), and give the "
         "pod template of the workload the label " + DISRUPTION_BUDGET_KEY + ": ' + object.metadata.name"
     )
-    budget = "'PodDisruptionBudget ' + object.metadata.name + ' of tenant ' + variables.tenant"
+    return PolicyDefinition(
+        name="tenancy-scheduling-disruption-budgets",
+        rule="scheduling",
+        resource_rules=[resource_rule("policy", ["poddisruptionbudgets"], _WRITE)],
+        match_conditions=_budget_match_conditions(operators),
+        variables=[TENANT_VARIABLE, {"name": "oneLabel", "expression": one_label}],
+        validations=_budget_validations(lets_one_go, write),
+    )
+
+
+def _budget_match_conditions(operators: list[str] | None) -> list[MatchCondition]:
+    """Not judged: the data operators' own budgets, and UPDATEs that leave the spec as it was (label
+    edits, the garbage collector's finalizer removal on budgets from before the rule)."""
     skip: list[MatchCondition] = []
     if operators:
         skip.append(
@@ -147,50 +160,51 @@ def disruption_budgets_policy(operators: list[str] | None = None) -> PolicyDefin
             "expression": "request.operation != 'UPDATE' || object.spec != oldObject.spec",
         }
     )
-    return PolicyDefinition(
-        name="tenancy-scheduling-disruption-budgets",
-        rule="scheduling",
-        resource_rules=[resource_rule("policy", ["poddisruptionbudgets"], _WRITE)],
-        match_conditions=skip,
-        variables=[TENANT_VARIABLE, {"name": "oneLabel", "expression": one_label}],
-        validations=[
-            {
-                "expression": "!has(object.spec.minAvailable)",
-                "message_expression": (
-                    f"{budget} + ' sets minAvailable, which can equal the replica count (a percentage rounds up) "
-                    "and then lets no pod go: drains of its nodes, shared ones included, would wait forever' + "
-                    f"{write}"
-                ),
-                "reason": "Forbidden",
-            },
-            {
-                "expression": f"has(object.spec.minAvailable) || {lets_one_go}",
-                "message_expression": (
-                    f"{budget} + ' allows no disruption (maxUnavailable 0 or none): drains of its nodes, shared ones "
-                    f"included, would wait forever' + {write}"
-                ),
-                "reason": "Forbidden",
-            },
-            {
-                "expression": "variables.oneLabel",
-                "message_expression": (
-                    f"{budget} + ' selects pods by something other than the one label {DISRUPTION_BUDGET_KEY}, so "
-                    "it may cover pods another budget covers, and the eviction API evicts no pod under two budgets' + "
-                    f"{write}"
-                ),
-                "reason": "Forbidden",
-            },
-            {
-                "expression": f"!variables.oneLabel || {selector}.matchLabels[{key}] == object.metadata.name",
-                "message_expression": (
-                    f"{budget} + ' selects {DISRUPTION_BUDGET_KEY}: ' + {selector}.matchLabels[{key}] + ', not its own "
-                    "name, so another budget could select the same pods' + "
-                    f"{write}"
-                ),
-                "reason": "Forbidden",
-            },
-        ],
-    )
+    return skip
+
+
+def _budget_validations(lets_one_go: str, write: str) -> list[Validation]:
+    """One refusal per way a budget can hold a drain, each saying what to write instead."""
+    key = literal(DISRUPTION_BUDGET_KEY)
+    selector = "object.spec.selector"
+    budget = "'PodDisruptionBudget ' + object.metadata.name + ' of tenant ' + variables.tenant"
+    return [
+        {
+            "expression": "!has(object.spec.minAvailable)",
+            "message_expression": (
+                f"{budget} + ' sets minAvailable, which can equal the replica count (a percentage rounds up) "
+                "and then lets no pod go: drains of its nodes, shared ones included, would wait forever' + "
+                f"{write}"
+            ),
+            "reason": "Forbidden",
+        },
+        {
+            "expression": f"has(object.spec.minAvailable) || {lets_one_go}",
+            "message_expression": (
+                f"{budget} + ' allows no disruption (maxUnavailable 0 or none): drains of its nodes, shared ones "
+                f"included, would wait forever' + {write}"
+            ),
+            "reason": "Forbidden",
+        },
+        {
+            "expression": "variables.oneLabel",
+            "message_expression": (
+                f"{budget} + ' selects pods by something other than the one label {DISRUPTION_BUDGET_KEY}, so "
+                "it may cover pods another budget covers, and the eviction API evicts no pod under two budgets' + "
+                f"{write}"
+            ),
+            "reason": "Forbidden",
+        },
+        {
+            "expression": f"!variables.oneLabel || {selector}.matchLabels[{key}] == object.metadata.name",
+            "message_expression": (
+                f"{budget} + ' selects {DISRUPTION_BUDGET_KEY}: ' + {selector}.matchLabels[{key}] + ', not its own "
+                "name, so another budget could select the same pods' + "
+                f"{write}"
+            ),
+            "reason": "Forbidden",
+        },
+    ]
 
 
 def policies(allowed_priority_classes: list[str], operators: list[str] | None = None) -> list[PolicyDefinition]:
