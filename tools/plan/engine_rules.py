@@ -734,7 +734,7 @@ def protected_namespaces(graph: PlanGraph) -> list[Violation]:
     for namespace in graph.managed():
         if namespace["type"] != "kubernetes:core/v1:Namespace" or not graph.protected(namespace["urn"]):
             continue
-        name = (namespace["inputs"].get("metadata") or {}).get("name")
+        name = str((namespace["inputs"].get("metadata") or {}).get("name"))
         isolation = isolation_of(graph, name)
         for record in graph.managed():
             if graph.deleted_with(record["urn"]) == namespace["urn"]:
