@@ -69,6 +69,45 @@ class Guard:
 
 
 @dataclass(frozen=True)
+class InNamespace:
+    """How an object inside one tenant namespace is registered: after the namespace and its
+    isolation (`ready`: the namespace, then its quota, limits and isolation policy), and deleted
+    with the namespace only where the namespace holds no data.
+
+    Where it holds data the namespace is protected (components/lifecycle.py `namespace_options`),
+    and an update that skips its preview refuses its deletion only when it gets there: the engine
+    has by then skipped the deletion of every object `deleted_with` it, because the namespace's
+    deletion was scheduled, and dropped them from the state while they stay live (pulumi/pulumi
+    pkg/resource/deploy/step.go `DeleteStep.Apply`: the protect check, then `isDeletedWith`). So
+    there every object gets its own delete, which the state records, and waits for the isolation:
+    the engine deletes dependents first and never deletes what a refused deletion depends on, so a
+    refused removal leaves the data isolated (docs/real-run.md, tools/plan/engine_rules.py
+    `protected_namespaces`)."""
+
+    namespace: pulumi.Resource
+    holds_data: bool
+    # What an object in the namespace waits for (and is deleted before): the namespace and its isolation.
+    ready: tuple[pulumi.Resource, ...] = ()
+
+    @property
+    def deleted_with(self) -> pulumi.Resource | None:
+        """The namespace, where deleting it may take the object along; None where it holds data."""
+        return None if self.holds_data else self.namespace
+
+    def options(self, *after: pulumi.Resource | None) -> dict[str, Any]:
+        """`deleted_with` and `depends_on` for an object inside, which also waits for `after`."""
+        depends = [*(self.ready or (self.namespace,)), *(r for r in after if r is not None)]
+        return {"deleted_with": self.deleted_with, "depends_on": depends}
+
+
+def in_namespace_options(inside: InNamespace | None, *after: pulumi.Resource | None) -> dict[str, Any]:
+    """`InNamespace.options`, or (no namespace registered: released cloud data) only `after`."""
+    if inside is None:
+        return {"depends_on": [r for r in after if r is not None]}
+    return inside.options(*after)
+
+
+@dataclass(frozen=True)
 class TenantIdentity:
     """One tenant environment's workload identity and key, as the rest of its data refers to them.
 
@@ -101,8 +140,9 @@ class DatabaseRequest:
     labels: dict[str, str]
     # Child resource name prefix, e.g. `acme-prod-db-orders`.
     prefix: str
-    # The namespace resource (local: in-cluster databases live in it); None for released cloud data.
-    namespace_resource: pulumi.Resource | None
+    # The namespace as objects inside it are registered (local: in-cluster databases live in it);
+    # None for released cloud data.
+    namespace_resource: InNamespace | None
     # Kubernetes labels for in-cluster objects (local).
     kubernetes_labels: dict[str, str] = field(default_factory=dict)
 
@@ -153,7 +193,7 @@ class SecretRequest:
     value: pulumi.Output[str] | None
     labels: dict[str, str]
     prefix: str
-    namespace_resource: pulumi.Resource | None
+    namespace_resource: InNamespace | None
     # Key inside the Kubernetes Secret.
     key: str = "value"
     kubernetes_labels: dict[str, str] = field(default_factory=dict)
@@ -191,7 +231,7 @@ class DeliveryTarget:
     namespace: str
     labels: dict[str, str]
     identity: TenantIdentity
-    # Options for objects inside the namespace (deleted with it).
+    # Options for objects inside the namespace (InNamespace.options).
     opts: pulumi.ResourceOptions
 
 

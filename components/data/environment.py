@@ -5,9 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import pulumi
-
-from components.clouds.base import DataBackend, DatabaseEndpoint, DeliveryTarget, Guard, TenantIdentity
+from components.clouds.base import (
+    DataBackend,
+    DatabaseEndpoint,
+    DeliveryTarget,
+    Guard,
+    InNamespace,
+    TenantIdentity,
+    in_namespace_options,
+)
 from components.data.databases import register_databases
 from components.data.scope import EnvironmentScope
 from components.data.secrets import register_secrets
@@ -25,7 +31,7 @@ def environment_scope(
     spec: TenantSpec,
     environment: str,
     namespace: str,
-    namespace_resource: pulumi.Resource | None,
+    namespace_resource: InNamespace | None,
     delivered: bool,
     identity: TenantIdentity,
     guard: Guard,
@@ -33,10 +39,8 @@ def environment_scope(
     """Decide names, labels and options once; `delivered`: the namespace exists and gets secrets."""
     prefix = f"{name}-{environment}"
     k8s_labels = kubernetes_labels(spec.name, environment)
-    # Objects inside the namespace go with it (and wait for it).
-    inside = guard.plain(
-        deleted_with=namespace_resource, depends_on=[namespace_resource] if namespace_resource is not None else []
-    )
+    # Objects inside the namespace wait for it and its isolation; deleted with it where it holds no data.
+    inside = guard.plain(**in_namespace_options(namespace_resource))
     return EnvironmentScope(
         tenant=spec.name,
         environment=environment,
@@ -100,7 +104,7 @@ def _database_egress(
     owned = {**target.labels, PLATFORM_OWNED_KEY: "true"}
     if network_mode == CLUSTER_MODE:
         # Cluster-scoped: the namespace's deletion does not take it along, so no deleted_with.
-        depends = [scope.namespace_resource] if scope.namespace_resource is not None else []
+        depends = [scope.namespace_resource.namespace] if scope.namespace_resource is not None else []
         namespace_databases(target.prefix, target.namespace, owned, egress, scope.guard.plain(depends_on=depends))
         return
     database_egress_policy(

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pulumi
-
-from components.clouds.base import DeliveryTarget, Guard, TenantIdentity
+from components.clouds.base import DeliveryTarget, Guard, InNamespace, TenantIdentity
 
 
 @dataclass(frozen=True)
@@ -18,8 +16,8 @@ class EnvironmentScope:
     # Child resource name prefix, e.g. `acme-prod`.
     prefix: str
     namespace: str
-    # The namespace resource when it is registered (in-cluster data goes with it); else None.
-    namespace_resource: pulumi.Resource | None
+    # The namespace, as objects inside it are registered, when it is registered; else None.
+    namespace_resource: InNamespace | None
     # Cost labels for cloud resources, Kubernetes labels for objects in the cluster.
     labels: dict[str, str]
     kubernetes_labels: dict[str, str]

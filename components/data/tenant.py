@@ -19,7 +19,7 @@ from dataclasses import replace
 
 import pulumi
 
-from components.clouds.base import DataBackend
+from components.clouds.base import DataBackend, InNamespace
 from components.data.environment import environment_data, environment_scope
 from components.data.summary import TenantData
 from components.guardrails.namespace import EnvironmentResources
@@ -37,20 +37,21 @@ def build_tenant_data(
     backend: DataBackend,
     settings: StackSettings,
     environments: Mapping[str, EnvironmentResources],
-    retained_namespaces: Mapping[str, pulumi.Resource],
+    retained_namespaces: Mapping[str, InNamespace],
 ) -> TenantData:
     """Register one tenant's data. `environments` is empty once it is decommissioned; then the
     data resources are registered released (unprotected, retained on delete) and nothing else.
     `settings`: the stack's, for its protection of data, default placement and network mode."""
     guard = data_guard(parent=parent, lifecycle=spec.lifecycle, protect=settings.protection.protect_data)
-    # Data objects in a namespace count against its quota: they wait for it (EnvironmentResources.ready).
-    quotas = [res.quota for res in environments.values()]
-    if quotas:
-        guard = replace(guard, base=pulumi.ResourceOptions.merge(guard.base, pulumi.ResourceOptions(depends_on=quotas)))
+    # Data objects in a namespace count against its quota and are isolated by its policy: they wait
+    # for both (EnvironmentResources.ready), and a refused deletion of data keeps them.
+    ready = [resource for res in environments.values() for resource in res.ready]
+    if ready:
+        guard = replace(guard, base=pulumi.ResourceOptions.merge(guard.base, pulumi.ResourceOptions(depends_on=ready)))
     result = TenantData()
     if not (spec.databases or spec.secrets or spec.shared_secrets):
         return result
-    namespace_resources: dict[str, pulumi.Resource] = {env: res.namespace for env, res in environments.items()}
+    namespace_resources: dict[str, InNamespace] = {env: res.inside for env, res in environments.items()}
     namespace_resources.update(retained_namespaces)
     # Released data is registered for every environment of the file, so none of it is dropped.
     for environment in spec.environments if guard.release else list(environments):

@@ -60,17 +60,8 @@ def delivery_target(
         suspended=not state_of(spec.lifecycle).reconciles,
         environment=env_name,
         domain_suffix=domain_suffix,
-        opts=pulumi.ResourceOptions(
-            parent=parent,
-            deleted_with=environment.namespace,
-            # Pods that run as the workload account are created after it, not retried until it exists.
-            depends_on=[
-                *environment.ready,
-                environment.deployer,
-                *([workload_account] if workload_account is not None else []),
-                *depends_on,
-            ],
-        ),
+        # Pods that run as the workload account are created after it, not retried until it exists.
+        opts=environment.options(parent, environment.deployer, workload_account, *depends_on),
     )
 
 

@@ -169,7 +169,7 @@ def build_tenant_edge(
     for environment, resources in environments.items():
         namespace = resources.namespace_name
         labels = kubernetes_labels(spec.name, environment)
-        inside = pulumi.ResourceOptions(parent=parent, deleted_with=resources.namespace, depends_on=resources.ready)
+        inside = resources.options(parent)
         prefix = f"{name}-{environment}"
         names = own_domain_names(spec, environment, settings.domain_suffix)
         with_domains = bool(names) and settings.edge.tls.enabled

@@ -281,8 +281,10 @@ def shared_specs(
     return specs
 
 
-def _resource(resource_name: str, name: str, spec: Spec, labels: dict[str, str], opts: pulumi.ResourceOptions) -> None:
-    k8s.apiextensions.CustomResource(
+def _resource(
+    resource_name: str, name: str, spec: Spec, labels: dict[str, str], opts: pulumi.ResourceOptions
+) -> k8s.apiextensions.CustomResource:
+    return k8s.apiextensions.CustomResource(
         resource_name,
         api_version=API_VERSION,
         kind=KIND,
@@ -294,10 +296,12 @@ def _resource(resource_name: str, name: str, spec: Spec, labels: dict[str, str],
 
 def namespace_isolation(
     prefix: str, namespace: str, labels: dict[str, str], rules: NetworkRules, opts: pulumi.ResourceOptions
-) -> None:
+) -> k8s.apiextensions.CustomResource:
     """The namespace's Admin-tier isolation. Cluster-scoped: it is not deleted with the namespace,
     so `opts` must not carry `deleted_with` (Pulumi would skip its deletion and leave it behind)."""
-    _resource(f"{prefix}-cluster-isolation", isolation_name(namespace), isolation_spec(namespace, rules), labels, opts)
+    return _resource(
+        f"{prefix}-cluster-isolation", isolation_name(namespace), isolation_spec(namespace, rules), labels, opts
+    )
 
 
 def namespace_databases(

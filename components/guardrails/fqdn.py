@@ -53,7 +53,7 @@ def hosts_policy(
     opts: pulumi.ResourceOptions,
 ) -> k8s.apiextensions.CustomResource | None:
     """The namespace's `tenancy-hosts` FQDNNetworkPolicy, or nothing when no granted entry names hosts.
-    `opts` carries `deleted_with` the namespace: it is namespaced and goes with it."""
+    `opts` are those of objects inside the namespace (components/clouds/base.py `InNamespace`)."""
     spec = hosts_policy_spec(entries)
     if spec is None:
         return None

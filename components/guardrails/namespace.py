@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.clouds.base import InNamespace
 from components.guardrails.access import group_role_pairs, register_access
 from components.guardrails.cluster_network import namespace_isolation
 from components.guardrails.fqdn import hosts_policy
@@ -75,11 +76,26 @@ class EnvironmentResources:
     # The namespace's quota, created awaited (guardrails/quota.py): what is counted against it
     # waits for it, or the API server refuses it ("status unknown for quota").
     quota: k8s.core.v1.ResourceQuota
+    # How objects inside the namespace are registered (InNamespace): after its isolation, and
+    # deleted with it only where it holds no data.
+    inside: InNamespace
+
+    @property
+    def holds_data(self) -> bool:
+        """Tenant data lives in the namespace (components/lifecycle.py `holds_cluster_data`)."""
+        return self.inside.holds_data
 
     @property
     def ready(self) -> list[pulumi.Resource]:
-        """What an object created in the namespace waits for: the namespace and its quota."""
-        return [self.namespace, self.quota]
+        """What an object created in the namespace waits for: the namespace and its isolation
+        (quota, limits, isolation policy). Waiting for the quota keeps the API server from refusing
+        what it counts; waiting for the isolation policy means no pod starts unisolated, and, as
+        the engine deletes dependents first, that the isolation goes last."""
+        return list(self.inside.ready)
+
+    def options(self, parent: pulumi.Resource, *after: pulumi.Resource | None) -> pulumi.ResourceOptions:
+        """Options for an object inside the namespace, child of `parent`, that also waits for `after`."""
+        return pulumi.ResourceOptions(parent=parent, **self.inside.options(*after))
 
 
 def namespace_labels(spec: TenantSpec, environment: str, *, kubernetes_version: str) -> dict[str, str]:
@@ -214,27 +230,32 @@ def _register_isolation(
     egress: Sequence[str],
     namespace: pulumi.Resource,
     inside: pulumi.ResourceOptions,
-) -> None:
-    """The namespace's isolation: one NetworkPolicy, or its ClusterNetworkPolicy in that mode; and
-    its FQDN policy for the tenant's `egress` entries by host name (GKE only: the stack checks refuse them
-    elsewhere and in the ClusterNetworkPolicy mode)."""
+) -> pulumi.Resource:
+    """The namespace's isolation: one NetworkPolicy, or its ClusterNetworkPolicy in that mode
+    (returned); and its FQDN policy for the tenant's `egress` entries by host name (GKE only: the
+    stack checks refuse them elsewhere and in the ClusterNetworkPolicy mode), an allow-list that
+    waits for the isolation like everything else in the namespace."""
     if network.mode == CLUSTER_MODE:
         # Cluster-scoped, so not deleted with the namespace: no deleted_with. Retained where the
         # namespace's guard rails are (a kept namespace's).
         cluster_opts = pulumi.ResourceOptions(
             parent=inside.parent, depends_on=[namespace], retain_on_delete=inside.retain_on_delete
         )
-        namespace_isolation(prefix, ns_name, owned_labels, rules, cluster_opts)
-    else:
-        metadata: k8s.meta.v1.ObjectMetaArgsDict = {
-            "name": ISOLATION_POLICY,
-            "namespace": ns_name,
-            "labels": owned_labels,
-        }
-        isolation_policy(f"{prefix}-isolation", metadata=metadata, rules=rules, opts=inside)
-        hosts_policy(
-            prefix, ns_name=ns_name, labels=owned_labels, entries=[network.egress[e] for e in egress], opts=inside
-        )
+        return namespace_isolation(prefix, ns_name, owned_labels, rules, cluster_opts)
+    metadata: k8s.meta.v1.ObjectMetaArgsDict = {
+        "name": ISOLATION_POLICY,
+        "namespace": ns_name,
+        "labels": owned_labels,
+    }
+    policy = isolation_policy(f"{prefix}-isolation", metadata=metadata, rules=rules, opts=inside)
+    hosts_policy(
+        prefix,
+        ns_name=ns_name,
+        labels=owned_labels,
+        entries=[network.egress[e] for e in egress],
+        opts=pulumi.ResourceOptions.merge(inside, pulumi.ResourceOptions(depends_on=[policy])),
+    )
+    return policy
 
 
 def _register_guards(
@@ -246,9 +267,9 @@ def _register_guards(
     egress: Sequence[str],
     namespace: pulumi.Resource,
     inside: pulumi.ResourceOptions,
-) -> k8s.core.v1.ResourceQuota:
+) -> tuple[k8s.core.v1.ResourceQuota, list[pulumi.Resource]]:
     """The namespace's quota, limits and isolation policy: what every tenant namespace has, whatever
-    the lifecycle state, for as long as it exists."""
+    the lifecycle state, for as long as it exists. Returns the quota and the three of them."""
     ns_name = namespace_name(spec.name, environment)
     owned_labels = {**kubernetes_labels(spec.name, environment), PLATFORM_OWNED_KEY: "true"}
 
@@ -265,9 +286,17 @@ def _register_guards(
     quota_metadata = metadata(QUOTA_NAME)
     quota_metadata["annotations"] = {QUOTA_TIER_KEY: quota_tier(spec, settings.default_quota_tier)}
     quota = register_quota(prefix, metadata=quota_metadata, spec=spec, hard=hard, opts=inside)
-    register_limits(prefix, metadata=metadata(LIMITS_NAME), limits=settings.limit_defaults, opts=inside)
-    _register_isolation(prefix, ns_name, owned_labels, rules, settings.network, egress, namespace, inside)
-    return quota
+    limits = register_limits(prefix, metadata=metadata(LIMITS_NAME), limits=settings.limit_defaults, opts=inside)
+    isolation = _register_isolation(prefix, ns_name, owned_labels, rules, settings.network, egress, namespace, inside)
+    return quota, [quota, limits, isolation]
+
+
+def _guard_options(
+    parent: pulumi.Resource, namespace: pulumi.Resource, *, holds_data: bool, retain: bool = False
+) -> pulumi.ResourceOptions:
+    """Options for the guard rails themselves: they wait for the namespace only (InNamespace)."""
+    inside = InNamespace(namespace, holds_data=holds_data)
+    return pulumi.ResourceOptions(parent=parent, retain_on_delete=retain or None, **inside.options())
 
 
 def build_kept_namespace(
@@ -278,21 +307,20 @@ def build_kept_namespace(
     settings: StackSettings,
     *,
     network: CloudNetworkFacts,
-) -> k8s.core.v1.Namespace:
+) -> InNamespace:
     """A namespace kept only because it holds released data (a decommissioned tenant on a cloud that
     keeps data in namespaces, components/lifecycle.py), with the guard rails it keeps while it holds
     it: the quota (no new pod), the limits, and an isolation policy that admits the platform's
     operators and nothing else: no tenant egress grants, no peers, no ingress controller or Gateway.
     Nobody but the platform gets access: no people's bindings, no deployer. The guard rails are
-    retained with the namespace, so removing the tenant file afterwards leaves them in place too."""
+    retained with the namespace, so removing the tenant file afterwards leaves them in place too.
+    Returns the namespace as the data kept in it is registered (InNamespace)."""
     namespace = register_namespace(parent, name, spec, environment, settings, holds_data=True)
-    inside = pulumi.ResourceOptions(
-        parent=parent, deleted_with=namespace, depends_on=[namespace], retain_on_delete=True
-    )
+    inside = _guard_options(parent, namespace, holds_data=True, retain=True)
     rules = network_rules(settings=settings, facts=network, tenant_egress=())
     rules = replace(rules, platform_namespaces=(), edge=None)
-    _register_guards(f"{name}-{environment}", spec, environment, settings, rules, (), namespace, inside)
-    return namespace
+    _, guards = _register_guards(f"{name}-{environment}", spec, environment, settings, rules, (), namespace, inside)
+    return InNamespace(namespace, holds_data=True, ready=(namespace, *guards))
 
 
 def build_environment(
@@ -315,9 +343,10 @@ def build_environment(
     prefix = f"{name}-{environment}"
 
     namespace = register_namespace(parent, name, spec, environment, settings, holds_data=holds_data)
-    # Everything inside the namespace goes with it: deleting each object first would only slow
-    # the engine down, and the namespace deletion removes them anyway.
-    inside = pulumi.ResourceOptions(parent=parent, deleted_with=namespace, depends_on=[namespace])
+    # Where the namespace holds no data, everything inside goes with it: deleting each object first
+    # would only slow the engine down, and the namespace deletion removes them anyway. Where it
+    # holds data, each object gets its own delete (InNamespace).
+    guard_opts = _guard_options(parent, namespace, holds_data=holds_data)
 
     def metadata(object_name: str, object_labels: dict[str, str]) -> k8s.meta.v1.ObjectMetaArgsDict:
         return {"name": object_name, "namespace": ns_name, "labels": object_labels}
@@ -333,7 +362,8 @@ def build_environment(
         # Suspended: ingress controllers and gateways (platform namespaces) no longer reach the
         # tenant's pods, so its hostnames stop being served; operators still reach its databases.
         rules = replace(rules, platform_namespaces=(), edge=None)
-    quota = _register_guards(prefix, spec, environment, settings, rules, spec.egress, namespace, inside)
+    quota, guards = _register_guards(prefix, spec, environment, settings, rules, spec.egress, namespace, guard_opts)
+    inside = InNamespace(namespace, holds_data=holds_data, ready=(namespace, *guards))
     deployer = register_access(
         prefix,
         access=spec.access,
@@ -343,6 +373,6 @@ def build_environment(
         metadata=metadata,
         labels=labels,
         owned_labels=owned_labels,
-        opts=inside,
+        opts=pulumi.ResourceOptions(parent=parent, **inside.options()),
     )
-    return EnvironmentResources(environment, ns_name, namespace, deployer, read_only, quota)
+    return EnvironmentResources(environment, ns_name, namespace, deployer, read_only, quota, inside)

@@ -64,11 +64,7 @@ def build_virtual_clusters(
             storage_class=data_storage_class(settings.storage),
             network_mode=settings.network.mode,
             suspended=not state_of(spec.lifecycle).reconciles,
-            opts=pulumi.ResourceOptions(
-                parent=parent,
-                deleted_with=resources.namespace,
-                depends_on=[*resources.ready, resources.deployer, *depends_on],
-            ),
+            opts=resources.options(parent, resources.deployer, *depends_on),
         )
         # Acknowledged environments are registered unprotected, so the switch back can delete them.
         protect = settings.protection.protect_data and env not in spec.virtual_cluster.discard_state

@@ -34,7 +34,8 @@ def test_external_secret_is_created_empty_with_how_to_fill_it(tmp_path: Path) ->
         # What the team writes is never reverted, and the Secret is kept like other data.
         assert secret.ignore_changes == ["data", "stringData"]
         assert secret.protect and not secret.retain_on_delete
-        assert secret.deleted_with is not None and secret.deleted_with.endswith(f"shop-{environment}-namespace")
+        # Its namespace holds data (protected): the Secret gets its own delete (InNamespace).
+        assert secret.deleted_with is None
         validate_builtin({"apiVersion": "v1", "kind": "Secret", **secret.inputs}, "1.36")
     assert run.outputs["tenants"]["shop"]["data"]["secrets"] == {
         "dev": ["payment-api-key"],

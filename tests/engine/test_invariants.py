@@ -21,8 +21,10 @@ from tools.plan.engine_rules import (
     explicit_invoke_providers,
     explicit_providers,
     grants_before_use,
+    isolation_of,
     kept_dependencies,
     namespaces_before_objects,
+    protected_namespaces,
     unique_urns,
 )
 from tools.plan.harness import ProgramRun
@@ -52,6 +54,7 @@ def test_example_stacks_keep_every_engine_rule(any_stack_plan: ProgramRun) -> No
         *crds_after_installs(graph),
         *namespaces_before_objects(graph),
         *deleted_with_namespaces(graph),
+        *protected_namespaces(graph),
         *kept_dependencies(graph),
     ]
     assert violations == [], _shown(violations)
@@ -88,6 +91,36 @@ def test_only_objects_inside_a_namespace_are_deleted_with_it(
 ) -> None:
     violations = deleted_with_namespaces(_graph(mix_plans[(stack, lifecycle)]))
     assert violations == [], _shown(violations)
+
+
+@pytest.mark.parametrize(("stack", "lifecycle"), MIXES)
+def test_nothing_is_deleted_with_a_namespace_holding_data_and_its_isolation_goes_last(
+    mix_plans: Mixes, stack: str, lifecycle: Lifecycle
+) -> None:
+    # The real run found objects deleted_with a protected namespace dropped from the state, live,
+    # when an update without preview was refused at the protected data (docs/real-run.md).
+    violations = protected_namespaces(_graph(mix_plans[(stack, lifecycle)]))
+    assert violations == [], _shown(violations)
+
+
+def test_the_dev_plan_has_namespaces_holding_data_with_isolation_and_contents(dev_plan: ProgramRun) -> None:
+    # Else protected_namespaces would pass for want of cases.
+    graph = _graph(dev_plan)
+    for name in ("tenant-acme-dev", "tenant-acme-prod", "tenant-genomics-lab-dev"):
+        (namespace,) = [
+            r
+            for r in graph.managed()
+            if r["type"] == "kubernetes:core/v1:Namespace" and r["inputs"]["metadata"]["name"] == name
+        ]
+        assert graph.protected(namespace["urn"]), name
+        isolation = isolation_of(graph, name)
+        assert {graph.by_urn[u]["type"].rpartition(":")[2] for u in isolation} == {
+            "ResourceQuota",
+            "LimitRange",
+            "NetworkPolicy",
+        }, name
+        inside = [r for r in graph.managed() if (r["inputs"].get("metadata") or {}).get("namespace") == name]
+        assert len(inside) > len(isolation) + 3, name
 
 
 @pytest.mark.parametrize(("stack", "lifecycle"), MIXES)

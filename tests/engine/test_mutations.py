@@ -19,6 +19,7 @@ from tools.plan.engine_rules import (
     grants_before_use,
     kept_dependencies,
     namespaces_before_objects,
+    protected_namespaces,
     unique_urns,
 )
 from tools.plan.harness import ProgramRun, run_program
@@ -136,6 +137,34 @@ def test_a_cluster_scoped_object_deleted_with_a_namespace_is_named(dev_plan: Pro
     plan = records(dev_plan)
     plan = _mutated(plan, "acme-prod-namespace", deletedWith=_urn(plan, "acme-dev-namespace"))
     assert _named(deleted_with_namespaces(PlanGraph(plan))) == {"acme-prod-namespace"}
+
+
+def test_an_object_deleted_with_a_namespace_holding_data_is_named(dev_plan: ProgramRun) -> None:
+    # What the real run found: a RoleBinding deleted "with" acme's protected dev namespace is
+    # dropped from the state, live, when the namespace's deletion is refused.
+    plan = records(dev_plan)
+    assert protected_namespaces(PlanGraph(plan)) == []
+    plan = _mutated(plan, "acme-dev-admin", deletedWith=_urn(plan, "acme-dev-namespace"))
+    violations = protected_namespaces(PlanGraph(plan))
+    assert _named(violations) == {"acme-dev-admin"}
+    assert "protected" in violations[0].message
+
+
+def test_a_component_deleted_with_a_namespace_holding_data_passes_it_on_and_is_named(dev_plan: ProgramRun) -> None:
+    plan = records(dev_plan)
+    plan = _mutated(plan, "acme", deletedWith=_urn(plan, "acme-dev-namespace"))
+    assert {"acme-dev-admin", "acme-dev-db-orders-pooler"} <= _named(protected_namespaces(PlanGraph(plan)))
+
+
+def test_an_object_that_does_not_wait_for_the_isolation_of_a_namespace_holding_data_is_named(
+    dev_plan: ProgramRun,
+) -> None:
+    # The pooler holds no data and may be deleted; waiting for the isolation keeps the policy
+    # until the protected Cluster's deletion is refused, so the data stays isolated.
+    plan = _without_dependencies(records(dev_plan), "acme-dev-db-orders-pooler", "acme-dev-isolation")
+    violations = protected_namespaces(PlanGraph(plan))
+    assert _named(violations) == {"acme-dev-db-orders-pooler"}
+    assert "acme-dev-isolation" in violations[0].message
 
 
 def test_dropping_a_retain_from_what_a_retained_instance_uses_is_named(mix_plans: Mixes) -> None:

@@ -16,6 +16,8 @@ written plan and on mutated copies of one (tests/engine/test_mutations.py):
 - `namespaces_before_objects`: a namespaced object waits for its namespace, where the plan has it.
 - `deleted_with_namespaces`: what is deleted with a Namespace (its own `deletedWith`, or one
   inherited from a parent) is an object inside that namespace.
+- `protected_namespaces`: nothing is deleted with a protected Namespace (one holding data), and
+  every object inside it waits for its isolation (quota, limits, isolation policy).
 - `kept_dependencies`: a retained resource uses nothing that is deleted when its tenant leaves
   the state.
 - `kept_unchanged` (two plans): a lifecycle transition leaves the inputs of what it keeps alone.
@@ -77,6 +79,7 @@ class PlanGraph:
     by_urn: dict[str, Record] = field(init=False)
     _closure: dict[str, frozenset[str]] = field(init=False, default_factory=dict)
     _retained: dict[str, bool] = field(init=False, default_factory=dict)
+    _protected: dict[str, bool] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.by_urn = {record["urn"]: record for record in self.records}
@@ -139,6 +142,19 @@ class PlanGraph:
                 inherited = isinstance(parent, str) and bool(parent) and self.retained(parent)
                 self._retained[urn] = bool(record.get("retainOnDelete")) or inherited
         return self._retained[urn]
+
+    def protected(self, urn: str) -> bool:
+        """Whether the engine refuses to delete the resource: `protect`, set or inherited from the
+        parent (inherited like `retainOnDelete`, `retained`)."""
+        if urn not in self._protected:
+            record = self.by_urn.get(urn)
+            if record is None:
+                self._protected[urn] = False
+            else:
+                parent = record.get("parent")
+                inherited = isinstance(parent, str) and bool(parent) and self.protected(parent)
+                self._protected[urn] = bool(record.get("protect")) or inherited
+        return self._protected[urn]
 
     def deleted_with(self, urn: str) -> str | None:
         """The resource whose deletion the engine takes as this one's: its own `deletedWith`, else
@@ -676,6 +692,78 @@ def deleted_with_namespaces(graph: PlanGraph) -> list[Violation]:
     return violations
 
 
+# The objects that isolate a tenant namespace (components/guardrails/namespace.py `_register_guards`):
+# its quota and limits, and its isolation policy (guardrails/network.py ISOLATION_POLICY) or, in the
+# ClusterNetworkPolicy mode, the cluster-scoped one named after it (cluster_network.py isolation_name).
+ISOLATION_TYPES = frozenset({"kubernetes:core/v1:ResourceQuota", "kubernetes:core/v1:LimitRange"})
+ISOLATION_POLICY = ("kubernetes:networking.k8s.io/v1:NetworkPolicy", "tenancy-isolation")
+CLUSTER_ISOLATION_KIND = "ClusterNetworkPolicy"
+
+
+def isolation_of(graph: PlanGraph, namespace: str) -> list[str]:
+    """The URNs of the objects in the plan that isolate `namespace`."""
+    found = []
+    for record in graph.managed():
+        metadata = (record.get("inputs") or {}).get("metadata") or {}
+        inside = metadata.get("namespace") == namespace
+        if (
+            (inside and record["type"] in ISOLATION_TYPES)
+            or (inside and (record["type"], metadata.get("name")) == ISOLATION_POLICY)
+            or (
+                record["type"].endswith(f":{CLUSTER_ISOLATION_KIND}")
+                and metadata.get("name") == f"tenancy-isolation-{namespace}"
+            )
+        ):
+            found.append(record["urn"])
+    return found
+
+
+def protected_namespaces(graph: PlanGraph) -> list[Violation]:
+    """A protected Namespace (it holds data, components/lifecycle.py `namespace_options`) whose
+    deletion is scheduled, in an update that skips its preview, is refused only when the engine gets
+    to it; by then it has skipped the deletion of everything `deletedWith` it, as the namespace's
+    deletion was scheduled, and dropped those objects from the state while they stay live
+    (pulumi/pulumi pkg/resource/deploy/step.go `DeleteStep.Apply`: `isDeletedWith(s.old.DeletedWith,
+    s.otherDeletions)`; the real run found it, docs/real-run.md). So nothing is deleted with it.
+
+    And every object inside it waits for its isolation (quota, limits, isolation policy): the
+    engine deletes dependents before what they depend on, in antichains, and leaves every
+    transitive dependency of a refused deletion in place (deployment_executor.go, `erroredDeps`),
+    so a refused removal of the data leaves it isolated, never behind a deleted policy."""
+    violations = []
+    for namespace in graph.managed():
+        if namespace["type"] != "kubernetes:core/v1:Namespace" or not graph.protected(namespace["urn"]):
+            continue
+        name = str((namespace["inputs"].get("metadata") or {}).get("name"))
+        isolation = isolation_of(graph, name)
+        for record in graph.managed():
+            if graph.deleted_with(record["urn"]) == namespace["urn"]:
+                violations.append(
+                    Violation(
+                        "protected-namespace",
+                        record["urn"],
+                        f"deleted with namespace {name}, which is protected: an update that skips its preview "
+                        "drops it from the state and leaves it live when the namespace's deletion is refused; "
+                        "register it without deleted_with (components/clouds/base.py InNamespace)",
+                    )
+                )
+            inside = ((record.get("inputs") or {}).get("metadata") or {}).get("namespace") == name
+            if not inside or api_group(record["type"]) is None or record["urn"] in isolation:
+                continue
+            missing = [urn for urn in isolation if urn not in graph.waits_for(record["urn"])]
+            if missing:
+                violations.append(
+                    Violation(
+                        "protected-namespace",
+                        record["urn"],
+                        f"in protected namespace {name} but does not wait for its isolation "
+                        f"({', '.join(label(urn) for urn in missing)}): a refused removal could delete the "
+                        "isolation and leave the data unisolated; depend on EnvironmentResources.ready",
+                    )
+                )
+    return violations
+
+
 # --- what kept resources use -----------------------------------------------------------------
 
 
@@ -790,6 +878,7 @@ def check_plan(
         lambda g: crds_after_installs(g, prerequisites=prerequisites, installed_before=installed_before),
         namespaces_before_objects,
         deleted_with_namespaces,
+        protected_namespaces,
         kept_dependencies,
     ]
     return [violation for check in checks for violation in check(graph)]

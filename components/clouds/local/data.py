@@ -22,11 +22,13 @@ from components.clouds.base import (
     DatabaseRequest,
     DeliveryTarget,
     Guard,
+    InNamespace,
     PlatformValues,
     SecretRequest,
     TenantIdentity,
     credential_values,
     endpoint_egress,
+    in_namespace_options,
 )
 from components.clouds.local.delivery import LocalDelivery
 from components.clouds.local.operator_pods import (
@@ -100,14 +102,12 @@ class LocalData:
     def _in_namespace(
         self,
         guard: Guard,
-        namespace: pulumi.Resource | None,
+        namespace: InNamespace | None,
         after: list[pulumi.Resource] | None = None,
         ignore_changes: list[str] | None = None,
     ) -> pulumi.ResourceOptions:
-        # Data objects go with their namespace only when the namespace itself is deleted, which
-        # protect/retain on the namespace prevents while data is kept.
-        depends = [r for r in [namespace, *(after or [])] if r is not None]
-        return guard.data(deleted_with=namespace, depends_on=depends, ignore_changes=ignore_changes)
+        # A namespace holding data is never deleted with an object `deleted_with` it (InNamespace).
+        return guard.data(**in_namespace_options(namespace, *(after or [])), ignore_changes=ignore_changes)
 
     def database(self, request: DatabaseRequest, identity: TenantIdentity, guard: Guard) -> DatabaseEndpoint:
         password = program_password(32)
@@ -210,10 +210,7 @@ class LocalData:
                     "parameters": {"default_pool_size": str(request.pool_size)},
                 },
             },
-            opts=guard.plain(
-                deleted_with=request.namespace_resource,
-                depends_on=[r for r in [request.namespace_resource] if r is not None],
-            ),
+            opts=guard.plain(**in_namespace_options(request.namespace_resource)),
         )
         return f"{pooler}.{request.namespace}.svc"
 

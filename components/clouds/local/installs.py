@@ -17,7 +17,7 @@ import json
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.clouds.base import Guard
+from components.clouds.base import Guard, InNamespace
 from components.clouds.local.passwords import program_password
 from components.model.core.labels import platform_labels
 from components.model.settings.data import DataSettings
@@ -50,8 +50,8 @@ def placeholder_secrets(data: DataSettings, guard: Guard) -> dict[str, pulumi.Ou
             type=shared.type,
             string_data={shared.key: content},
             opts=guard.data(
-                depends_on=[namespace],
-                deleted_with=namespace,
+                # It holds data: never deleted with the namespace, its own delete (InNamespace).
+                **InNamespace(namespace, holds_data=True).options(),
                 # The platform team replaces the content out of band (docs/runbooks/kind.md).
                 ignore_changes=["data", "stringData"],
             ),

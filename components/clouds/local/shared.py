@@ -22,6 +22,7 @@ from components.clouds.base import (
     DatabaseLogin,
     DatabaseRequest,
     Guard,
+    InNamespace,
     PlatformValues,
     shared_names,
 )
@@ -53,7 +54,8 @@ def platform(data: DataSettings, guard: Guard) -> dict[str, Any]:
         metadata={"name": data.shared_instances_namespace, "labels": platform_labels()},
         opts=guard.data(),
     )
-    inside = {"deleted_with": namespace, "depends_on": [namespace]}
+    # It holds data: what is in it is never deleted with it (InNamespace), each object gets its own delete.
+    inside = InNamespace(namespace, holds_data=True)
     names: dict[str, Any] = {}
     for name, instance in sorted(data.shared_instances.items()):
         root = k8s.core.v1.Secret(
@@ -65,7 +67,7 @@ def platform(data: DataSettings, guard: Guard) -> dict[str, Any]:
             },
             type="Opaque",
             data=secret_data({"password": program_password(32)}),
-            opts=guard.data(**inside, ignore_changes=written_once("password")),
+            opts=guard.data(**inside.options(), ignore_changes=written_once("password")),
         )
         mariadb = k8s.apiextensions.CustomResource(
             f"shared-{name}",
@@ -83,7 +85,7 @@ def platform(data: DataSettings, guard: Guard) -> dict[str, Any]:
                 "rootPasswordSecretKeyRef": {"name": f"{instance_name(name)}-root", "key": "password"},
                 "storage": {"size": f"{instance.storage_gb}Gi"},
             },
-            opts=guard.data(deleted_with=namespace, depends_on=[namespace, root]),
+            opts=guard.data(**inside.options(root)),
         )
         names[name] = {
             "name": _after(mariadb, instance_name(name)),
