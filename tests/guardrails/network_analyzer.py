@@ -11,6 +11,7 @@ txt_no_fw_rules` prints one line per allowed connection,
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 import shutil
@@ -134,17 +135,33 @@ def _is(end: str, wanted: str) -> bool:
     """Whether nca's endpoint `end` is `wanted`: the same pod, or a range holding the address."""
     if "/" in wanted:
         return end == wanted
-    return "/" not in end and _in_range(ipaddress.ip_address(wanted), end)
+    return "/" not in end and _in_range(_address(wanted), end)
 
 
-def _in_range(address: ipaddress.IPv4Address | ipaddress.IPv6Address, text: str) -> bool:
+_Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+@functools.cache
+def _address(text: str) -> _Address:
+    """An address parsed once: the connectivity checks look the same few up hundreds of thousands of times."""
+    return ipaddress.ip_address(text)
+
+
+@functools.cache
+def _ranges(text: str) -> tuple[tuple[_Address, _Address], ...]:
+    """nca's `a-b,c,...` range text as (first, last) pairs, parsed once per text."""
+    pairs = []
     for part in text.split(","):
         low, _, high = part.partition("-")
-        first = ipaddress.ip_address(low)
-        last = ipaddress.ip_address(high) if high else first
-        if first.version == address.version and first <= address <= last:  # type: ignore[operator]
-            return True
-    return False
+        pairs.append((_address(low), _address(high) if high else _address(low)))
+    return tuple(pairs)
+
+
+def _in_range(address: _Address, text: str) -> bool:
+    return any(
+        first.version == address.version and first <= address <= last  # type: ignore[operator]
+        for first, last in _ranges(text)
+    )
 
 
 def _in_ports(port: int, text: str) -> bool:

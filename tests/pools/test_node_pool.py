@@ -20,7 +20,7 @@ from cel_expr_python.ext import ext_strings
 from components.model.core.errors import ConfigurationError
 from components.model.core.labels import COST_CODE_KEY, NODE_POOL_KEY
 from tests.cel_admission import AdmissionChain, Request
-from tests.k8s_schema import CRDS_DIR, require_crds, validate_custom
+from tests.k8s_schema import CRDS_DIR, crd_documents, require_crds, validate_custom
 from tests.support import kubernetes_objects, objects_of_kind, plan, tenant_document, write_tenants
 from tools.plan.harness import PROJECT_ROOT, ProgramRun, RecordedResource, new_monitor, run_program, stack_config
 
@@ -265,9 +265,8 @@ def _crd_schema(api_version: str, kind: str) -> dict[str, Any]:
 
 @cache
 def _read_crd_schema(api_version: str, kind: str) -> dict[str, Any]:
-    for path in CRDS_DIR.glob("karpenter*.yaml"):
-        crd = yaml.safe_load(path.read_text(encoding="utf-8"))
-        if crd["spec"]["names"]["kind"] == kind:
+    for crd in crd_documents():
+        if crd["spec"]["group"].startswith("karpenter") and crd["spec"]["names"]["kind"] == kind:
             for version in crd["spec"]["versions"]:
                 if f"{crd['spec']['group']}/{version['name']}" == api_version:
                     schema: dict[str, Any] = version["schema"]["openAPIV3Schema"]

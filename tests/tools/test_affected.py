@@ -7,11 +7,13 @@ program, fresh process).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,7 @@ import pytest
 from components.model.settings.sharding import shard_of
 from tests.support import tenant_document, write_tenants
 from tools.ci.stacks import waves
+from tools.plan import affected as affected_module
 from tools.plan.affected import affected, plan_digests, select
 from tools.plan.harness import PROJECT_ROOT
 from tools.scale.shards import generated_files
@@ -56,10 +59,37 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return repo, _commit(repo, "base")
 
 
+def _tree_digest(tree: Path) -> str:
+    """Every file of `tree` but git's own and Python's byte-code caches, by path and content."""
+    digest = hashlib.sha256()
+    for path in sorted(tree.rglob("*")):
+        if path.is_file() and not {".git", "__pycache__"} & set(path.relative_to(tree).parts):
+            digest.update(str(path.relative_to(tree)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def planned_once() -> Iterator[None]:
+    """Plan a tree's stacks once per distinct content: the base commit comes back as an exported copy
+    in most tests, and each plan is a fresh process planning three stacks. A tree that differs in any
+    file (an edit, a file the export lost) is planned again, by the real `plan_digests`."""
+    seen: dict[tuple[str, str], dict[str, str]] = {}
+
+    def digests(tree: Path, entries: list[dict[str, str]]) -> dict[str, str]:
+        key = (_tree_digest(tree), json.dumps(entries, sort_keys=True))
+        if key not in seen:
+            seen[key] = plan_digests(tree, entries)
+        return dict(seen[key])
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(affected_module, "plan_digests", digests)
+        yield
+
+
 @pytest.fixture(scope="module")
-def base_digests(project: tuple[Path, str]) -> dict[str, str]:
+def base_digests(project: tuple[Path, str], planned_once: None) -> dict[str, str]:
     repo, _ = project
-    return plan_digests(repo, waves(["dev"], repo)["all"])
+    return affected_module.plan_digests(repo, waves(["dev"], repo)["all"])
 
 
 def _edit(repo: Path, name: str, old: str, new: str) -> None:
@@ -71,7 +101,9 @@ def _edit(repo: Path, name: str, old: str, new: str) -> None:
 
 def _selected(repo: Path, base: dict[str, str]) -> list[str]:
     entries = waves(["dev"], repo)
-    return [entry["stack"] for entry in select(entries, base, plan_digests(repo, entries["all"]))["all"]]
+    return [
+        entry["stack"] for entry in select(entries, base, affected_module.plan_digests(repo, entries["all"]))["all"]
+    ]
 
 
 def _restore(repo: Path) -> None:

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.k8s_schema import CRDS_DIR, require_crds
+from tests.k8s_schema import crd_documents, require_crds
 from tools.ci import preview_identity
 from tools.ci.preview_identity import (
     AWS_SECRET_PREFIX,
@@ -144,8 +143,7 @@ def test_the_bound_group_is_the_settings_default_preview_group() -> None:
 def test_plural_names_match_the_upstream_crds(plans: dict[str, list[RecordedResource]]) -> None:
     require_crds()
     plurals = {}
-    for path in sorted(Path(CRDS_DIR).glob("*.yaml")):
-        crd = yaml.safe_load(path.read_text(encoding="utf-8"))
+    for crd in crd_documents():
         plurals[(crd["spec"]["group"], crd["spec"]["names"]["kind"])] = crd["spec"]["names"]["plural"]
     checked = 0
     for token in {r.type for resources in plans.values() for r in resources if cloud_of(r.type) == "kubernetes"}:

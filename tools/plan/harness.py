@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-import yaml
 from google.protobuf import json_format
 from pulumi.runtime import mocks
 from pulumi.runtime import settings as runtime_settings
 from pulumi.runtime import stack as runtime_stack
 from pulumi.runtime.config import set_all_config
+
+from components.model.core.yaml_text import load_yaml
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 PROJECT_NAME = "tenancy"
@@ -380,7 +381,7 @@ def stack_config(
         raise FileNotFoundError(
             f"no settings file for stack {stack!r}: {path}; {guess}the stacks are: {', '.join(stacks) or 'none'}"
         )
-    document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    document = load_yaml(path.read_text(encoding="utf-8")) or {}
     config: dict[str, str] = {}
     secret_keys: list[str] = []
     for key, value in (document.get("config") or {}).items():

@@ -16,10 +16,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 from kubernetes import client
 
 from components.model.core.labels import pool_node_labels, pool_taint
+from components.model.core.yaml_text import load_yaml
 from components.model.settings.stack import StackSettings
 from tools.realrun.cluster import node_manifest
 from tools.realrun.kube import dynamic
@@ -79,7 +79,7 @@ def create_chart_namespaces(api: client.ApiClient, settings: StackSettings) -> l
 def crd_documents(charts: Iterable[str], folder: Path) -> list[dict[str, Any]]:
     """The CRDs of `charts` from `folder`; raises naming a chart whose groups have no file there."""
     groups = {group for chart in charts for group in CHART_CRD_GROUPS.get(chart, ())}
-    documents = [yaml.safe_load(path.read_text()) for path in sorted(folder.glob("*.yaml"))]
+    documents = [load_yaml(path.read_text()) for path in sorted(folder.glob("*.yaml"))]
     chosen = [
         d for d in documents if d and d.get("kind") == "CustomResourceDefinition" and d["spec"]["group"] in groups
     ]

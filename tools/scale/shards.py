@@ -31,6 +31,7 @@ from components.clouds.registry import cloud_for
 from components.model.catalog.load import load_catalog
 from components.model.catalog.stack_config import parse_settings
 from components.model.checks.stack import OPERATOR_IDENTITY
+from components.model.core.yaml_text import load_yaml
 from components.model.settings.sharding import shard_of
 from components.model.settings.stack import ShardSettings
 from tools.plan.harness import PROJECT_NAME, PROJECT_ROOT, run_program, stack_config
@@ -90,7 +91,7 @@ def _existing(path: Path) -> dict[str, Any]:
     """The keys of an existing stack file that `write` does not own, to carry over unchanged."""
     if not path.is_file():
         return {}
-    document = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    document = load_yaml(path.read_text(encoding="utf-8")) or {}
     if not isinstance(document, dict):
         raise ValueError(f"{path}: expected a mapping of stack settings")
     return {key: value for key, value in document.items() if key not in OWNED_KEYS}
@@ -124,7 +125,7 @@ def generated_files(
     cloud_identity: str | None = None,
 ) -> dict[Path, str]:
     """Every file `write` produces, by path, with its content."""
-    base = yaml.safe_load((root / f"Pulumi.{stack}.yaml").read_text(encoding="utf-8")) or {}
+    base = load_yaml((root / f"Pulumi.{stack}.yaml").read_text(encoding="utf-8")) or {}
     platform = f"{stack}-platform"
     platform_path = root / f"Pulumi.{platform}.yaml"
     files: dict[Path, str] = {
@@ -172,7 +173,7 @@ def runner_of(base: dict[str, Any], stack: str) -> str:
 def stale_operator_manifest(stack: str, root: Path = PROJECT_ROOT) -> Path | None:
     """deploy/operator/<stack>.yaml left over from when the operator owned a stack CI now runs."""
     path = root / "deploy" / "operator" / f"{stack}.yaml"
-    base = yaml.safe_load((root / f"Pulumi.{stack}.yaml").read_text(encoding="utf-8")) or {}
+    base = load_yaml((root / f"Pulumi.{stack}.yaml").read_text(encoding="utf-8")) or {}
     return path if path.exists() and runner_of(base, stack) != "operator" else None
 
 

@@ -18,9 +18,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import yaml
-
 from components.model.core.errors import Problem
+from components.model.core.yaml_text import load_yaml
 from components.model.settings.clouds import GcpSettings
 
 # The gcpkms secrets provider URL, as `pulumi stack init --secrets-provider` writes it
@@ -40,7 +39,7 @@ def secrets_provider(stack_file: Path) -> str | None:
     """The `secretsprovider` a stack file names, or None (no file, passphrase, service backend)."""
     if not stack_file.is_file():
         return None
-    document = yaml.safe_load(stack_file.read_text(encoding="utf-8")) or {}
+    document = load_yaml(stack_file.read_text(encoding="utf-8")) or {}
     value = document.get("secretsprovider") if isinstance(document, dict) else None
     return value if isinstance(value, str) else None
 

@@ -15,6 +15,7 @@ import yaml
 
 from components.model.catalog.stack_config import parse_settings
 from components.model.core.errors import ConfigurationError
+from components.model.core.yaml_text import load_yaml
 from components.model.settings.stack import StackSettings
 from components.model.tenant_file.spec import TenantSpec
 
@@ -48,7 +49,7 @@ def committed_settings(root: Path, stacks: set[str]) -> dict[str, StackSettings]
     for stack in sorted(stacks):
         source = f"Pulumi.{stack}.yaml"
         try:
-            document = yaml.safe_load((root / source).read_text(encoding="utf-8")) or {}
+            document = load_yaml((root / source).read_text(encoding="utf-8")) or {}
             found[stack] = parse_settings(document.get("config") or {}, source)
         except (OSError, yaml.YAMLError, ConfigurationError):
             continue
