@@ -4,7 +4,8 @@
 # is missing, then install this checkout in editable mode for the `tenancy` command (docs/cli.md):
 # no dependencies and no build isolation, so nothing beyond the hashed files is fetched (the build
 # backend, setuptools, is in the runtime set). requirements.txt alone is what `pulumi up` and the
-# policy pack need.
+# policy pack need. `--no-compile`: the cloud SDKs are hundreds of MB of generated modules of which a
+# run imports a few; Python compiles those on first import instead of pip compiling all of them.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -17,8 +18,8 @@ OUT ?= build/plan
 $(BIN)/activate: requirements.txt requirements-ops.txt requirements-dev.txt requirements-analyzer.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -r requirements-dev.txt
-	$(BIN)/pip install --quiet --no-deps -r requirements-analyzer.txt
+	$(BIN)/pip install --quiet --no-compile -r requirements-dev.txt
+	$(BIN)/pip install --quiet --no-compile --no-deps -r requirements-analyzer.txt
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(BIN)/activate
 

@@ -27,7 +27,6 @@ from tools.realrun.setup import run_overrides, seed_cluster
 from tools.scale.bench_tenants import typical_tenant
 from tools.scale.tenant_mix import write_tenants
 
-
 # As CI runs the engine (tools/ci/pulumi_run.py `command_argv`: `--diff --non-interactive --color
 # never`). Without `--diff` the Automation API's engine renders the non-interactive progress display,
 # whose cost grows with the square of the resources (measured: docs/scale.md#the-real-engine).
