@@ -23,6 +23,7 @@ from tools.ci import pulumi_run as ci_pulumi
 
 STUB = """#!/usr/bin/env bash
 echo "pulumi $*" >> "$STUB_LOG"
+echo "$1 ${PULUMI_SKIP_CHECKPOINTS:-checkpoints}" >> "$STUB_LOG.env"
 case "$1" in
   login) echo "${STUB_LOGIN_OUT:-Logged in}"; exit "${STUB_LOGIN_RC:-0}" ;;
   stack) echo "${STUB_SELECT_OUT:-}" >&2; exit "${STUB_SELECT_RC:-0}" ;;
@@ -271,3 +272,16 @@ def test_on_pulumi_cloud_the_stack_is_named_in_its_organization(
     cli.write_text("")
     _run(tmp_path, "preview")
     assert "pulumi stack select prod --non-interactive" in cli.read_text().splitlines()
+
+
+@pytest.mark.parametrize(("command", "engine"), [("preview", "true"), ("drift", "true"), ("up", "checkpoints")])
+def test_previews_skip_the_per_step_checkpoint_and_up_keeps_it(
+    cli: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, engine: str
+) -> None:
+    # A preview's snapshot is discarded (ci_pulumi.command_env); an update's checkpoints make an
+    # interrupted `up` recoverable, so only previews go without them, and only the command itself.
+    monkeypatch.delenv("PULUMI_SKIP_CHECKPOINTS", raising=False)
+    _run(tmp_path, command)
+    seen = Path(f"{cli}.env").read_text().splitlines()
+    subcommand = "up" if command == "up" else "preview"
+    assert seen == ["login checkpoints", "stack checkpoints", f"{subcommand} {engine}"]

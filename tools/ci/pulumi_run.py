@@ -120,13 +120,14 @@ class Forwarder:
             print(f"::warning::{name} received again: not forwarded (pulumi would stop at once)", flush=True)
 
 
-def run(name: str, argv: list[str], echo: bool = True) -> Step:
+def run(name: str, argv: list[str], echo: bool = True, env: dict[str, str] | None = None) -> Step:
     """Run the CLI, keep its output, and show each line in the job log as it is written.
 
     stderr goes into the same pipe as stdout: the CLI prints resource progress on stdout and its
     diagnostics on stderr, and an error belongs next to the resource it is about. Lines are echoed
     as they come because an `up` can run for an hour: the log must not stay empty until it ends.
-    A cancel is forwarded once and the CLI is waited for (Forwarder).
+    A cancel is forwarded once and the CLI is waited for (Forwarder). `env` adds variables to the
+    job's environment for this command only.
     """
     if echo:
         print(f"$ {' '.join(argv)}", flush=True)
@@ -142,6 +143,7 @@ def run(name: str, argv: list[str], echo: bool = True) -> Step:
             errors="replace",
             bufsize=1,
             start_new_session=True,
+            env={**os.environ, **env} if env else None,
         ) as process:
             forwarder.process = process
             assert process.stdout is not None
@@ -162,6 +164,22 @@ def command_argv(command: str, stack: str) -> list[str]:
     if command == "drift":
         return ["pulumi", "preview", "--refresh", "--expect-no-changes", *common]
     return ["pulumi", "preview", *common]
+
+
+def command_env(command: str) -> dict[str, str]:
+    """What the environment adds for one command: previews skip the engine's per-step checkpoint.
+
+    At v3.274.1 every preview, on every backend, runs a SnapshotManager whose persister discards
+    what it is given (pkg/backend/diy/backend.go `apply`: `backend.DiscardPersister{}` when
+    `kind == apitype.PreviewUpdate || opts.DryRun`; pkg/backend/httpstate/backend.go likewise). Its
+    default service loop still serializes and integrity-checks the whole snapshot after each step
+    (pkg/backend/snapshot.go `defaultServiceLoop` -> `saveSnapshot`), so a preview costs the square
+    of the stack's resources: two thirds of a 30-tenant preview's CPU (docs/scale.md#the-real-engine).
+    `PULUMI_SKIP_CHECKPOINTS` selects `unsafeServiceLoop`, which serializes once at the end; for a
+    preview nothing is lost, as nothing is written. `up` keeps its checkpoints: they are what makes
+    an interrupted update recoverable (pulumi/pulumi#14967 reports the same cost for updates).
+    """
+    return {"PULUMI_SKIP_CHECKPOINTS": "true"} if command in ("preview", "drift") else {}
 
 
 def qualified(stack: str, backend_url: str, organization: str) -> str:
@@ -191,7 +209,7 @@ def execute(command: str, stack: str, backend_url: str, organization: str = "") 
             f"stack {stack} cannot be selected in the backend: if it does not exist, create it with the "
             f"bootstrap step ({BOOTSTRAP}); CI never creates stacks",
         )
-    steps.append(run(command, command_argv(command, name)))
+    steps.append(run(command, command_argv(command, name), env=command_env(command)))
     last = steps[-1]
     if last.cancelled:
         return done(

@@ -21,16 +21,11 @@ from typing import Any
 from components.model.catalog.stack_config import parse_settings
 from tools.realrun import cluster, toolchain
 from tools.realrun.conditions import ConditionStandIn
-from tools.realrun.engine import EngineSetup, open_stack, stack_config
+from tools.realrun.engine import CI_DISPLAY, EngineSetup, as_ci_runs, open_stack, stack_config
 from tools.realrun.report import Report
 from tools.realrun.setup import run_overrides, seed_cluster
 from tools.scale.bench_tenants import typical_tenant
 from tools.scale.tenant_mix import write_tenants
-
-# As CI runs the engine (tools/ci/pulumi_run.py `command_argv`: `--diff --non-interactive --color
-# never`). Without `--diff` the Automation API's engine renders the non-interactive progress display,
-# whose cost grows with the square of the resources (measured: docs/scale.md#the-real-engine).
-CI_DISPLAY: dict[str, Any] = {"color": "never", "diff": True}
 
 
 def _timed(step: Any) -> tuple[float, Any]:
@@ -54,9 +49,11 @@ def measure(count: int, folder: Path, binaries: dict[str, Path], engine_bin: Pat
         # The operators' conditions the program awaits, as in the real run (conditions.py): without
         # them `up` would wait for each awaited object until its timeout.
         with ConditionStandIn(api):
-            first_preview, _ = _timed(lambda: stack.preview(**CI_DISPLAY))
+            with as_ci_runs(stack, "preview"):
+                first_preview, _ = _timed(lambda: stack.preview(**CI_DISPLAY))
             up_time, up = _timed(lambda: stack.up(**CI_DISPLAY))
-            no_change, _ = _timed(lambda: stack.preview(**CI_DISPLAY, expect_no_changes=True))
+            with as_ci_runs(stack, "preview"):
+                no_change, _ = _timed(lambda: stack.preview(**CI_DISPLAY, expect_no_changes=True))
     created = sum(
         count for op, count in (up.summary.resource_changes or {}).items() if str(op) in ("create", "OpType.CREATE")
     )

@@ -17,7 +17,7 @@ from kubernetes import client
 from pulumi import automation as auto
 
 from tools.realrun.compare import Difference, compare
-from tools.realrun.engine import EngineSetup
+from tools.realrun.engine import CI_DISPLAY, EngineSetup, as_ci_runs
 from tools.realrun.kube import dynamic
 from tools.realrun.report import Report
 from tools.realrun.toolchain import ROOT
@@ -95,7 +95,7 @@ class Run:
     def up(self, name: str, **options: Any) -> tuple[auto.UpResult | None, Events, str]:
         events = Events()
         try:
-            result = self.stack.up(on_event=events, color="never", on_output=self.log(name), **options)
+            result = self.stack.up(on_event=events, on_output=self.log(name), **CI_DISPLAY, **options)
         except auto.CommandError as error:
             return None, events, str(error)
         return result, events, ""
@@ -103,7 +103,8 @@ class Run:
     def preview(self, name: str, **options: Any) -> tuple[auto.PreviewResult | None, Events, str]:
         events = Events()
         try:
-            result = self.stack.preview(on_event=events, color="never", on_output=self.log(name), **options)
+            with as_ci_runs(self.stack, "preview"):
+                result = self.stack.preview(on_event=events, on_output=self.log(name), **CI_DISPLAY, **options)
         except auto.CommandError as error:
             return None, events, str(error)
         return result, events, ""

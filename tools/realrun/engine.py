@@ -15,7 +15,8 @@ from __future__ import annotations
 import os
 import runpy
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,9 +24,28 @@ from typing import Any
 import yaml
 from pulumi import automation as auto
 
+from tools.ci.pulumi_run import command_env
 from tools.realrun.toolchain import ROOT
 
 PROJECT = "tenancy"
+
+# How every real-run and bench update drives the engine: as CI does (tools/ci/pulumi_run.py
+# `command_argv`: `--diff --non-interactive --color never`). Without `--diff` the Automation API's
+# engine renders the non-interactive progress display, whose cost grows with the square of the
+# resources (measured: docs/scale.md#the-real-engine); the checks read events, not the display.
+CI_DISPLAY: dict[str, Any] = {"color": "never", "diff": True}
+
+
+@contextmanager
+def as_ci_runs(stack: auto.Stack, command: str) -> Iterator[None]:
+    """The engine's environment for `command` as CI sets it (tools/ci/pulumi_run.py `command_env`:
+    previews skip the per-step checkpoint they discard anyway), for the calls inside the block."""
+    before = stack.workspace.env_vars
+    stack.workspace.env_vars = {**before, **command_env(command)}
+    try:
+        yield
+    finally:
+        stack.workspace.env_vars = before
 
 
 @dataclass(frozen=True)

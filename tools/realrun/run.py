@@ -19,7 +19,7 @@ from pulumi import automation as auto
 from components.model.catalog.stack_config import parse_settings
 from tools.realrun import checks, cluster, toolchain
 from tools.realrun.conditions import ConditionStandIn
-from tools.realrun.engine import EngineSetup, open_stack, stack_config
+from tools.realrun.engine import CI_DISPLAY, EngineSetup, open_stack, stack_config
 from tools.realrun.kube import dynamic
 from tools.realrun.lifecycle import run_lifecycle
 from tools.realrun.report import Report
@@ -48,7 +48,7 @@ def destroy_without_data(report: Report, folder: Path, binaries: dict[str, Path]
         stack = open_stack(setup, STACK, document, engine_bin.parent)
         try:
             with ConditionStandIn(api):
-                up = stack.up(color="never")
+                up = stack.up(**CI_DISPLAY)
                 destroyed = stack.destroy(color="never")
             left = [
                 r["urn"]
