@@ -80,11 +80,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--bench", metavar="COUNTS", help="time the real engine at these tenant counts (e.g. 10,100,300)"
     )
+    parser.add_argument(
+        "--first-up-without-checkpoints",
+        action="store_true",
+        help="with --bench: run the first `up` without per-step checkpoints, to separate the engine's "
+        "cost from the state backend's (never for a real stack: docs/scale.md#the-real-engine)",
+    )
     args = parser.parse_args(argv)
     if args.bench:
         from tools.realrun.bench import main as bench
 
-        bench([int(count) for count in args.bench.split(",")])
+        bench([int(count) for count in args.bench.split(",")], not args.first_up_without_checkpoints)
         return 0
     report = Report()
     try:
