@@ -422,10 +422,11 @@ def run_program(
     key = run_key(stack, config, secret_keys, program, _other_stacks()) if cache is not None else None
     if cache is not None and key is not None:
         hit = cache.load(key)
-        if hit is not None:
-            run, records = hit
-            # Leave the runtime as a computed run would (config, mocks, stack), minus the resources.
-            _start_runtime(stack, config, secret_keys, program, new_monitor(), EngineLog())
+        if hit is not None and isinstance(hit[0], ProgramRun):
+            run, records = hit[0], hit[1]
+            # Leave the config as a computed run would; the mocks stay those of the last computed run
+            # (set_mocks would register a root stack with nothing to drain it; nothing reads them).
+            set_all_config(dict(config), secret_keys)
             run_cache.replay(records)
             return run
     monitor = monitor if monitor is not None else new_monitor()

@@ -21,10 +21,6 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from tools.plan.harness import ProgramRun
 
 
 @dataclass
@@ -47,8 +43,9 @@ class RunCache:
     def __post_init__(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
 
-    def load(self, key: str) -> tuple[ProgramRun, list[tuple[int, str]]] | None:
-        """A fresh copy of the run stored under `key` and the log records it made, or None."""
+    def load(self, key: str) -> tuple[object, list[tuple[int, str]]] | None:
+        """A fresh copy of the run stored under `key` and the log records it made, or None. The run is
+        an `object`: this module sits below tools/plan/harness.py, which checks the type."""
         path = self.directory / f"{key}.pickle"
         try:
             data = path.read_bytes()
@@ -59,7 +56,7 @@ class RunCache:
         run, records = pickle.loads(data)
         return run, records
 
-    def store(self, key: str, run: ProgramRun, records: list[tuple[int, str]], forbidden: Sequence[str]) -> None:
+    def store(self, key: str, run: object, records: list[tuple[int, str]], forbidden: Sequence[str]) -> None:
         """Keep `run` under `key` unless its pickled form contains one of the `forbidden` strings."""
         data = pickle.dumps((run, records), protocol=pickle.HIGHEST_PROTOCOL)
         if any(text.encode() in data for text in forbidden):
