@@ -25,7 +25,7 @@ from pulumi.runtime import stack as runtime_stack
 from pulumi.runtime.config import set_all_config
 
 from components.model.core.yaml_text import load_yaml
-from tools.plan import lean_sdk, run_cache
+from tools.plan import collector, lean_sdk, run_cache
 from tools.plan.lean_sdk import EngineLog
 from tools.plan.run_key import forbidden_strings, run_key
 
@@ -442,7 +442,7 @@ def run_program(
         if isinstance(root, pulumi.ComponentResource):
             root.register_outputs(runtime_stack.massage(getattr(root, "outputs", {}), []))
 
-    with lean_sdk.lean() if lean else nullcontext():
+    with collector.run_scope(), lean_sdk.lean() if lean else nullcontext():
         _run()
     resources = sorted(monitor.recorded, key=lambda r: r.urn)
     made = frozenset(getattr(monitor.mocks, "made", ()))
