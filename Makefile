@@ -33,7 +33,8 @@ plan-all: $(BIN)/activate
 	$(BIN)/tenancy plan-all --out $(OUT)
 
 ## test: lint, type-check and the test suite, a pytest-xdist worker per core; a test file stays on one
-## worker (module fixtures planned once), and the example stacks' plans are shared (tests/shared.py)
+## worker (module fixtures planned once), the example stacks' plans are shared (tests/shared.py), and
+## plans of equal inputs are computed once per run by either worker (tools/plan/run_cache.py)
 test: $(BIN)/activate
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

@@ -3,7 +3,10 @@
 The plan diff on pull requests compares a plan of the base branch with a plan of the change; any
 ordering or timestamp noise would show up there as a change nobody made. The runs happen in
 separate processes with different hash seeds, so set or dict ordering that depends on string
-hashing would surface here rather than in a reviewer's diff.
+hashing would surface here rather than in a reviewer's diff. One run is `tenancy plan` of the stack
+in a fresh process, as the pull request job runs it; the other is `tenancy plan-all`, one process
+for every stack (a process start imports the cloud SDKs, most of a run's time), so a stack planned
+after others in one process must also write the same files as planned alone.
 """
 
 from __future__ import annotations
@@ -22,10 +25,10 @@ ISO_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
 STACKS = sorted(path.name.removeprefix("Pulumi.").removesuffix(".yaml") for path in PROJECT_ROOT.glob("Pulumi.*.yaml"))
 
 
-def _plan(stack: str, out: Path, hash_seed: str) -> str:
+def _run(arguments: list[str], hash_seed: str) -> str:
     environment = {**os.environ, "PYTHONHASHSEED": hash_seed}
     result = subprocess.run(
-        [sys.executable, "-m", "tools.plan.run", "--stack", stack, "--out", str(out)],
+        [sys.executable, "-m", *arguments],
         cwd=PROJECT_ROOT,
         env=environment,
         capture_output=True,
@@ -33,8 +36,27 @@ def _plan(stack: str, out: Path, hash_seed: str) -> str:
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    # The last line names the output directory, which differs between the two runs on purpose.
-    return result.stdout.rsplit("\nwrote ", 1)[0]
+    return result.stdout
+
+
+def _plan(stack: str, out: Path, hash_seed: str) -> str:
+    """`tenancy plan` of one stack in a fresh process; its summary without the last line, which names
+    the output directory (different between the two runs on purpose)."""
+    return _run(["tools.plan.run", "--stack", stack, "--out", str(out)], hash_seed).rsplit("\nwrote ", 1)[0]
+
+
+@pytest.fixture(scope="module")
+def plan_all(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """`tenancy plan-all` of every stack in one process: (output directory, summary by stack)."""
+    out = tmp_path_factory.mktemp("plan-all")
+    stdout = _run(["tools.plan.all_stacks", "--out", str(out)], hash_seed="1")
+    # `== <stack>` opens each stack's section (tools/plan/all_stacks.py); `wrote` closes it.
+    sections = re.split(r"^== (\S+)\n", stdout, flags=re.MULTILINE)[1:]
+    summaries = {
+        stack: text.rsplit("\nwrote ", 1)[0] for stack, text in zip(sections[::2], sections[1::2], strict=True)
+    }
+    assert sorted(summaries) == STACKS
+    return out, summaries
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -46,10 +68,11 @@ def test_every_stack_file_is_covered() -> None:
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_two_runs_write_identical_files(stack: str, tmp_path: Path) -> None:
-    first_summary = _plan(stack, tmp_path / "first", hash_seed="1")
+def test_two_runs_write_identical_files(stack: str, tmp_path: Path, plan_all: tuple[Path, dict[str, str]]) -> None:
+    all_out, all_summaries = plan_all
+    first_summary = all_summaries[stack]
     second_summary = _plan(stack, tmp_path / "second", hash_seed="2")
-    first, second = _files(tmp_path / "first"), _files(tmp_path / "second")
+    first, second = _files(all_out / stack), _files(tmp_path / "second")
     assert {"resources.json", "outputs.json"} <= set(first)
     assert any(name.startswith("manifests/") for name in first)
     assert sorted(first) == sorted(second)
@@ -58,8 +81,9 @@ def test_two_runs_write_identical_files(stack: str, tmp_path: Path) -> None:
     assert first_summary == second_summary
 
 
-def test_plan_files_carry_no_timestamps(tmp_path: Path) -> None:
+def test_plan_files_carry_no_timestamps(plan_all: tuple[Path, dict[str, str]]) -> None:
     """Two runs within one second would not reveal a date stamp; look for ISO timestamps directly."""
-    _plan("dev", tmp_path / "plan", hash_seed="0")
-    for name, content in _files(tmp_path / "plan").items():
+    all_out, _ = plan_all
+    assert _files(all_out / "dev")
+    for name, content in _files(all_out / "dev").items():
         assert not ISO_TIMESTAMP.search(content.decode("utf-8")), name

@@ -12,6 +12,7 @@ import difflib
 import runpy
 import sys
 from collections.abc import Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,9 @@ from pulumi.runtime import stack as runtime_stack
 from pulumi.runtime.config import set_all_config
 
 from components.model.core.yaml_text import load_yaml
+from tools.plan import collector, lean_sdk, run_cache
+from tools.plan.lean_sdk import EngineLog
+from tools.plan.run_key import forbidden_strings, run_key
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent.parent
 PROJECT_NAME = "tenancy"
@@ -396,24 +400,38 @@ def stack_config(
     return config, secret_keys
 
 
+MAIN_PROGRAM = PROJECT_ROOT / "__main__.py"
+
+
 def run_program(
     stack: str,
     config: Mapping[str, str],
     secret_keys: list[str] | None = None,
-    program: Path = PROJECT_ROOT / "__main__.py",
+    program: Path = MAIN_PROGRAM,
     monitor: RecordingMonitor | None = None,
+    lean: bool = True,
 ) -> ProgramRun:
     """Run the program once under mocks; exceptions from the program propagate unchanged.
 
-    Pass a `monitor` to inspect what was registered even when the program fails.
+    Pass a `monitor` to inspect what was registered even when the program fails (such a run is
+    never taken from the test suite's cache, tools/plan/run_cache.py). `lean=False` keeps the SDK's
+    stack traces (tools/plan/lean_sdk.py) and bypasses the cache, to prove lean runs record the same.
     """
-    if str(program.parent) not in sys.path:
-        sys.path.insert(0, str(program.parent))
-    set_all_config(dict(config), secret_keys or [])
-    # Each run starts from a fresh root stack resource so runs in one process do not mix.
-    runtime_settings.ROOT.set(None)
+    secret_keys = secret_keys or []
+    cache = run_cache.active() if monitor is None and program == MAIN_PROGRAM and lean else None
+    key = run_key(stack, config, secret_keys, program, _other_stacks()) if cache is not None else None
+    if cache is not None and key is not None:
+        hit = cache.load(key)
+        if hit is not None and isinstance(hit[0], ProgramRun):
+            run, records = hit[0], hit[1]
+            # Leave the config as a computed run would; the mocks stay those of the last computed run
+            # (set_mocks would register a root stack with nothing to drain it; nothing reads them).
+            set_all_config(dict(config), secret_keys)
+            run_cache.replay(records)
+            return run
     monitor = monitor if monitor is not None else new_monitor()
-    pulumi.runtime.set_mocks(monitor.mocks, project=PROJECT_NAME, stack=stack, preview=True, monitor=monitor)
+    log = EngineLog()
+    _start_runtime(stack, config, secret_keys, program, monitor, log)
 
     @pulumi.runtime.test
     def _run() -> None:
@@ -424,15 +442,44 @@ def run_program(
         if isinstance(root, pulumi.ComponentResource):
             root.register_outputs(runtime_stack.massage(getattr(root, "outputs", {}), []))
 
-    _run()
+    with collector.run_scope(), lean_sdk.lean() if lean else nullcontext():
+        _run()
     resources = sorted(monitor.recorded, key=lambda r: r.urn)
     made = frozenset(getattr(monitor.mocks, "made", ()))
     outputs = dict(sorted(monitor.stack_outputs.items()))
     invokes = sorted(set(monitor.invokes), key=lambda item: (item[0], item[1] or ""))
-    return ProgramRun(stack=stack, resources=resources, outputs=outputs, mock_made=made, invokes=invokes)
+    run = ProgramRun(stack=stack, resources=resources, outputs=outputs, mock_made=made, invokes=invokes)
+    if cache is not None and key is not None:
+        cache.store(key, run, log.records, forbidden_strings(config, program))
+    return run
 
 
-def run_stack(stack: str, overrides: Mapping[str, str] | None = None, root: Path = PROJECT_ROOT) -> ProgramRun:
+def _start_runtime(
+    stack: str,
+    config: Mapping[str, str],
+    secret_keys: list[str],
+    program: Path,
+    monitor: RecordingMonitor,
+    log: EngineLog,
+) -> None:
+    """Point the SDK at fresh mocks, `config` and a new root stack resource, so runs do not mix."""
+    if str(program.parent) not in sys.path:
+        sys.path.insert(0, str(program.parent))
+    set_all_config(dict(config), secret_keys)
+    runtime_settings.ROOT.set(None)
+    pulumi.runtime.set_mocks(
+        monitor.mocks, project=PROJECT_NAME, stack=stack, preview=True, monitor=monitor, logger=log
+    )
+
+
+def _other_stacks() -> dict[str, Any]:
+    """What the mocks answer about other stacks: part of what a run reads (tools/plan/run_key.py)."""
+    return {"stackReferences": STACK_REFERENCE_OUTPUTS, "previousOutputs": PREVIOUS_STACK_OUTPUTS}
+
+
+def run_stack(
+    stack: str, overrides: Mapping[str, str] | None = None, root: Path = PROJECT_ROOT, lean: bool = True
+) -> ProgramRun:
     """Plan a stack as the engine would run it, including what its StackReferences read.
 
     A tenants shard reads the platform stack's outputs; offline, those come from planning the same
@@ -440,6 +487,6 @@ def run_stack(stack: str, overrides: Mapping[str, str] | None = None, root: Path
     """
     config, secret_keys = stack_config(stack, overrides, root=root)
     if config.get("tenancy:stackRole") == "tenants" and config.get("tenancy:platformStack"):
-        platform_run = run_program(stack, {**config, "tenancy:stackRole": "platform"}, secret_keys)
+        platform_run = run_program(stack, {**config, "tenancy:stackRole": "platform"}, secret_keys, lean=lean)
         STACK_REFERENCE_OUTPUTS[config["tenancy:platformStack"]] = platform_run.outputs
-    return run_program(stack, config, secret_keys)
+    return run_program(stack, config, secret_keys, lean=lean)
