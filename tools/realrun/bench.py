@@ -26,11 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from components.model.catalog.stack_config import parse_settings
-from components.model.core.yaml_text import load_yaml
 from tools.realrun import cluster, toolchain
+from tools.realrun.checks import edit_tenant_file
 from tools.realrun.conditions import ConditionStandIn
 from tools.realrun.engine import CI_DISPLAY, EngineSetup, as_ci_runs, open_stack, stack_config
 from tools.realrun.report import Report
@@ -61,10 +59,7 @@ def _children_cpu() -> float:
 
 
 def _change_tier(tenants: Path, name: str, tier: str) -> None:
-    path = tenants / f"{name}.yaml"
-    document = load_yaml(path.read_text(encoding="utf-8"))
-    document["quota"] = {"tier": tier}
-    path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    edit_tenant_file(tenants, name, lambda document: document.update({"quota": {"tier": tier}}))
 
 
 def measure(

@@ -66,6 +66,14 @@ def _summary(changes: Mapping[Any, int] | None) -> str:
     return ", ".join(f"{getattr(kind, 'value', kind)} {count}" for kind, count in sorted((changes or {}).items()))
 
 
+def edit_tenant_file(tenants: Path, name: str, change: Callable[[dict[str, Any]], None]) -> None:
+    """Apply `change` to the tenant file `<name>.yaml` in `tenants`, as a user's edit would."""
+    path = tenants / f"{name}.yaml"
+    document = yaml.safe_load(path.read_text())
+    change(document)
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+
+
 class Run:
     """One real run: the stack, its files, the cluster, and what the checks share."""
 
@@ -120,10 +128,7 @@ class Run:
         return out
 
     def edit_tenant(self, name: str, change: Callable[[dict[str, Any]], None]) -> None:
-        path = self.tenants / f"{name}.yaml"
-        document = yaml.safe_load(path.read_text())
-        change(document)
-        path.write_text(yaml.safe_dump(document, sort_keys=False))
+        edit_tenant_file(self.tenants, name, change)
 
     def live(self, manifest: Mapping[str, Any]) -> dict[str, Any] | None:
         resources = dynamic(self.api).resources.get(api_version=manifest["apiVersion"], kind=manifest["kind"])
