@@ -15,8 +15,8 @@ import pytest
 
 from components.model.core import labels
 from tests.support import objects_of_kind, plan, tenant_document, write_tenants
-from tools.plan import run_cache
-from tools.plan.harness import PREVIOUS_STACK_OUTPUTS, PROJECT_NAME, ProgramRun
+from tools.plan import harness, run_cache
+from tools.plan.harness import PREVIOUS_STACK_OUTPUTS, PROJECT_NAME, STACK_REFERENCE_OUTPUTS, ProgramRun
 from tools.plan.run_key import tree_digest
 
 
@@ -92,6 +92,33 @@ def test_what_the_mocks_answer_for_the_last_deployment_is_part_of_the_key(
     assert cache.stats.hits == 0
     plan("dev", tenants)
     assert cache.stats.hits == 1
+
+
+def test_outputs_of_stacks_the_run_does_not_read_leave_its_key_alone(cache: run_cache.RunCache, tmp_path: Path) -> None:
+    """A test worker plans shards (their platform's outputs land in STACK_REFERENCE_OUTPUTS) and
+    other stacks' last deployments; a dev run reads neither, so it is still the same run."""
+    tenants = _tenants(tmp_path / "tenants")
+    plan("dev", tenants)
+    unread = [f"organization/{PROJECT_NAME}/dev-platform", f"organization/{PROJECT_NAME}/prod"]
+    STACK_REFERENCE_OUTPUTS[unread[0]] = {"platform": {"changed": True}}
+    PREVIOUS_STACK_OUTPUTS[unread[1]] = {"tenants": {"acme": {"virtualClusters": {"prod": "x"}}}}
+    try:
+        plan("dev", tenants)
+    finally:
+        del STACK_REFERENCE_OUTPUTS[unread[0]], PREVIOUS_STACK_OUTPUTS[unread[1]]
+    assert (cache.stats.misses, cache.stats.hits) == (1, 1)
+
+
+def test_a_run_that_read_a_stack_its_key_does_not_hold_is_not_kept(
+    cache: run_cache.RunCache, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The guard behind the narrow key: should the program read another stack than
+    `readable_stacks` names, its run is computed every time rather than served for other outputs."""
+    monkeypatch.setattr(harness, "readable_stacks", lambda stack, config: frozenset())
+    tenants = _tenants(tmp_path / "tenants")
+    plan("dev", tenants)
+    plan("dev", tenants)
+    assert (cache.stats.stored, cache.stats.hits, cache.stats.refused) == (0, 0, 2)
 
 
 def test_a_mutated_result_does_not_reach_the_next_caller(cache: run_cache.RunCache, tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from pulumi.runtime import stack as runtime_stack
 from pulumi.runtime.config import set_all_config
 
 from components.model.core.yaml_text import load_yaml
+from components.vcluster.previous import DEFAULT_ORGANIZATION
 from tools.plan import collector, lean_sdk, run_cache
 from tools.plan.lean_sdk import EngineLog
 from tools.plan.run_key import forbidden_strings, run_key
@@ -208,11 +209,15 @@ class _Mocks(pulumi.runtime.Mocks):
         # Every value these mocks made up (ids, e-mails, ARNs, addresses; not secrets, which are
         # redacted anyway), so plan files can mark where one ended up (tools/plan/mock_marks.py).
         self.made: set[str] = set()
+        # Every other stack whose outputs the run read, so a cached run is known to depend only on
+        # the stacks its key holds (`readable_stacks`).
+        self.read_stacks: set[str] = set()
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
         if args.typ == "pulumi:pulumi:StackReference":
             # A tenants shard reads the platform stack: serve the outputs of its offline plan.
             referenced = str(args.inputs.get("name", ""))
+            self.read_stacks.add(referenced)
             return referenced, {"name": referenced, "outputs": STACK_REFERENCE_OUTPUTS.get(referenced, {})}
         state = dict(args.inputs)
         computed = _computed_outputs(args.typ, args.name, state, reading=bool(args.resource_id))
@@ -231,6 +236,7 @@ class _Mocks(pulumi.runtime.Mocks):
         if args.token == "pulumi:pulumi:readStackOutputs":
             # A stack's last outputs, read synchronously (components/vcluster/previous.py).
             name = str(args.args.get("name", ""))
+            self.read_stacks.add(name)
             return {"name": name, "outputs": PREVIOUS_STACK_OUTPUTS.get(name, {}), "secretOutputNames": []}, []
         return {}, []
 
@@ -419,7 +425,8 @@ def run_program(
     """
     secret_keys = secret_keys or []
     cache = run_cache.active() if monitor is None and program == MAIN_PROGRAM and lean else None
-    key = run_key(stack, config, secret_keys, program, _other_stacks()) if cache is not None else None
+    readable = readable_stacks(stack, config)
+    key = run_key(stack, config, secret_keys, program, _other_stacks(readable)) if cache is not None else None
     if cache is not None and key is not None:
         hit = cache.load(key)
         if hit is not None and isinstance(hit[0], ProgramRun):
@@ -450,7 +457,10 @@ def run_program(
     invokes = sorted(set(monitor.invokes), key=lambda item: (item[0], item[1] or ""))
     run = ProgramRun(stack=stack, resources=resources, outputs=outputs, mock_made=made, invokes=invokes)
     if cache is not None and key is not None:
-        cache.store(key, run, log.records, forbidden_strings(config, program))
+        if getattr(monitor.mocks, "read_stacks", set()) <= readable:
+            cache.store(key, run, log.records, forbidden_strings(config, program))
+        else:  # it read a stack its key does not hold: equal keys would not mean equal runs
+            cache.stats.refused += 1
     return run
 
 
@@ -472,9 +482,24 @@ def _start_runtime(
     )
 
 
-def _other_stacks() -> dict[str, Any]:
-    """What the mocks answer about other stacks: part of what a run reads (tools/plan/run_key.py)."""
-    return {"stackReferences": STACK_REFERENCE_OUTPUTS, "previousOutputs": PREVIOUS_STACK_OUTPUTS}
+def readable_stacks(stack: str, config: Mapping[str, str]) -> frozenset[str]:
+    """The stacks whose outputs a run of `stack` reads: the platform stack of a tenants shard
+    (components/platform/link.py) and this stack's own last deployment (components/vcluster/previous.py)."""
+    names = {f"{DEFAULT_ORGANIZATION}/{PROJECT_NAME}/{stack}"}
+    if config.get("tenancy:platformStack"):
+        names.add(config["tenancy:platformStack"])
+    return frozenset(names)
+
+
+def _other_stacks(readable: frozenset[str]) -> dict[str, Any]:
+    """What the mocks would answer about the stacks a run reads: part of its key (tools/plan/run_key.py).
+
+    Only those stacks: the tables grow with every shard planned in a test worker, and a key holding
+    all of them would differ between workers for the very same run (issue 35: 53 runs computed twice)."""
+    return {
+        "stackReferences": {name: STACK_REFERENCE_OUTPUTS.get(name) for name in sorted(readable)},
+        "previousOutputs": {name: PREVIOUS_STACK_OUTPUTS.get(name) for name in sorted(readable)},
+    }
 
 
 def run_stack(

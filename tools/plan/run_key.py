@@ -11,7 +11,9 @@ built from what the program actually reads, not from what a caller says it chang
   temporary directories share a run (`forbidden_strings` keeps runs that mention the path out);
 - every `Pulumi.*.yaml` beside the program (`project_stacks`, `committed_settings`) and in the
   working directory (`secrets_provider` reads `Pulumi.<stack>.yaml` relative to it);
-- what the mocks answer for other stacks (`STACK_REFERENCE_OUTPUTS`, `PREVIOUS_STACK_OUTPUTS`);
+- what the mocks answer for the stacks the run reads (`tools.plan.harness.readable_stacks`: a
+  shard's platform stack, the stack's own last deployment), not the whole tables, which grow with
+  every shard a test worker plans; a run that reads any other stack is not kept;
 - today's date (`components/model/checks/engine_support.py` compares support windows with it);
 - the environment variables of Pulumi and of this project (the program reads none today; the SDK
   reads some `PULUMI_*`).
