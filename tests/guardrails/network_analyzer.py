@@ -5,7 +5,7 @@ The plan's Namespaces and NetworkPolicies are written out as they would be appli
 app and one worker pod per tenant namespace, one instance pod per in-namespace database, and the
 platform's pods (an ingress controller, the Gateway's proxy and controller, monitoring, cluster DNS,
 data operators, and an unlabelled pod beside each operator). `nca --connectivity ... -o
-txt_no_fw_rules` prints one line per allowed connection,
+txt_no_fw_rules` (run in a forked child, tests/guardrails/nca_child.py) prints one line per allowed connection,
 `src => dst : connections`, which `Connectivity` parses; nothing here decides what a policy means.
 """
 
@@ -15,7 +15,6 @@ import functools
 import ipaddress
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -25,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from tests.guardrails import nca_child
 from tests.guardrails.cnp_translation import calico_policies
 from tests.support import kubernetes_objects, tenant_document, write_tenants
 from tools.plan.harness import ProgramRun
@@ -185,8 +185,7 @@ def analyze(
     test adds. ClusterNetworkPolicies reach nca as Calico policies (tests/guardrails/cnp_translation.py),
     the only form it reads.
     """
-    command = nca_command()
-    if command is None:
+    if nca_command() is None:
         raise RuntimeError("nca (network-config-analyzer) is not installed in this environment")
     objects = kubernetes_objects(run) + list(extra)
     pods = sample_pods(objects, extra_pods)
@@ -199,17 +198,17 @@ def analyze(
             yaml.safe_dump({"apiVersion": "v1", "kind": "NamespaceList", "items": _namespaces(objects, pods)})
         )
         (root / "pods.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "PodList", "items": pods}))
-        args = [command, "--connectivity", str(root / "policies"), "--ns_list", str(root / "namespaces.yaml")]
+        args = ["--connectivity", str(root / "policies"), "--ns_list", str(root / "namespaces.yaml")]
         args += ["--pod_list", str(root / "pods.yaml"), "-o", "txt_no_fw_rules", "--print_ipv6"]
-        result = subprocess.run(args, capture_output=True, text=True, timeout=300, check=False)
-    if result.returncode != 0 or "=>" not in result.stdout:
-        raise RuntimeError(f"nca failed ({result.returncode}): {result.stdout[-2000:]}{result.stderr[-2000:]}")
+        code, stdout = nca_child.run(args, timeout=300)
+    if code != 0 or "=>" not in stdout:
+        raise RuntimeError(f"nca failed ({code}): {stdout[-2000:]}")
     edges: dict[tuple[str, str], str] = {}
-    for line in result.stdout.splitlines():
+    for line in stdout.splitlines():
         match = _LINE.match(line.strip())
         if match:
             edges[(_endpoint(match["src"]), _endpoint(match["dst"]))] = match["conn"]
-    return Connectivity(edges, result.stdout)
+    return Connectivity(edges, stdout)
 
 
 # One address in each range an internet grant must never reach (components/model/settings/network.py).
