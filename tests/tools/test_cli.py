@@ -181,7 +181,7 @@ def test_a_check_that_passes_says_so(name: str, capsys: pytest.CaptureFixture[st
 def test_the_makefile_installs_and_calls_tenancy() -> None:
     makefile = (PROJECT_ROOT / "Makefile").read_text(encoding="utf-8")
     assert "-m tools." not in makefile
-    assert "$(BIN)/pip install --quiet --no-deps --no-build-isolation -e ." in makefile
+    assert "$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --no-build-isolation -e ." in makefile
     for target in ("plan", "schema", "docs", "e2e-manifests", "bench"):
         assert f"$(BIN)/tenancy {target} " in makefile, target
 
