@@ -47,10 +47,9 @@ plan-all: $(BIN)/activate
 test: $(BIN)/activate
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	@mkdir -p build
-	$(BIN)/mypy > build/mypy.log 2>&1 & \
+	types_log=$$(mktemp); $(BIN)/mypy > "$$types_log" 2>&1 & \
 	$(BIN)/python -m pytest -q -n auto --dist loadfile; tests=$$?; \
-	wait $$!; types=$$?; cat build/mypy.log; [ $$tests -eq 0 ] && [ $$types -eq 0 ]
+	wait $$!; types=$$?; cat "$$types_log"; rm -f "$$types_log"; [ $$tests -eq 0 ] && [ $$types -eq 0 ]
 
 ## schema: regenerate schemas/tenant.schema.json from the tenant model
 schema: $(BIN)/activate
