@@ -54,34 +54,22 @@ AWS_KEY_ACTIONS = {
 # Pulumi Cloud's default stack permission sets and their scopes (Pulumi Cloud docs, RBAC,
 # "Permission sets"); the team named by PULUMI_CLOUD_TEAM in each GitHub environment holds one.
 PULUMI_CLOUD_PERMISSION_SETS = {"deploy": "Stack Write", "preview": "Stack Read"}
+_STACK_READ_SCOPES = frozenset(
+    {
+        "stack:read",
+        "stack:export",
+        "stack:encrypt",
+        "stack:decrypt",
+        "stack_deployment:read",
+        "stack_deployment_settings:read",
+        "stack_access:read",
+        "stack_schedule:read",
+    }
+)
+# Stack Write holds every scope of Stack Read and these.
 PULUMI_CLOUD_SCOPES: dict[str, frozenset[str]] = {
-    "Stack Read": frozenset(
-        {
-            "stack:read",
-            "stack:export",
-            "stack:encrypt",
-            "stack:decrypt",
-            "stack_deployment:read",
-            "stack_deployment_settings:read",
-            "stack_access:read",
-            "stack_schedule:read",
-        }
-    ),
-    "Stack Write": frozenset(
-        {
-            "stack:read",
-            "stack:export",
-            "stack:encrypt",
-            "stack:decrypt",
-            "stack_deployment:read",
-            "stack_deployment_settings:read",
-            "stack_access:read",
-            "stack_schedule:read",
-            "stack:import",
-            "stack:cancel_update",
-            "stack:write",
-        }
-    ),
+    "Stack Read": _STACK_READ_SCOPES,
+    "Stack Write": _STACK_READ_SCOPES | {"stack:import", "stack:cancel_update", "stack:write"},
 }
 # Writes to the state, per backend: what the preview identity must never hold.
 STATE_WRITES = frozenset(
