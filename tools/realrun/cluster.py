@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+import signal
 import socket
 import ssl
 import subprocess
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator, Mapping
@@ -129,8 +131,35 @@ def _wait_healthy(plane: ControlPlane, url: str, context: ssl.SSLContext | None,
 
 
 @contextlib.contextmanager
+def sigterm_exits() -> Iterator[None]:
+    """Inside the block, SIGTERM (`kill`, a CI job's timeout) raises SystemExit(143) like Ctrl-C raises
+    KeyboardInterrupt, so `finally` clauses run: without it Python dies at once and etcd, the API
+    server and the rest outlive the run. Only the main thread may set handlers; elsewhere, no change."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _exit(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, _exit)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
 def control_plane(folder: Path, binaries: Mapping[str, Path], kwok_stages: list[Path]) -> Iterator[ControlPlane]:
-    """Start the control plane in `folder` (made anew) and stop it on the way out."""
+    """Start the control plane in `folder` (made anew) and stop it on the way out, also when the run
+    is terminated (`sigterm_exits`)."""
+    with sigterm_exits():
+        yield from _started_control_plane(folder, binaries, kwok_stages)
+
+
+def _started_control_plane(
+    folder: Path, binaries: Mapping[str, Path], kwok_stages: list[Path]
+) -> Iterator[ControlPlane]:
     pki = folder / "pki"
     make_pki(pki)
     (folder / "logs").mkdir(exist_ok=True)
