@@ -16,8 +16,16 @@ import pytest
 from components.model.core import labels
 from tests.support import objects_of_kind, plan, tenant_document, write_tenants
 from tools.plan import harness, run_cache
-from tools.plan.harness import PREVIOUS_STACK_OUTPUTS, PROJECT_NAME, STACK_REFERENCE_OUTPUTS, ProgramRun
+from tools.plan.harness import (
+    PREVIOUS_STACK_OUTPUTS,
+    PROJECT_NAME,
+    PROJECT_ROOT,
+    STACK_REFERENCE_OUTPUTS,
+    ProgramRun,
+    run_stack,
+)
 from tools.plan.run_key import tree_digest
+from tools.scale.shards import generated_files
 
 
 @pytest.fixture
@@ -107,6 +115,19 @@ def test_outputs_of_stacks_the_run_does_not_read_leave_its_key_alone(cache: run_
     finally:
         del STACK_REFERENCE_OUTPUTS[unread[0]], PREVIOUS_STACK_OUTPUTS[unread[1]]
     assert (cache.stats.misses, cache.stats.hits) == (1, 1)
+
+
+def test_a_shard_planned_again_is_served_whole(cache: run_cache.RunCache, tmp_path: Path) -> None:
+    """A shard is two runs: its settings in the platform role (which read no other stack), whose
+    outputs then answer the shard's StackReference. Both are served the second time."""
+    (tmp_path / "Pulumi.dev.yaml").write_text((PROJECT_ROOT / "Pulumi.dev.yaml").read_text(), encoding="utf-8")
+    for path, text in generated_files("dev", 2, "org", "https://git.example.org/t.git", root=tmp_path).items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    first = run_stack("dev-shard-1", root=tmp_path)
+    again = run_stack("dev-shard-1", root=tmp_path)
+    assert (cache.stats.misses, cache.stats.hits, cache.stats.refused) == (2, 2, 0)
+    assert again == first
 
 
 def test_a_run_that_read_a_stack_its_key_does_not_hold_is_not_kept(

@@ -486,7 +486,9 @@ def readable_stacks(stack: str, config: Mapping[str, str]) -> frozenset[str]:
     """The stacks whose outputs a run of `stack` reads: the platform stack of a tenants shard
     (components/platform/link.py) and this stack's own last deployment (components/vcluster/previous.py)."""
     names = {f"{DEFAULT_ORGANIZATION}/{PROJECT_NAME}/{stack}"}
-    if config.get("tenancy:platformStack"):
+    # Only a tenants shard reads it (__main__.py): the platform-role run that `run_stack` plans first
+    # for a shard has the same setting but reads nothing, and must not be keyed by its own outputs.
+    if config.get("tenancy:stackRole") == "tenants" and config.get("tenancy:platformStack"):
         names.add(config["tenancy:platformStack"])
     return frozenset(names)
 

@@ -34,7 +34,7 @@ TENANTS_DIR_KEY = "tenancy:tenantsDir"
 # components/model/settings/stack.py: `tenants_dir` when the config does not set it.
 DEFAULT_TENANTS_DIR = "tenants"
 # Bump when the key's recipe changes, so no two recipes ever share a key.
-_RECIPE = "tenancy-run-key-1"
+_RECIPE = "tenancy-run-key-2"
 
 
 def tree_digest(directory: Path) -> str:
