@@ -200,9 +200,9 @@ def analyze(
         (root / "pods.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "PodList", "items": pods}))
         args = ["--connectivity", str(root / "policies"), "--ns_list", str(root / "namespaces.yaml")]
         args += ["--pod_list", str(root / "pods.yaml"), "-o", "txt_no_fw_rules", "--print_ipv6"]
-        code, stdout = nca_child.run(args, timeout=300)
+        code, stdout, stderr = nca_child.run(args, timeout=300)
     if code != 0 or "=>" not in stdout:
-        raise RuntimeError(f"nca failed ({code}): {stdout[-2000:]}")
+        raise RuntimeError(f"nca failed ({code}): {stdout[-2000:]}{stderr[-2000:]}")
     edges: dict[tuple[str, str], str] = {}
     for line in stdout.splitlines():
         match = _LINE.match(line.strip())
