@@ -13,7 +13,8 @@ BIN := $(VENV)/bin
 # Every Python process of these targets caches its byte-code in one git-ignored folder of the
 # virtualenv, whatever the shell says: with PYTHONDONTWRITEBYTECODE set (to keep `__pycache__` out of
 # source trees) and no cache, each process compiles the cloud SDKs it imports again, about 1.6 s of
-# CPU per process, about 100 s of CPU in `make test` (issue 35). Nothing is written beside the sources.
+# CPU per process, about 100 s of CPU in `make test` (issue 35). The few tests that start a process
+# with an environment of their own leave it out and may write `__pycache__` (git-ignored).
 export PYTHONDONTWRITEBYTECODE :=
 export PYTHONPYCACHEPREFIX := $(abspath $(VENV))/pycache
 STACK ?= dev
@@ -25,7 +26,7 @@ OUT ?= build/plan
 $(BIN)/activate: requirements.txt requirements-ops.txt requirements-dev.txt requirements-uv.txt requirements-analyzer.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --no-compile --no-deps --require-hashes -r requirements-uv.txt
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements-dev.txt
+	$(BIN)/uv pip install --quiet --python $(BIN)/python --require-hashes -r requirements-dev.txt
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps -r requirements-analyzer.txt
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --no-build-isolation -e .
 	touch $(BIN)/activate
@@ -43,13 +44,16 @@ plan-all: $(BIN)/activate
 ## worker (module fixtures planned once), the example stacks' plans are shared (tests/shared.py), and
 ## plans of equal inputs are computed once per run by either worker (tools/plan/run_cache.py).
 ## mypy (one core, about 40 s without its cache) runs beside the suite and its report follows the
-## suite's; the target fails if either does.
+## suite's; the target fails if either does, and Ctrl-C stops both. The byte-code of temporary trees
+## (`tenancy affected` plans copies of the checkout) is dropped first: nothing would read it again.
 test: $(BIN)/activate
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	types_log=$$(mktemp); $(BIN)/mypy > "$$types_log" 2>&1 & \
+	rm -rf $(VENV)/pycache/tmp
+	types_log=$$(mktemp); $(BIN)/mypy > "$$types_log" 2>&1 & types_pid=$$!; \
+	trap 'kill $$types_pid 2>/dev/null; rm -f "$$types_log"' EXIT; trap 'exit 130' INT TERM; \
 	$(BIN)/python -m pytest -q -n auto --dist loadfile; tests=$$?; \
-	wait $$!; types=$$?; cat "$$types_log"; rm -f "$$types_log"; [ $$tests -eq 0 ] && [ $$types -eq 0 ]
+	wait $$types_pid; types=$$?; cat "$$types_log"; [ $$tests -eq 0 ] && [ $$types -eq 0 ]
 
 ## schema: regenerate schemas/tenant.schema.json from the tenant model
 schema: $(BIN)/activate

@@ -3,8 +3,12 @@ fails, and the environment every Python process it starts gets."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -47,7 +51,9 @@ def _make(*arguments: str) -> subprocess.CompletedProcess[str]:
 def test_make_test_runs_types_beside_the_suite_and_fails_if_either_fails(
     tmp_path: Path, exit_codes: dict[str, int], passes: bool
 ) -> None:
-    result = _make("test", f"BIN={_stand_in_bin(tmp_path / 'bin', exit_codes)}")
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    result = _make("test", f"VENV={venv}", f"BIN={_stand_in_bin(venv / 'bin', exit_codes)}")
     assert (result.returncode == 0) is passes, result.stdout + result.stderr
     assert "ruff ran: check ." in result.stdout
     assert "ruff ran: format --check ." in result.stdout
@@ -64,3 +70,48 @@ def test_every_process_make_starts_caches_byte_code_in_the_virtualenv() -> None:
     result = _make("--eval", show, "show-python-env")
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == f"prefix={PROJECT_ROOT / '.venv' / 'pycache'} dont-write=[]"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@needs_make
+def test_ctrl_c_stops_the_type_check_running_beside_the_suite(tmp_path: Path) -> None:
+    """A background job of a non-interactive shell ignores SIGINT: without the recipe's trap, mypy
+    would run on (about 40 s cold) after the suite was interrupted."""
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    bin_ = _stand_in_bin(venv / "bin", {})
+    (bin_ / "mypy").write_text(f"#!/bin/sh\necho $$ > {tmp_path}/mypy.pid\nexec sleep 60\n", encoding="utf-8")
+    (bin_ / "python").write_text(f"#!/bin/sh\ntouch {tmp_path}/suite.started\nsleep 60\n", encoding="utf-8")
+    make = subprocess.Popen(
+        ["make", "--no-print-directory", "test", f"VENV={venv}", f"BIN={bin_}"],
+        cwd=PROJECT_ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={"PATH": "/usr/bin:/bin"},
+        start_new_session=True,
+    )
+    mypy_pid = 0
+    try:
+        deadline = time.monotonic() + 30
+        while not ((tmp_path / "mypy.pid").exists() and (tmp_path / "suite.started").exists()):
+            assert time.monotonic() < deadline, "the stand-ins never started"
+            time.sleep(0.05)
+        mypy_pid = int((tmp_path / "mypy.pid").read_text())
+        os.killpg(make.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole foreground group
+        assert make.wait(timeout=30) != 0
+        deadline = time.monotonic() + 10
+        while _alive(mypy_pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(mypy_pid)
+    finally:
+        if mypy_pid and _alive(mypy_pid):
+            os.kill(mypy_pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(make.pid, signal.SIGKILL)
