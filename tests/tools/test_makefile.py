@@ -8,6 +8,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -72,6 +73,16 @@ def test_every_process_make_starts_caches_byte_code_in_the_virtualenv() -> None:
     assert result.stdout.strip() == f"prefix={PROJECT_ROOT / '.venv' / 'pycache'} dont-write=[]"
 
 
+# Runs the command with SIGINT at its default action, as a terminal's foreground job has it: a suite
+# started in the background of a non-interactive shell (`cmd &`) inherits SIGINT ignored, and a
+# shell cannot trap a signal ignored when it started.
+_SIGINT_DEFAULT = [
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])",
+]
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -90,7 +101,7 @@ def test_ctrl_c_stops_the_type_check_running_beside_the_suite(tmp_path: Path) ->
     (bin_ / "mypy").write_text(f"#!/bin/sh\necho $$ > {tmp_path}/mypy.pid\nexec sleep 60\n", encoding="utf-8")
     (bin_ / "python").write_text(f"#!/bin/sh\ntouch {tmp_path}/suite.started\nsleep 60\n", encoding="utf-8")
     make = subprocess.Popen(
-        ["make", "--no-print-directory", "test", f"VENV={venv}", f"BIN={bin_}"],
+        [*_SIGINT_DEFAULT, "make", "--no-print-directory", "test", f"VENV={venv}", f"BIN={bin_}"],
         cwd=PROJECT_ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
