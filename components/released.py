@@ -11,7 +11,7 @@ from pulumi.runtime import settings as runtime_settings
 
 from components.model.checks.released_names import OUTPUT, next_record
 from components.model.tenant_file.spec import TenantSpec
-from components.vcluster.previous import READ_STACK_OUTPUTS, own_stack_name
+from components.vcluster.previous import read_last_outputs
 
 
 def previous_outputs() -> Any:
@@ -20,12 +20,10 @@ def previous_outputs() -> Any:
     if runtime_settings.get_monitor() is None:
         return {}
     try:
-        result = pulumi.runtime.invoke(READ_STACK_OUTPUTS, {"name": own_stack_name()})
+        return read_last_outputs()
     except Exception as error:
         pulumi.log.warn(f"could not read this stack's last outputs ({error}); re-used tenant names are not checked")
         return {}
-    value = result.value if result.value is not None else {}
-    return value.get("outputs", {})
 
 
 def export_record(previous: Any, specs: Sequence[TenantSpec], reused: Sequence[str]) -> None:

@@ -23,7 +23,7 @@ from components.model.core.errors import Problem
 from components.model.settings.data import DataSettings
 from components.model.settings.stack import StackSettings
 from components.model.tenant_file.spec import TenantSpec
-from components.vcluster.previous import READ_STACK_OUTPUTS, own_stack_name
+from components.vcluster.previous import read_last_outputs
 
 
 def legacy_key_resource(tenant: str) -> str:
@@ -88,12 +88,10 @@ def _previous_outputs() -> Any:
     if runtime_settings.get_monitor() is None:
         return {}
     try:
-        result = pulumi.runtime.invoke(READ_STACK_OUTPUTS, {"name": own_stack_name()})
+        return read_last_outputs()
     except Exception as error:
         pulumi.log.warn(f"could not read this stack's last outputs ({error}); old keys rely on protection")
         return {}
-    value = result.value if result.value is not None else {}
-    return value.get("outputs", {})
 
 
 def unlisted_problems(specs: Sequence[TenantSpec], settings: StackSettings, previous: Any = None) -> list[Problem]:

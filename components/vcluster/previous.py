@@ -13,6 +13,7 @@ same thing on `make plan` and on `pulumi up`.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pulumi
@@ -20,6 +21,11 @@ import pulumi
 READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
 OUTPUT_KEY = "virtualClusters"
 DEFAULT_ORGANIZATION = "organization"
+# The engine answers from this stack's checkpoint, which it writes itself around the start of an
+# update; the real run saw one read fail there ("failed to load checkpoint: EOF", docs/real-run.md).
+# A few tries half a second apart ride that out; a stack whose state cannot be read still fails all.
+READ_ATTEMPTS = 3
+RETRY_PAUSE_SECONDS = 0.5
 
 
 def own_stack_name() -> str:
@@ -42,6 +48,21 @@ def virtual_clusters_in(outputs: Any) -> dict[str, list[str]]:
     return found
 
 
+def read_last_outputs() -> Any:
+    """This stack's last deployed outputs ({} on a first deployment), read through the engine; the
+    engine's error after READ_ATTEMPTS failed tries."""
+    for attempt in range(1, READ_ATTEMPTS + 1):
+        try:
+            result = pulumi.runtime.invoke(READ_STACK_OUTPUTS, {"name": own_stack_name()})
+            break
+        except Exception:
+            if attempt == READ_ATTEMPTS:
+                raise
+            time.sleep(RETRY_PAUSE_SECONDS)
+    value = result.value if result.value is not None else {}
+    return value.get("outputs", {})
+
+
 def previous_virtual_clusters() -> dict[str, list[str]]:
     """What the last deployment of this stack exported; empty on a first deployment.
 
@@ -49,9 +70,8 @@ def previous_virtual_clusters() -> dict[str, list[str]]:
     (objects.py) is what stops the deletion: a warning says so.
     """
     try:
-        result = pulumi.runtime.invoke(READ_STACK_OUTPUTS, {"name": own_stack_name()})
+        outputs = read_last_outputs()
     except Exception as error:
         pulumi.log.warn(f"could not read this stack's last outputs ({error}); virtual clusters rely on protection")
         return {}
-    value = result.value if result.value is not None else {}
-    return virtual_clusters_in(value.get("outputs", {}))
+    return virtual_clusters_in(outputs)
