@@ -30,7 +30,7 @@ class _Engine:
 
 @pytest.fixture
 def no_pause(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(previous.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(previous, "RETRY_PAUSE_SECONDS", 0)
 
 
 @pytest.mark.usefixtures("no_pause")
