@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +74,12 @@ def assert_no_plain_secret(run: ProgramRun, directory: Path) -> None:
         if path.is_file():
             assert MOCK_SECRET_PREFIX not in path.read_text(encoding="utf-8"), path
     assert MOCK_SECRET_PREFIX not in json.dumps(run.outputs)
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process with this id exists (a reaped child no longer does)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

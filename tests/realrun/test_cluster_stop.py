@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support import process_alive
 from tools.plan.harness import PROJECT_ROOT
 
 # A run that started a long-lived component (here `sleep` stands in for etcd) and waits.
@@ -29,14 +30,6 @@ with sigterm_exits():
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 def test_sigterm_stops_the_components_and_exits_143(tmp_path: Path) -> None:
     run = subprocess.Popen(
         [sys.executable, "-c", _RUN, str(tmp_path)], cwd=PROJECT_ROOT, stdout=subprocess.PIPE, text=True
@@ -44,11 +37,11 @@ def test_sigterm_stops_the_components_and_exits_143(tmp_path: Path) -> None:
     assert run.stdout is not None
     component = int(run.stdout.readline())
     try:
-        assert _alive(component)
+        assert process_alive(component)
         run.send_signal(signal.SIGTERM)
         assert run.wait(timeout=30) == 143
-        assert not _alive(component)
+        assert not process_alive(component)
     finally:
-        if _alive(component):
+        if process_alive(component):
             os.kill(component, signal.SIGKILL)
         run.kill()

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import process_alive
 from tools.plan.harness import PROJECT_ROOT
 
 needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
@@ -83,14 +84,6 @@ _SIGINT_DEFAULT = [
 ]
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 @needs_make
 def test_ctrl_c_stops_the_type_check_running_beside_the_suite(tmp_path: Path) -> None:
     """A background job of a non-interactive shell ignores SIGINT: without the recipe's trap, mypy
@@ -118,11 +111,11 @@ def test_ctrl_c_stops_the_type_check_running_beside_the_suite(tmp_path: Path) ->
         os.killpg(make.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole foreground group
         assert make.wait(timeout=30) != 0
         deadline = time.monotonic() + 10
-        while _alive(mypy_pid) and time.monotonic() < deadline:
+        while process_alive(mypy_pid) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not _alive(mypy_pid)
+        assert not process_alive(mypy_pid)
     finally:
-        if mypy_pid and _alive(mypy_pid):
+        if mypy_pid and process_alive(mypy_pid):
             os.kill(mypy_pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(make.pid, signal.SIGKILL)
