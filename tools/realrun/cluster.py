@@ -17,10 +17,11 @@ import signal
 import socket
 import ssl
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -88,11 +89,27 @@ class ControlPlane:
     token: str
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     _logs: list[IO[bytes]] = field(default_factory=list)
+    # What to undo when the run stops (host changes: interfaces, iptables chains, sysctls), with a
+    # line saying what each undoes; run last-in first-out after every process has stopped.
+    _undo: list[tuple[str, Callable[[], None]]] = field(default_factory=list)
 
-    def start(self, name: str, command: list[str]) -> None:
+    def start(
+        self, name: str, command: list[str], *, env: Mapping[str, str] | None = None, cwd: Path | None = None
+    ) -> subprocess.Popen[bytes]:
+        """Start a long-lived process of the run (a control-plane part, a controller, a kubelet); it
+        is stopped with the control plane, in the reverse order of starting. Its output goes to
+        `logs/<name>.log`."""
         log = (self.folder / "logs" / f"{name}.log").open("wb")
         self._logs.append(log)
-        self.processes[name] = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=self.folder)
+        process = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, cwd=cwd or self.folder, env=dict(env) if env else None
+        )
+        self.processes[name] = process
+        return process
+
+    def on_stop(self, what: str, undo: Callable[[], None]) -> None:
+        """Register how to undo a host change the run made; done when the control plane stops."""
+        self._undo.append((what, undo))
 
     def check_alive(self) -> None:
         """Raise naming the first component that exited, with the end of its log."""
@@ -112,6 +129,12 @@ class ControlPlane:
                 process.kill()
         for log in self._logs:
             log.close()
+        while self._undo:
+            what, undo = self._undo.pop()
+            try:
+                undo()
+            except Exception as error:  # one failed undo must not keep the others from running
+                print(f"realrun: could not undo {what}: {error}", file=sys.stderr)
 
 
 def _wait_healthy(plane: ControlPlane, url: str, context: ssl.SSLContext | None, what: str, timeout: float) -> None:
