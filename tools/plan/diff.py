@@ -87,9 +87,15 @@ class PlanDiff:
     # base plan stands for what is deployed. A tenant outside it was never deployed: removing its
     # file deletes nothing, so it is never refused.
     deployed: frozenset[str] | None = None
+    # Tenants the plan was told to forget (`tenancy plan --forget`): only ever planned, never deployed.
+    forgotten: frozenset[str] = frozenset()
+    # The tenants the head plan has resources of: a scope outside it is a tenant whose file is gone.
+    head_tenants: frozenset[str] = frozenset()
 
     def never_deployed(self, scope: str) -> bool:
-        return self.deployed is not None and scope != CLUSTER_SCOPE and scope not in self.deployed
+        if scope == CLUSTER_SCOPE:
+            return False
+        return scope in self.forgotten or (self.deployed is not None and scope not in self.deployed)
 
     def empty(self) -> bool:
         return not self.outputs and all(changes.empty() for changes in self.scopes.values())
@@ -169,7 +175,8 @@ def diff_dirs(base_dir: Path, head_dir: Path) -> PlanDiff:
         for path in sorted(set(old_outputs) | set(new_outputs))
         if old_outputs.get(path) != new_outputs.get(path)
     ]
-    return PlanDiff(diff_records(base, head), outputs, len(base), len(head))
+    head_tenants = frozenset(record["tenant"] for record in head if record.get("tenant"))
+    return PlanDiff(diff_records(base, head), outputs, len(base), len(head), head_tenants=head_tenants)
 
 
 def _value(value: Any, limit: int = _MAX_VALUE_CHARS) -> str:
@@ -221,7 +228,9 @@ def _resource_label(record: dict[str, Any]) -> str:
     return f"`{record['name']}` `{record['type']}`{kind_name}"
 
 
-def _removal_note(record: dict[str, Any], never_deployed: bool = False) -> str:
+def _removal_note(record: dict[str, Any], never_deployed: bool = False, forgotten: bool = False) -> str:
+    if forgotten:
+        return " — forgotten (`--forget`): only ever planned, nothing to delete"
     if never_deployed:
         return " — never deployed (not in the stack's last outputs): nothing to delete"
     if record.get("protect"):
@@ -284,7 +293,11 @@ def guard_summary(record: dict[str, Any], before: dict[str, Any] | None) -> str 
 def refusal_lines(diff: PlanDiff) -> list[str]:
     """One line per tenant (or cluster-wide) whose protected resources the change deletes or replaces."""
     scopes = {scope: changes for scope, changes in diff.scopes.items() if not diff.never_deployed(scope)}
-    return [refusal.line(CLUSTER_SCOPE) for refusal in refusals(scopes)]
+    known = diff.deployed is not None
+    return [
+        refusal.line(CLUSTER_SCOPE, removed=refusal.scope not in diff.head_tenants, deployed_known=known)
+        for refusal in refusals(scopes)
+    ]
 
 
 def render_markdown(diff: PlanDiff, title: str = "Plan diff") -> str:
@@ -317,7 +330,8 @@ def render_markdown(diff: PlanDiff, title: str = "Plan diff") -> str:
             if cost := cost_line(record):
                 lines.append(f"  - cost: {cost}")
         for record in changes.removed:
-            lines.append(f"- **removed** {_resource_label(record)}{_removal_note(record, diff.never_deployed(scope))}")
+            note = _removal_note(record, diff.never_deployed(scope), scope in diff.forgotten)
+            lines.append(f"- **removed** {_resource_label(record)}{note}")
         for record, fields in changes.changed:
             lines.append(f"- **changed** {_resource_label(record)}")
             if cost := cost_line(record, changes.before.get(record["urn"])):

@@ -28,24 +28,30 @@ from typing import Any
 import yaml
 
 from components.model.core.errors import ConfigurationError
-from tools.plan.diff import EXIT_REFUSED, diff_dirs, render_markdown, report_refusals
+from tools.plan.diff import diff_dirs, refusal_lines, render_markdown, report_refusals
 from tools.plan.dirs import (
     as_last_deployment,
     attribute_overrides,
+    commit_plan,
     deployed_tenants,
     diff_problem,
-    keep_previous,
+    forget_problems,
+    is_plan,
     out_problem,
     previous_plan,
     read_stack_outputs,
     real_stack_outputs,
+    recover_interrupted,
     set_aside_refused,
+    staging_dir,
 )
 from tools.plan.harness import PROJECT_ROOT, ProgramRun, RecordedResource, run_stack
 from tools.plan.mock_marks import manifest_header, matcher, mock_paths
 
 CLUSTER_SCOPE = "_cluster"
 WRITERS = 8
+# The shell's code for a command ended by Ctrl-C (128 + SIGINT).
+EXIT_INTERRUPTED = 130
 
 try:  # libyaml's emitter and parser when PyYAML was built with them: several times faster.
     from yaml import CSafeDumper as _SafeDumper
@@ -190,13 +196,41 @@ def main(argv: list[str] | None = None) -> int:
         help="the stack's last outputs (`pulumi stack output --json`): read as the last deployment before "
         "any earlier plan; tenants they do not list were never deployed, and removing them is not refused",
     )
+    parser.add_argument(
+        "--forget",
+        action="append",
+        default=[],
+        metavar="TENANT",
+        help="a tenant that was only ever planned, never deployed: its removal from the earlier plan in --out "
+        "is not refused, and the new plan, without it, becomes the baseline; refused for a tenant the "
+        "--stack-outputs list (it was deployed: offboard it)",
+    )
     parser.epilog = (
         "exit codes: 0 planned; 2 invalid input; 3 the change would delete or replace protected resources "
-        "(without --diff, the refused plan goes to OUT.refused and OUT keeps the previous plan)"
+        "(without --diff, the refused plan goes to OUT.refused and OUT keeps the previous plan); 130 interrupted "
+        "(Ctrl-C): OUT keeps the previous plan"
     )
     args = parser.parse_args(argv)
     if args.diff is not None and args.out is None:
         parser.error("--diff compares against the plan written by --out; give --out too")
+    if args.forget and args.out is None:
+        parser.error("--forget drops a tenant from the earlier plan in --out; give --out too")
+    try:
+        return _plan(args)
+    except KeyboardInterrupt:
+        kept = ""
+        if args.out is not None:
+            recover_interrupted(args.out)
+            kept = f"; {args.out} keeps the previous plan" if is_plan(args.out) else ""
+        print(f"tenancy plan: interrupted{kept}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _plan(args: argparse.Namespace) -> int:
+    """Plan, write and diff as `args` say; returns the exit code."""
+    recovered = recover_interrupted(args.out) if args.out is not None else None
+    if recovered is not None:
+        print(recovered, file=sys.stderr)
     refusal = out_problem(args.out) or diff_problem(args.diff)
     if refusal is not None:
         print(refusal, file=sys.stderr)
@@ -207,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
         overrides["tenancy:tenantsDir"] = str(args.tenants_dir.resolve())
     try:
         real = read_stack_outputs(args.stack_outputs) if args.stack_outputs is not None else None
+        if args.forget:
+            forget_problems(args.forget, args.diff or args.out, real, args.stack_outputs)
         with real_stack_outputs(args.stack, real), as_last_deployment(args.stack, previous_plan(args.out, args.diff)):
             run = run_stack(args.stack, overrides)
     except ConfigurationError as error:
@@ -215,33 +251,33 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError as error:
         print(str(error), file=sys.stderr)
         return 2
-    previous = None
-    count = 0
-    if args.out is not None:
-        # The earlier plan of this directory is kept as DIR.previous and, without --diff, diffed.
-        previous = keep_previous(args.out)
-        count = write_plan(run, args.out)
-    base, title = (args.diff, "Plan diff") if args.diff is not None else (previous, "Changes since the last plan")
-    diff = diff_dirs(base, args.out) if base is not None and args.out is not None else None
-    if diff is not None and real is not None:
-        diff.deployed = deployed_tenants(real)
+    if args.out is None:
+        print(summary(run))
+        return 0
+    staging = staging_dir(args.out)
+    count = write_plan(run, staging)
+    earlier = args.out if is_plan(args.out) else None
+    base, title = (args.diff, "Plan diff") if args.diff is not None else (earlier, "Changes since the last plan")
+    diff = diff_dirs(base, staging) if base is not None else None
+    if diff is not None:
+        diff.deployed = deployed_tenants(real) if real is not None else None
+        diff.forgotten = frozenset(args.forget)
     changed = [scope for scope, changes in diff.scopes.items() if not changes.empty()] if diff is not None else None
+    refused = diff is not None and bool(refusal_lines(diff))
     print(summary(run, changed))
-    if args.out is not None:
-        print(f"\nwrote {count} files to {args.out}")
-    if diff is None:
-        return 0
-    print("\n" + render_markdown(diff, f"{title}: {args.stack}"), end="")
-    if report_refusals(diff) != EXIT_REFUSED:
-        return 0
-    if args.diff is None and previous is not None and args.out is not None:
-        # A refused plan is no baseline: the next plan is compared with the previous one again.
-        refused = set_aside_refused(args.out, previous)
+    if diff is not None:
+        print("\n" + render_markdown(diff, f"{title}: {args.stack}"), end="")
+    if refused and args.diff is None and earlier is not None:
+        # A refused plan is no baseline: the next plan is compared with the earlier one again.
+        where = set_aside_refused(staging, args.out)
         print(
-            f"\nrefused: this plan is in {refused}; {args.out} keeps the previous plan, so the next plan "
+            f"\nrefused: this plan is in {where}; {args.out} keeps the previous plan, so the next plan "
             "is compared with it again"
         )
-    return EXIT_REFUSED
+    else:
+        commit_plan(staging, args.out)
+        print(f"\nwrote {count} files to {args.out}")
+    return report_refusals(diff) if diff is not None else 0
 
 
 if __name__ == "__main__":
