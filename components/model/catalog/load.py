@@ -28,7 +28,7 @@ from components.model.checks.edge_contracts import edge_contract_problems
 from components.model.checks.isolation import stack_isolation_problems, switch_back_problems
 from components.model.checks.names import file_name_problems
 from components.model.checks.network import consent_problems, network_problems, network_stack_problems
-from components.model.checks.quota import quota_placement_problems, quota_split_problems
+from components.model.checks.quota import quota_ceiling_problems, quota_placement_problems, quota_split_problems
 from components.model.checks.released_names import reonboarding_problems
 from components.model.checks.stack import catalog_problems
 from components.model.checks.stack_references import reference_problems
@@ -305,6 +305,7 @@ def _cross_check(
             problems += [Problem(label, where, message) for where, message in quota_split_problems(spec, settings)]
             placed = quota_placement_problems(spec, settings, cloud.capabilities)
             problems += [Problem(label, where, message) for where, message in placed]
+        problems += [Problem(label, where, message) for where, message in quota_ceiling_problems(spec, settings)]
         problems += stack_isolation_problems(spec, label, settings)
         problems += [
             Problem(label, where, message) for where, message in reference_problems(spec, settings, "this stack")
