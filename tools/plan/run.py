@@ -20,7 +20,7 @@ import json
 import shutil
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from components.model.core.errors import ConfigurationError
+from tools.plan import progress
 from tools.plan.diff import diff_dirs, refusal_lines, render_markdown, report_refusals
 from tools.plan.dirs import (
     as_last_deployment,
@@ -47,6 +48,7 @@ from tools.plan.dirs import (
 )
 from tools.plan.harness import PROJECT_ROOT, ProgramRun, RecordedResource, run_stack
 from tools.plan.mock_marks import manifest_header, matcher, mock_paths
+from tools.plan.text import as_text
 
 CLUSTER_SCOPE = "_cluster"
 WRITERS = 8
@@ -146,8 +148,9 @@ def _manifest_path(out: Path, scope: str, resource: RecordedResource) -> Path:
     return out / "manifests" / scope / file_name
 
 
-def write_plan(run: ProgramRun, out: Path) -> int:
-    """Write manifests and resources.json under `out` (replacing an older plan); returns files written."""
+def write_plan(run: ProgramRun, out: Path, on_written: Callable[[int], object] | None = None) -> int:
+    """Write manifests and resources.json under `out` (replacing an older plan); returns files written.
+    `on_written` is called with 1 per file (a progress bar)."""
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -174,7 +177,9 @@ def write_plan(run: ProgramRun, out: Path) -> int:
     files.append((out / "outputs.json", json.dumps(run.outputs, indent=2, sort_keys=True) + "\n"))
     # Creating a file mostly waits on the filesystem; a few threads overlap those waits.
     with ThreadPoolExecutor(max_workers=WRITERS) as pool:
-        list(pool.map(_write, files))
+        for _ in pool.map(_write, files):
+            if on_written is not None:
+                on_written(1)
     return len(files)
 
 
@@ -195,6 +200,14 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FILE",
         help="the stack's last outputs (`pulumi stack output --json`): read as the last deployment before "
         "any earlier plan; tenants they do not list were never deployed, and removing them is not refused",
+    )
+    parser.add_argument(
+        "--counts", action="store_true", help="print the resources by type (and per changed tenant), not one line"
+    )
+    parser.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print the diff as Markdown, refusals first (what the pull request comment shows), not terminal text",
     )
     parser.add_argument(
         "--forget",
@@ -228,6 +241,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _plan(args: argparse.Namespace) -> int:
     """Plan, write and diff as `args` say; returns the exit code."""
+    if (outside := subfolder_problem(args, Path.cwd())) is not None:
+        print(outside, file=sys.stderr)
+        return 2
     recovered = recover_interrupted(args.out) if args.out is not None else None
     if recovered is not None:
         print(recovered, file=sys.stderr)
@@ -243,7 +259,13 @@ def _plan(args: argparse.Namespace) -> int:
         real = read_stack_outputs(args.stack_outputs) if args.stack_outputs is not None else None
         if args.forget:
             forget_problems(args.forget, args.diff or args.out, real, args.stack_outputs)
-        with real_stack_outputs(args.stack, real), as_last_deployment(args.stack, previous_plan(args.out, args.diff)):
+        baseline = previous_plan(args.out, args.diff)
+        expected = len(json.loads((baseline / "resources.json").read_text(encoding="utf-8"))) if baseline else None
+        with (
+            real_stack_outputs(args.stack, real),
+            as_last_deployment(args.stack, baseline),
+            progress.registering(expected),
+        ):
             run = run_stack(args.stack, overrides)
     except ConfigurationError as error:
         print(str(attribute_overrides(error, args.stack, overrides)), file=sys.stderr)
@@ -252,10 +274,11 @@ def _plan(args: argparse.Namespace) -> int:
         print(str(error), file=sys.stderr)
         return 2
     if args.out is None:
-        print(summary(run))
+        print(summary(run) if args.counts else headline(run))
         return 0
     staging = staging_dir(args.out)
-    count = write_plan(run, staging)
+    with progress.writing(len(run.resources)) as bar:
+        count = write_plan(run, staging, bar.update)
     earlier = args.out if is_plan(args.out) else None
     base, title = (args.diff, "Plan diff") if args.diff is not None else (earlier, "Changes since the last plan")
     diff = diff_dirs(base, staging) if base is not None else None
@@ -263,21 +286,57 @@ def _plan(args: argparse.Namespace) -> int:
         diff.deployed = deployed_tenants(real) if real is not None else None
         diff.forgotten = frozenset(args.forget)
     changed = [scope for scope, changes in diff.scopes.items() if not changes.empty()] if diff is not None else None
-    refused = diff is not None and bool(refusal_lines(diff))
-    print(summary(run, changed))
+    print(summary(run, changed) if args.counts else headline(run))
     if diff is not None:
-        print("\n" + render_markdown(diff, f"{title}: {args.stack}"), end="")
+        markdown = render_markdown(diff, f"{title}: stack {args.stack}", refusals_first=args.markdown)
+        print("\n" + (markdown if args.markdown else as_text(markdown)), end="")
+    refused = diff is not None and bool(refusal_lines(diff))
     if refused and args.diff is None and earlier is not None:
         # A refused plan is no baseline: the next plan is compared with the earlier one again.
         where = set_aside_refused(staging, args.out)
         print(
-            f"\nrefused: this plan is in {where}; {args.out} keeps the previous plan, so the next plan "
-            "is compared with it again"
+            f"\nrefused: this plan is in {shown(where)}; {shown(args.out)} keeps the previous plan, so the next "
+            "plan is compared with it again"
         )
     else:
         commit_plan(staging, args.out)
-        print(f"\nwrote {count} files to {args.out}")
+        print(f"\nwrote {count} files to {shown(args.out)}")
+    # What needs action comes last: one line per refused tenant, on stderr.
     return report_refusals(diff) if diff is not None else 0
+
+
+def headline(run: ProgramRun) -> str:
+    """The plan in one line: resources, cluster-wide and per tenant (`--counts` for the table by type)."""
+    return summary(run).split("\n", 1)[0]
+
+
+def shown(path: Path) -> str:
+    """A directory as the user gave it, and where that is when it is not below the current directory."""
+    resolved = path.resolve()
+    try:
+        resolved.relative_to(Path.cwd())
+    except ValueError:
+        return f"{path} ({resolved})"
+    return str(path) if not path.is_absolute() else str(resolved)
+
+
+def subfolder_problem(args: argparse.Namespace, cwd: Path, root: Path = PROJECT_ROOT) -> str | None:
+    """Relative paths given from a subfolder of the project (`tenants/`) would land in that subfolder,
+    a second plan tree with no earlier plan to diff against: refused, naming the project root."""
+    if cwd == root or not cwd.is_relative_to(root):
+        return None
+    relative = [
+        f"--{name.replace('_', '-')} {value}"
+        for name, value in vars(args).items()
+        if isinstance(value, Path) and not value.is_absolute()
+    ]
+    if not relative:
+        return None
+    return (
+        f"tenancy plan: run it from the project root {root} (this is {cwd.relative_to(root)}/): "
+        f"{', '.join(relative)} would be read there, as {cwd.relative_to(root)}/...; "
+        f"cd {root}, or give absolute paths"
+    )
 
 
 if __name__ == "__main__":

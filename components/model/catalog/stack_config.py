@@ -41,16 +41,20 @@ _CLOUD_OF_SECTION = {"gcp": "gcp", "aws": "aws"}
 _CLOUD_OF_POOL_KIND = {"gke": "gcp", "eks": "aws", "karpenter": "aws"}
 
 
-def _missing_cloud(source: str, written_for: set[str]) -> Problem:
-    """The first problem of a stack file without `tenancy:cloud` whose other keys fail: it is read as
-    `local`, and every gcp or aws key then fails on its own, none of them naming the key that is missing."""
-    hint = f"; its other keys are for {' or '.join(sorted(written_for))}" if written_for else ""
-    return Problem(
-        source,
-        f"{CONFIG_NAMESPACE}:cloud",
-        f"not set, so the stack is read as cloud 'local' (a kind cluster){hint}: set tenancy:cloud to local, gcp or "
-        "aws (the problems after this one may follow from it)",
-    )
+def _missing_cloud(source: str, written_for: set[str]) -> list[Problem]:
+    """The first problem of a stack file without `tenancy:cloud` whose keys are for gcp or aws: it is
+    read as `local`, and every such key then fails on its own, none naming the key that is missing."""
+    if not written_for:
+        return []
+    return [
+        Problem(
+            source,
+            f"{CONFIG_NAMESPACE}:cloud",
+            f"not set, so the stack is read as cloud 'local' (a kind cluster); its other keys are for "
+            f"{' or '.join(sorted(written_for))}: set tenancy:cloud to local, gcp or aws (the problems after this "
+            "one may follow from it)",
+        )
+    ]
 
 
 def missing_cloud_first(settings: StackSettings, problems: list[Problem]) -> list[Problem]:
@@ -61,7 +65,7 @@ def missing_cloud_first(settings: StackSettings, problems: list[Problem]) -> lis
     written_for = {cloud for section, cloud in _CLOUD_OF_SECTION.items() if getattr(settings, section) is not None}
     kinds = {pool.kind for pool in settings.node_pools.values()}
     written_for |= {_CLOUD_OF_POOL_KIND[kind] for kind in kinds if kind in _CLOUD_OF_POOL_KIND}
-    return [_missing_cloud(settings.source, written_for), *problems]
+    return [*_missing_cloud(settings.source, written_for), *problems]
 
 
 def _written_for(values: Mapping[str, Any]) -> set[str]:
@@ -81,7 +85,7 @@ def parse_settings(raw_config: Mapping[str, Any], source: str) -> StackSettings:
     """Validate the `tenancy:*` keys of a stack's config; raise ConfigurationError naming each key."""
     prefix = f"{CONFIG_NAMESPACE}:"
     values = {key[len(prefix) :]: _decode(value) for key, value in raw_config.items() if key.startswith(prefix)}
-    first = [] if "cloud" in values else [_missing_cloud(source, _written_for(values))]
+    first = [] if "cloud" in values else _missing_cloud(source, _written_for(values))
     try:
         settings = StackSettings.model_validate(values)
     except ValidationError as error:
