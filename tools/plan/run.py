@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
+import signal
 import sys
+import threading
 from collections import Counter, defaultdict
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -229,14 +233,45 @@ def main(argv: list[str] | None = None) -> int:
     if args.forget and args.out is None:
         parser.error("--forget drops a tenant from the earlier plan in --out; give --out too")
     try:
-        return _plan(args)
+        with _exit_on_interrupt(args.out):
+            return _plan(args)
     except KeyboardInterrupt:
-        kept = ""
-        if args.out is not None:
-            recover_interrupted(args.out)
-            kept = f"; {args.out} keeps the previous plan" if is_plan(args.out) else ""
-        print(f"tenancy plan: interrupted{kept}", file=sys.stderr)
+        print(_interrupted(args.out), file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def _interrupted(out: Path | None) -> str:
+    """The one line an interrupted plan prints, after putting the earlier plan back where needed."""
+    if out is None:
+        return "tenancy plan: interrupted"
+    recover_interrupted(out)
+    return (
+        f"tenancy plan: interrupted; {out} keeps the last complete plan"
+        if is_plan(out)
+        else "tenancy plan: interrupted"
+    )
+
+
+@contextmanager
+def _exit_on_interrupt(out: Path | None) -> Iterator[None]:
+    """Ctrl-C ends the plan at once with one line: a KeyboardInterrupt raised inside the program run
+    surfaces as whatever the SDK's event loop or a half-imported module makes of it (a traceback of
+    dozens of lines). Stopping at any point is safe: a plan is written beside `out` and renamed into
+    place whole (tools/plan/dirs.py). Only in the main thread, where handlers can be installed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        sys.stderr.write(("\n" if sys.stderr.isatty() else "") + _interrupted(out) + "\n")
+        sys.stderr.flush()
+        os._exit(EXIT_INTERRUPTED)
+
+    previous = signal.signal(signal.SIGINT, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -312,12 +347,10 @@ def headline(run: ProgramRun) -> str:
 
 def shown(path: Path) -> str:
     """A directory as the user gave it, and where that is when it is not below the current directory."""
+    if path.is_absolute():
+        return str(path)
     resolved = path.resolve()
-    try:
-        resolved.relative_to(Path.cwd())
-    except ValueError:
-        return f"{path} ({resolved})"
-    return str(path) if not path.is_absolute() else str(resolved)
+    return str(path) if resolved.is_relative_to(Path.cwd()) else f"{path} ({resolved})"
 
 
 def subfolder_problem(args: argparse.Namespace, cwd: Path, root: Path = PROJECT_ROOT) -> str | None:
