@@ -114,8 +114,9 @@ def test_a_tenant_only_ever_planned_is_forgotten_on_request(
     outputs = tmp_path / "outputs.json"
     outputs.write_text(json.dumps({"tenants": {"acme": {}}}), encoding="utf-8")
     assert _plan(tenants, out, "--forget", "acme", "--stack-outputs", str(outputs)) == 2
-    assert capsys.readouterr().err.startswith(
-        f"--forget: acme: the stack's last outputs ({outputs}) list tenant acme: it was deployed"
+    assert (
+        f"  --forget: acme: the stack's last outputs ({outputs}) list tenant acme: it was deployed"
+        in capsys.readouterr().err
     )
     # A name the earlier plan does not have is a typo, not a tenant to forget.
     assert _plan(tenants, out, "--forget", "acme-typo") == 2

@@ -401,10 +401,6 @@ def main(argv: list[str] | None = None) -> int:
         help="the stack's last outputs (`pulumi stack output --json`): tenants they do not list were never "
         "deployed, and removing them is not refused",
     )
-    parser.epilog = (
-        f"exit codes: 0 diffed; 2 a plan is missing; {EXIT_REFUSED} the change would delete or replace "
-        "protected resources"
-    )
     args = parser.parse_args(argv)
     try:
         diff = diff_dirs(args.base, args.head)

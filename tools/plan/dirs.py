@@ -20,6 +20,7 @@ and a tenant they do not list was never deployed: removing its file deletes noth
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -194,7 +195,9 @@ def real_stack_outputs(stack: str, outputs: dict[str, Any] | None) -> Iterator[N
 
 
 def attribute_overrides(error: ConfigurationError, stack: str, overrides: dict[str, str]) -> ConfigurationError:
-    """The same problems, with those in a key `--set` replaced charged to `--set KEY`."""
+    """The same problems, with those in a key `--set` replaced charged to `--set KEY`, and so are those
+    of another key of the stack file whose message names the replaced key (`readOnlyEnvironments` names
+    `tenancy:environments`, which `--set` changed)."""
     stack_file = f"Pulumi.{stack}.yaml"
 
     def source(problem: Problem) -> Problem:
@@ -203,6 +206,10 @@ def attribute_overrides(error: ConfigurationError, stack: str, overrides: dict[s
                 problem.field == key or problem.field.startswith((f"{key}.", f"{key}["))
             ):
                 return Problem(f"--set {key}", problem.field, problem.message)
+        for key in overrides:
+            # A key of the file that conflicts with the overridden one, and says so by its name.
+            if problem.file == stack_file and re.search(rf"{re.escape(key)}\b(?![.\w-])", problem.message):
+                return Problem(f"--set {key}", f"{problem.field} ({stack_file})", problem.message)
         return problem
 
     return ConfigurationError([source(problem) for problem in error.problems])

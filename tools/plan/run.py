@@ -222,11 +222,6 @@ def main(argv: list[str] | None = None) -> int:
         "is not refused, and the new plan, without it, becomes the baseline; refused for a tenant the "
         "--stack-outputs list (it was deployed: offboard it)",
     )
-    parser.epilog = (
-        "exit codes: 0 planned; 2 invalid input; 3 the change would delete or replace protected resources "
-        "(without --diff, the refused plan goes to OUT.refused and OUT keeps the previous plan); 130 interrupted "
-        "(Ctrl-C): OUT keeps the previous plan"
-    )
     args = parser.parse_args(argv)
     if args.diff is not None and args.out is None:
         parser.error("--diff compares against the plan written by --out; give --out too")
