@@ -53,8 +53,14 @@ def test_a_second_plan_shows_what_changed_since_the_first(tmp_path: Path, capsys
     write_tenants(tenants, tenant_document("beta"))
     assert main(["--stack", "dev", "--tenants-dir", str(tenants), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "## Changes since the last plan: dev" in printed
-    assert "### tenant `beta` (13 added, 0 removed, 0 changed)" in printed and "### tenant `acme`" not in printed
+    assert "Changes since the last plan: stack dev\n=====" in printed
+    assert "\ntenant beta (13 added, 0 removed, 0 changed):\n" in printed and "tenant acme" not in printed
+    # Terminal text: no Markdown markup; the last line says where the plan went.
+    assert "**" not in printed and "`" not in printed and "###" not in printed
+    assert (
+        printed.rstrip().splitlines()[-1]
+        == f"wrote {len(list((out / 'manifests').rglob('*.yaml'))) + 2} files to {out}"
+    )
     assert (tmp_path / "plan.previous" / "resources.json").is_file()
 
 

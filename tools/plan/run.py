@@ -360,10 +360,11 @@ def subfolder_problem(args: argparse.Namespace, cwd: Path, root: Path = PROJECT_
     ]
     if not relative:
         return None
+    here = cwd.relative_to(root)
     return (
-        f"tenancy plan: run it from the project root {root} (this is {cwd.relative_to(root)}/): "
-        f"{', '.join(relative)} would be read there, as {cwd.relative_to(root)}/...; "
-        f"cd {root}, or give absolute paths"
+        f"tenancy plan: run it from the project root {root} (this is {here}/): {', '.join(relative)} would "
+        f"land in {here}/, a second plan tree with no earlier plan to diff against; cd {root}, or give "
+        "absolute paths"
     )
 
 
