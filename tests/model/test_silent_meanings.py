@@ -16,7 +16,7 @@ from components.model.catalog.stack_config import parse_settings
 from components.model.core.errors import ConfigurationError
 from tests.model.test_catalog import SETTINGS, load, problems_for
 from tests.support import tenant_document, write_tenants
-from tools.plan.harness import PROJECT_ROOT
+from tools.plan.harness import PROJECT_ROOT, stack_config
 
 
 def _custom(cpu: str, limit: str) -> dict[str, object]:
@@ -90,3 +90,20 @@ def test_a_stack_file_without_tenancy_cloud_names_the_missing_key_first() -> Non
         "from it)"
     )
     assert len(problems) > 1  # the follow-on problems are still listed, after it
+
+
+def test_a_stack_file_reads_yaml_merge_keys(tmp_path: Path) -> None:
+    (tmp_path / "Pulumi.x.yaml").write_text(
+        "config:\n"
+        "  tenancy:domainSuffix: tenants.example.com\n"
+        "  tenancy:nodePools:\n"
+        "    shared: &pool {kind: existing, costCode: shared}\n"
+        "    research:\n      <<: *pool\n      costCode: research\n",
+        encoding="utf-8",
+    )
+    config, _ = stack_config("x", root=tmp_path)
+    pools = parse_settings(config, "Pulumi.x.yaml").node_pools
+    assert {name: (pool.kind, pool.cost_code) for name, pool in pools.items()} == {
+        "shared": ("existing", "shared"),
+        "research": ("existing", "research"),
+    }
