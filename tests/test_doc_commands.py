@@ -12,6 +12,7 @@ import pytest
 from components.clouds.registry import cloud_for
 from components.model.catalog.load import load_catalog
 from components.model.catalog.stack_config import parse_settings
+from components.model.core.errors import ConfigurationError
 from tests.support import EXAMPLE_TENANTS
 from tools.plan.all_stacks import all_stacks
 from tools.plan.dirs import attribute_overrides
@@ -46,6 +47,5 @@ def test_a_set_example_plans_on_every_stack(page: str, value: str) -> None:
         try:
             settings = parse_settings(config, f"Pulumi.{stack}.yaml")
             load_catalog(EXAMPLE_TENANTS, settings, stack, cloud=cloud_for(settings), root=PROJECT_ROOT)
-        except Exception as error:  # the message the user would see, attributed as the plan does
-            shown = attribute_overrides(error, stack, overrides) if hasattr(error, "problems") else error
-            pytest.fail(f"{page}: --set {value} fails on stack {stack}: {shown}")
+        except ConfigurationError as error:  # the message the user would see, attributed as the plan does
+            pytest.fail(f"{page}: --set {value} fails on stack {stack}: {attribute_overrides(error, stack, overrides)}")

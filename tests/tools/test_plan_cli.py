@@ -113,7 +113,7 @@ def test_a_second_plan_lists_only_the_changed_tenant(tmp_path: Path, capsys: pyt
     assert main(["--stack", "dev", "--tenants-dir", str(tenants), "--out", str(out)]) == 0
     write_tenants(tenants, tenant_document("beta", quota={"tier": "medium"}))
     capsys.readouterr()
-    assert main(["--stack", "dev", "--tenants-dir", str(tenants), "--out", str(out)]) == 0
+    assert main(["--stack", "dev", "--tenants-dir", str(tenants), "--out", str(out), "--counts"]) == 0
     printed = capsys.readouterr().out
     assert "beta (changed):" in printed and "alpha (changed)" not in printed
 
