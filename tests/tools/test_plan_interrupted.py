@@ -15,8 +15,9 @@ import pytest
 
 from tests.support import EXAMPLE_TENANTS
 from tools.plan import run as plan_run
-from tools.plan.diff import EXIT_REFUSED
+from tools.plan.diff import CLUSTER_SCOPE, EXIT_REFUSED
 from tools.plan.dirs import commit_plan
+from tools.plan.refusals import Refusal
 from tools.plan.run import EXIT_INTERRUPTED
 from tools.plan.run import main as plan_main
 
@@ -128,3 +129,17 @@ def test_a_tenant_only_ever_planned_is_forgotten_on_request(
     assert "forgotten (--forget): only ever planned, nothing to delete" in captured.out
     assert _plan(tenants, out) == 0
     assert "No changes." in capsys.readouterr().out
+
+
+def test_the_advice_fits_the_case_a_renamed_database_or_a_deployed_tenant() -> None:
+    database = {"name": "acme-dev-db-orders-cluster", "type": "kubernetes:postgresql.cnpg.io/v1:Cluster"}
+    refusal = Refusal("acme", deleted=[database])
+    # The tenant stays and a database went: its name is its identity; no offboarding advice.
+    renamed = refusal.line(CLUSTER_SCOPE, removed=False)
+    assert "(a renamed database is a new, empty one); put the entry back under its old name" in renamed
+    assert "docs/data-and-secrets.md#renaming-or-removing-a-database" in renamed
+    assert "lifecycle: decommissioned" not in renamed
+    # The stack's real outputs say what was deployed: forgetting is no way out, so it is not offered.
+    deployed = refusal.line(CLUSTER_SCOPE, removed=True, deployed_known=True)
+    assert "put its file back and set lifecycle: decommissioned first" in deployed
+    assert "--forget" not in deployed
