@@ -6,7 +6,9 @@ can be forgotten from the baseline, except where the stack's real outputs say it
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -143,3 +145,29 @@ def test_the_advice_fits_the_case_a_renamed_database_or_a_deployed_tenant() -> N
     deployed = refusal.line(CLUSTER_SCOPE, removed=True, deployed_known=True)
     assert "put its file back and set lifecycle: decommissioned first" in deployed
     assert "--forget" not in deployed
+
+
+def test_a_real_ctrl_c_prints_one_line_and_exits_130_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The SIGINT handler, not a KeyboardInterrupt: raised inside the SDK's event loop that becomes a
+    traceback of another error. It stops the process at once (os._exit), here caught to look."""
+    out, before = tmp_path / "plan", "[]\n"
+    out.mkdir()
+    (out / "resources.json").write_text(before, encoding="utf-8")
+
+    class ExitedError(Exception):
+        pass
+
+    def exit_now(code: int) -> None:
+        raise ExitedError(code)
+
+    monkeypatch.setattr(plan_run.os, "_exit", exit_now)
+    out.with_name("plan.partial").mkdir()  # a plan half-written when Ctrl-C came
+    with pytest.raises(ExitedError) as exited, plan_run._exit_on_interrupt(out):
+        os.kill(os.getpid(), signal.SIGINT)
+    assert exited.value.args == (EXIT_INTERRUPTED,)
+    assert capsys.readouterr().err == f"tenancy plan: interrupted; {out} keeps the last complete plan\n"
+    assert (out / "resources.json").read_text(encoding="utf-8") == before
+    assert not out.with_name("plan.partial").exists()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
