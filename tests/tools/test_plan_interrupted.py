@@ -162,7 +162,7 @@ def test_a_real_ctrl_c_prints_one_line_and_exits_130_at_once(
     def exit_now(code: int) -> None:
         raise ExitedError(code)
 
-    monkeypatch.setattr(plan_run.os, "_exit", exit_now)
+    monkeypatch.setattr(os, "_exit", exit_now)
     out.with_name("plan.partial").mkdir()  # a plan half-written when Ctrl-C came
     with pytest.raises(ExitedError) as exited, plan_run._exit_on_interrupt(out):
         os.kill(os.getpid(), signal.SIGINT)
