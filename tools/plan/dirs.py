@@ -61,8 +61,10 @@ def diff_problem(base: Path | None) -> str | None:
 
 
 def sibling(out: Path, suffix: str) -> Path:
-    """`out.partial`, `out.previous`, `out.refused`: the plan directories kept beside `out`."""
-    return out.with_name(out.name + suffix)
+    """`out.partial`, `out.previous`, `out.refused`: the plan directories kept beside `out` (`.` and
+    `..` have no name of their own: beside the directory they stand for)."""
+    named = out.resolve() if out.name in ("", "..") else out
+    return named.with_name(named.name + suffix)
 
 
 def staging_dir(out: Path) -> Path:
@@ -84,6 +86,8 @@ def recover_interrupted(out: Path) -> str | None:
     """Undo what an interrupted plan left: a half-written `out.partial` is removed and, where `out`
     was already moved aside (or left half-written), the earlier plan comes back from `out.previous`.
     Returns a line saying so, or None when there was nothing to undo."""
+    if not out.resolve().name:
+        return None  # `/`: nothing can stand beside it (and out_problem refuses it)
     staging, previous = sibling(out, ".partial"), sibling(out, ".previous")
     interrupted = staging.exists() or (out.is_dir() and not is_plan(out) and any(out.iterdir()))
     if not interrupted:
