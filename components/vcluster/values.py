@@ -30,6 +30,13 @@ from components.vcluster.coredns import coredns_manifests
 RELEASE_NAME = "vcluster"
 # The platform-registered account the control plane (syncer) runs as.
 SYNCER_ACCOUNT = "vcluster"
+# The host account every synced pod runs as (`controlPlane.advanced.workloadServiceAccount`, the chart's,
+# bound to nothing): the syncer sets it on each pod it writes (vCluster v0.20.0
+# pkg/controllers/resources/pods/translate/translator.go, `pPod.Spec.ServiceAccountName =
+# t.serviceAccount`, with `sync.toHost.serviceAccounts` off). Named here rather than left to the
+# chart's default (`vc-workload-<release>`), so the host rule on the syncer's pods
+# (components/admission/rules/syncer_account.py) and the chart cannot disagree.
+WORKLOAD_ACCOUNT = f"vc-workload-{RELEASE_NAME}"
 # The Secret vCluster writes its admin kubeconfig into, in the host namespace.
 KUBECONFIG_SECRET = "vcluster-kubeconfig"
 # The key vCluster stores the kubeconfig under in that Secret.
@@ -120,6 +127,7 @@ def _control_plane(
         # The syncer's account is the platform's (rbac.py); the chart must not make one.
         "advanced": {
             "serviceAccount": {"enabled": False, "name": SYNCER_ACCOUNT},
+            "workloadServiceAccount": {"enabled": True, "name": WORKLOAD_ACCOUNT},
             **({"defaultImageRegistry": settings.image_registry} if settings.image_registry else {}),
         },
         # The syncer applies these inside and runs them as its own user (pkg/coredns/coredns.go);
