@@ -95,8 +95,12 @@ NEW_PREFIX = "external-dns.kubernetes.io"
 
 
 @pytest.mark.parametrize("kind", ["HTTPRoute", "ListenerSet"])
-@pytest.mark.parametrize(("name", "value"), [("hostname", "genomics-lab.tenants.example.com"), ("target", "203.0.113.7")])
-def test_the_newer_external_dns_prefix_is_held_to_the_same_list(stack: Cluster, kind: str, name: str, value: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "value"), [("hostname", "genomics-lab.tenants.example.com"), ("target", "203.0.113.7")]
+)
+def test_the_newer_external_dns_prefix_is_held_to_the_same_list(
+    stack: Cluster, kind: str, name: str, value: str
+) -> None:
     """external-dns v0.22+ reads `external-dns.kubernetes.io/hostname` and `/target` (PR #6424): a
     chart bump must not turn them into another tenant's name or address."""
     resource, obj = _object(stack, kind, {f"{NEW_PREFIX}/{name}": value})
@@ -109,7 +113,9 @@ def test_the_newer_external_dns_prefix_is_held_to_the_same_list(stack: Cluster, 
 
 def test_a_stack_governing_one_external_dns_prefix_governs_all() -> None:
     policy = IngressAnnotationPolicy(controllers={"external-dns.alpha.kubernetes.io": ["ttl", "ttl-x"]})
-    assert {p: policy.governed()[p] for p in EXTERNAL_DNS_PREFIXES} == {p: ["ttl", "ttl-x"] for p in EXTERNAL_DNS_PREFIXES}
+    assert {p: policy.governed()[p] for p in EXTERNAL_DNS_PREFIXES} == {
+        p: ["ttl", "ttl-x"] for p in EXTERNAL_DNS_PREFIXES
+    }
     with pytest.raises(ValidationError, match="must list the same names"):
         IngressAnnotationPolicy(controllers={EXTERNAL_DNS_PREFIXES[0]: ["ttl"], EXTERNAL_DNS_PREFIXES[1]: ["hostname"]})
 

@@ -108,7 +108,9 @@ class IngressAnnotationPolicy(StrictModel):
 
     @model_validator(mode="after")
     def _one_list_for_external_dns(self) -> Self:
-        listed = {prefix: sorted(self.controllers[prefix]) for prefix in EXTERNAL_DNS_PREFIXES if prefix in self.controllers}
+        listed = {
+            prefix: sorted(self.controllers[prefix]) for prefix in EXTERNAL_DNS_PREFIXES if prefix in self.controllers
+        }
         if len({tuple(names) for names in listed.values()}) > 1:
             raise ValueError(
                 f"controllers: {' and '.join(listed)} are both external-dns prefixes and must list the same names"
