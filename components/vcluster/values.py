@@ -2,10 +2,10 @@
 
 Every value here exists because a host guard rail demands it or because the platform, not the
 chart, owns it:
-- the chart renders no RBAC and not the syncer's ServiceAccount: that account and its
-  namespace-scoped Role are registered by the platform (rbac.py), visible in every preview. The
-  chart's workload ServiceAccount (`controlPlane.advanced.workloadServiceAccount`, the host identity
-  of synced pods) stays the chart's: it is bound to nothing, so it holds no rights;
+- the chart renders no RBAC, not the syncer's ServiceAccount and not the workload ServiceAccount
+  (`controlPlane.advanced.workloadServiceAccount`, the host identity of synced pods): those accounts
+  and the syncer's namespace-scoped Role are registered by the platform (objects.py, rbac.py),
+  visible in every preview; the workload account is bound to nothing, so it holds no rights;
 - the control plane runs as non-root with every capability dropped and a memory limit, so it is
   admitted under Pod Security `restricted` and the workload rule like any tenant pod;
 - the control plane and every pod it syncs to the host select the tenant's pool and tolerate its
@@ -127,7 +127,8 @@ def _control_plane(
         # The syncer's account is the platform's (rbac.py); the chart must not make one.
         "advanced": {
             "serviceAccount": {"enabled": False, "name": SYNCER_ACCOUNT},
-            "workloadServiceAccount": {"enabled": True, "name": WORKLOAD_ACCOUNT},
+            # The platform renders it (objects.py); the chart only passes the name to the syncer.
+            "workloadServiceAccount": {"enabled": False, "name": WORKLOAD_ACCOUNT},
             **({"defaultImageRegistry": settings.image_registry} if settings.image_registry else {}),
         },
         # The syncer applies these inside and runs them as its own user (pkg/coredns/coredns.go);

@@ -288,4 +288,6 @@ def test_the_syncers_own_pods_run_as_the_workload_account(host: Cluster) -> None
 def test_the_chart_names_the_workload_account_the_rule_expects(host: Cluster) -> None:
     [release] = [r for r in objects_of_kind(host.run, "HelmRelease", HARD) if r["metadata"]["name"] == "vcluster"]
     advanced = release["spec"]["values"]["controlPlane"]["advanced"]
-    assert advanced["workloadServiceAccount"] == {"enabled": True, "name": WORKLOAD_ACCOUNT}
+    assert advanced["workloadServiceAccount"] == {"enabled": False, "name": WORKLOAD_ACCOUNT}
+    [account] = [a for a in objects_of_kind(host.run, "ServiceAccount", HARD) if a["metadata"]["name"] == WORKLOAD_ACCOUNT]
+    assert account["automountServiceAccountToken"] is False
