@@ -529,3 +529,13 @@ def test_tenant_pods_with_their_own_budget_label_are_admitted(stack: Cluster, wh
     outcome = stack.attempt(who, "CREATE", "apps/v1/deployments", obj, namespace)
     assert outcome.stopped_by is None, outcome.decision.denials
     assert OPERATOR_LABELS_POLICY in outcome.decision.applied
+
+
+@pytest.mark.parametrize(("who", "namespace"), WRITERS)
+def test_the_tenants_budget_label_may_not_go_on_an_operators_pod(stack: Cluster, who: Subject, namespace: str) -> None:
+    """The mirror image: the operator's pod (created with its labels) given the tenant's budget label."""
+    old = _labelled_pod(PRIMARY)
+    outcome = stack.attempt(
+        who, "UPDATE", PODS, _labelled_pod({**PRIMARY, DISRUPTION_BUDGET_KEY: "web"}), namespace, old=old
+    )
+    assert outcome.denied_by(OPERATOR_LABELS_POLICY, f"and {DISRUPTION_BUDGET_KEY}: web"), outcome

@@ -218,6 +218,7 @@ OPERATOR_BUDGET_LABELS = ["cnpg.io/cluster", "cnpg.io/instanceRole"]
 # kube-controller-manager's controllers create pods (and Jobs) from templates, which this rule
 # judges where they are written; with and without --use-service-account-credentials.
 TEMPLATE_CONTROLLERS = [
+    "system:serviceaccount:kube-system:deployment-controller",
     "system:serviceaccount:kube-system:replicaset-controller",
     "system:serviceaccount:kube-system:statefulset-controller",
     "system:serviceaccount:kube-system:daemon-set-controller",
@@ -254,6 +255,10 @@ def operator_labels_policy(operators: list[str] | None = None) -> PolicyDefiniti
         labels = _pod_labels(root)
         return f"{keys}.filter(k, k in ({labels})).map(k, k + '=' + ({labels})[k])"
 
+    def budget(root: str) -> str:
+        labels, key = _pod_labels(root), literal(DISRUPTION_BUDGET_KEY)
+        return f"{key} in ({labels}) ? ({labels})[{key}] : ''"
+
     return PolicyDefinition(
         name="tenancy-scheduling-operator-labels",
         rule="scheduling",
@@ -270,6 +275,8 @@ def operator_labels_policy(operators: list[str] | None = None) -> PolicyDefiniti
             TENANT_VARIABLE,
             {"name": "reserved", "expression": reserved("object")},
             {"name": "oldReserved", "expression": f"oldObject == null ? [] : {reserved('oldObject')}"},
+            {"name": "budget", "expression": budget("object")},
+            {"name": "oldBudget", "expression": f"oldObject == null ? '' : {budget('oldObject')}"},
         ],
         validations=[
             {
@@ -280,7 +287,18 @@ def operator_labels_policy(operators: list[str] | None = None) -> PolicyDefiniti
                     " a pod under two budgets cannot be evicted (drains wait); only the operator labels its pods so'"
                 ),
                 "reason": "Forbidden",
-            }
+            },
+            {
+                # The mirror image: the tenant's budget label put on an operator's pod.
+                "expression": "size(variables.reserved) == 0 || variables.budget == ''"
+                " || variables.budget == variables.oldBudget",
+                "message_expression": (
+                    "request.kind.kind + ' ' + object.metadata.name + ' carries ' + variables.reserved.join(', ')"
+                    f" + ', labels a data operator budget selects by, and {DISRUPTION_BUDGET_KEY}: ' + variables.budget"
+                    " + ': a pod under two budgets cannot be evicted (drains wait)'"
+                ),
+                "reason": "Forbidden",
+            },
         ],
     )
 
