@@ -10,9 +10,8 @@ of the stack's version, so the real API server receives exactly what was judged 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,11 +21,10 @@ from components.model.catalog.stack_config import parse_settings
 from tests.admission.layers import Cluster, Outcome, cluster
 from tests.k8s_schema import is_builtin, validate_builtin, validate_custom
 from tests.rbac import UserInfo
-from tools.generators import e2e_manifests
 from tests.support import kubernetes_objects
+from tools.generators import e2e_manifests
 from tools.generators.admission_cases import ACCESS, CASES, LIVE_CLASSES, PERSONAS, STRAY_GRANT, Access, Case
 from tools.plan.harness import ProgramRun, stack_config
-
 
 # kube-controller-manager's own roles for the controllers the cases impersonate (k8s.io/kubernetes
 # v1.36.3 plugin/pkg/auth/authorizer/rbac/bootstrappolicy/controller_policy.go), which the API server

@@ -13,6 +13,7 @@ Each attack has its legitimate twin: the controllers that write those subresourc
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -78,7 +79,7 @@ def _annotated(obj: dict[str, Any], key: str, value: str) -> dict[str, Any]:
     return changed
 
 
-NAMESPACE_REWRITES = {
+NAMESPACE_REWRITES: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "drop the tenant label": lambda ns: _labels_dropped(ns, TENANT_KEY),
     "move the pool": lambda ns: {
         **ns,

@@ -151,7 +151,8 @@ def _request(case: Case) -> str:
         return f"*{case.id}.yaml*"
     namespace = f"/namespaces/{case.namespace}" if case.namespace else ""
     plural = case.resource.rpartition("/")[2]
-    return f'*"replace --raw /api/v1{namespace}/{plural}/{case.target}/{case.subresource}?dryRun=All"*"--as={case.who.name}"*'
+    path = f"/api/v1{namespace}/{plural}/{case.target}/{case.subresource}?dryRun=All"
+    return f'*"replace --raw {path}"*"--as={case.who.name}"*'
 
 
 def _kubectl_cluster(stubs: Stubs, *, wrong: str = "") -> None:

@@ -289,5 +289,6 @@ def test_the_chart_names_the_workload_account_the_rule_expects(host: Cluster) ->
     [release] = [r for r in objects_of_kind(host.run, "HelmRelease", HARD) if r["metadata"]["name"] == "vcluster"]
     advanced = release["spec"]["values"]["controlPlane"]["advanced"]
     assert advanced["workloadServiceAccount"] == {"enabled": False, "name": WORKLOAD_ACCOUNT}
-    [account] = [a for a in objects_of_kind(host.run, "ServiceAccount", HARD) if a["metadata"]["name"] == WORKLOAD_ACCOUNT]
+    accounts = objects_of_kind(host.run, "ServiceAccount", HARD)
+    [account] = [a for a in accounts if a["metadata"]["name"] == WORKLOAD_ACCOUNT]
     assert account["automountServiceAccountToken"] is False

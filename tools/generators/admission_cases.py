@@ -1396,7 +1396,8 @@ CASES += [
 # --- Which attack class of docs/admission-attacks.md each case replays ---------------------------
 
 # Every class that can be expressed against the live server (a create, or a patch or PUT of an
-# object `up` leaves): its attacks (refused) and legitimate uses (admitted), by case id. tests/admission/test_admission_cases.py checks each has both.
+# object `up` leaves): its attacks (refused) and legitimate uses (admitted), by case id.
+# tests/admission/test_admission_cases.py checks each has both.
 LIVE_CLASSES: dict[str, tuple[str, ...]] = {
     "Hole 3: hand-written Endpoints or EndpointSlices": (
         "admin-writes-endpoints",

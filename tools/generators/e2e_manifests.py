@@ -8,9 +8,9 @@ The cases are tools/generators/admission_cases.py's.
 One YAML file per case (the object, in its namespace; for a request against a live object, the
 merge patch) and `index.tsv`, one line per case:
 `id  file  user  groups(comma-separated)  expect(admit|rbac|deny)  policy  verb  target  subresource`
-(verb `create`, `patch` or `replace`; target `plural/name[@namespace]`, `-` for a create), which scripts/e2e/admission.sh reads; `stray-grant.yaml`, the RBAC the script grants the
-stray identity for the replay and removes after it; and `can-i.tsv`, the access matrix
-scripts/e2e/can-i.sh asks.
+(verb `create`, `patch` or `replace`; target `plural/name[@namespace]`, `-` for a create), which
+scripts/e2e/admission.sh reads; `stray-grant.yaml`, the RBAC the script grants the stray identity
+for the replay and removes after it; and `can-i.tsv`, the access matrix scripts/e2e/can-i.sh asks.
 tests/admission/test_admission_cases.py judges the same cases offline and checks
 these files are current, so the real cluster and the offline evaluator judge the same requests.
 """

@@ -234,12 +234,14 @@ def _pod_labels(root: str) -> str:
     template = f"{root}.spec.template"
     cron = f"{root}.spec.jobTemplate.spec.template"
 
-    def labels(meta_owner: str, guard: str) -> str:
-        return f"({guard} && has({meta_owner}.metadata) && has({meta_owner}.metadata.labels) ? {meta_owner}.metadata.labels : {{}})"
+    def labels(owner: str, guard: str) -> str:
+        present = f"{guard} && has({owner}.metadata) && has({owner}.metadata.labels)"
+        return f"({present} ? {owner}.metadata.labels : {{}})"
 
     return (
         f"{root} == null ? {{}} : request.resource.resource == 'pods' ? {labels(root, 'true')}"
-        f" : request.resource.resource == 'cronjobs' ? {labels(cron, f'has({root}.spec.jobTemplate.spec) && has({cron})')}"
+        f" : request.resource.resource == 'cronjobs'"
+        f" ? {labels(cron, f'has({root}.spec.jobTemplate.spec) && has({cron})')}"
         f" : {labels(template, f'has({template})')}"
     )
 
@@ -283,8 +285,9 @@ def operator_labels_policy(operators: list[str] | None = None) -> PolicyDefiniti
                 "expression": "size(variables.reserved) == 0 || variables.reserved == variables.oldReserved",
                 "message_expression": (
                     "request.kind.kind + ' ' + object.metadata.name + ' of tenant ' + variables.tenant + ' carries '"
-                    " + variables.reserved.join(', ') + ', labels a data operator selects its own PodDisruptionBudget by:"
-                    " a pod under two budgets cannot be evicted (drains wait); only the operator labels its pods so'"
+                    " + variables.reserved.join(', ') + ', labels a data operator selects its own"
+                    " PodDisruptionBudget by: a pod under two budgets cannot be evicted (drains wait);"
+                    " only the operator labels its pods so'"
                 ),
                 "reason": "Forbidden",
             },
