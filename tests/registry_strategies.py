@@ -73,6 +73,16 @@ def prepare_for_update(group: str, resource: str, subresource: str, new: dict[st
             new.get("spec", {}).get("ephemeralContainers", [])
         )
         return kept
+    if (group, resource, subresource) == ("", "pods", "resize"):
+        # podResizeStrategy (dropNonResizeUpdates): the stored pod with the containers' (and init
+        # containers') new resources; metadata through ResetObjectMetaForStatus.
+        kept = copy.deepcopy(old)
+        for field in ("containers", "initContainers"):
+            resized = {c["name"]: c.get("resources") for c in new.get("spec", {}).get(field, [])}
+            for container in kept.get("spec", {}).get(field, []):
+                if container["name"] in resized and resized[container["name"]] is not None:
+                    container["resources"] = copy.deepcopy(resized[container["name"]])
+        return kept
     if (group, resource, subresource) == ("apps", "deployments", "status"):
         # deploymentStatusStrategy restores the labels as well as the spec (annotations are kept).
         kept["spec"] = copy.deepcopy(old.get("spec", {}))

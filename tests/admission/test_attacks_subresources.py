@@ -251,4 +251,48 @@ def test_the_registry_model_follows_the_strategies() -> None:
         {"x": 1},
     )
     with pytest.raises(NotImplementedError):
-        prepare_for_update("", "pods", "resize", new, old)
+        prepare_for_update("", "pods", "binding", new, old)
+
+
+def _running_pod(memory: str) -> dict[str, Any]:
+    container = {
+        "name": "app",
+        "image": "registry.acme-corp.example/acme/app:1.0.0",
+        "imagePullPolicy": "Always",
+        "resources": {"limits": {"memory": memory}, "requests": {"memory": "0"}},
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "runAsNonRoot": True,
+            "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+    }
+    toleration = {"key": NODE_POOL_KEY, "operator": "Equal", "value": "customers", "effect": "NoSchedule"}
+    spec = {"containers": [container], "nodeSelector": {NODE_POOL_KEY: "customers"}, "tolerations": [toleration]}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"}, "spec": spec}
+
+
+def test_a_resize_cannot_take_the_memory_limit_away(any_stack_plan: ProgramRun) -> None:
+    """`pods/resize` keeps new container resources: a limit of 0 (no cgroup limit at all, as the
+    kubelet reads it) would escape tenancy-workloads, which judges the resized pod too."""
+    grant = [
+        {**STRAY_GRANT[0], "rules": [{"apiGroups": [""], "resources": ["pods/resize"], "verbs": ["patch"]}]},
+        STRAY_GRANT[1],
+    ]
+    stack = cluster(any_stack_plan, extra=grant)
+    old = _running_pod("256Mi")
+    for limit, allowed in (("0", False), ("0Mi", False), ("512Mi", True)):
+        outcome = stack.attempt(
+            STRAY,
+            "UPDATE",
+            "/v1/pods",
+            _running_pod(limit),
+            ACME_DEV,
+            old=copy.deepcopy(old),
+            subresource="resize",
+            verb="patch",
+        )
+        if allowed:
+            assert outcome.stopped_by is None, outcome.decision.denials
+        else:
+            assert outcome.denied_by("tenancy-workloads", "has no memory limit"), (limit, outcome)

@@ -191,8 +191,12 @@ def policies(allowed_registries: list[str], require_always_pull: bool = True) ->
         PolicyDefinition(
             name="tenancy-workloads",
             rule="workloads",
-            # `kubectl debug` adds containers through the ephemeralcontainers subresource.
-            resource_rules=[resource_rule("", ["pods", "pods/ephemeralcontainers"], ["CREATE", "UPDATE"])],
+            # `kubectl debug` adds containers through the ephemeralcontainers subresource; `pods/resize`
+            # keeps the containers' new resources (k8s.io/kubernetes v1.36.3 pkg/registry/core/pod/
+            # strategy.go dropNonResizeUpdates), a memory limit of 0 among them (issue 43).
+            resource_rules=[
+                resource_rule("", ["pods", "pods/ephemeralcontainers", "pods/resize"], ["CREATE", "UPDATE"])
+            ],
             variables=variables,
             validations=validations,
         )
