@@ -98,6 +98,7 @@ class IngressAnnotationPolicy(StrictModel):
     # Per annotation prefix (`nginx.ingress.kubernetes.io`), the names tenants may set; any other annotation
     # with a listed prefix is refused, annotations under unlisted prefixes are not governed. The defaults
     # cover ingress-nginx, external-dns, cert-manager and its ACME solver; replacing the map replaces them.
+    # Listing either external-dns prefix governs both (`external-dns.kubernetes.io` is v0.22's default).
     controllers: dict[AnnotationPrefix, list[AnnotationName]] = Field(
         default_factory=lambda: {k: list(v) for k, v in DEFAULT_CONTROLLERS.items()}
     )
