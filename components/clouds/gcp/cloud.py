@@ -86,7 +86,7 @@ class GcpCloud:
         )
         return values
 
-    def data_backend(self, *, values: pulumi.Output[Any], opts: pulumi.ResourceOptions) -> DataBackend:
+    def data_backend(self, *, values: pulumi.Output[Any] | dict[str, Any], opts: pulumi.ResourceOptions) -> DataBackend:
         from components.clouds.gcp import data
 
         return data.GcpData(self.gcp, self.cluster_name, self.data, data.GcpPlatform(values), opts)

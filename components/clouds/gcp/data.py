@@ -78,7 +78,9 @@ class GcpPlatform(PlatformValues):
     "adminSecretVersion"}}}` (the admin secret's version id, never its value)."""
 
     def key_ring(self) -> pulumi.Output[str]:
-        return self.values.apply(lambda values: values["keyRing"])
+        # The ring once the service agents may use its keys, nothing else of the platform's: a
+        # tenant key never waits for a shared instance (PlatformValues.value).
+        return self.value("keyRing")
 
 
 def _key(identity: TenantIdentity) -> pulumi.Output[str]:

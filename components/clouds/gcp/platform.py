@@ -43,7 +43,9 @@ def platform(settings_gcp: GcpSettings, data: DataSettings, labels: dict[str, st
             key_ring_id=ring.id,
             role=KEY_USER,
             member=agent.email.apply(lambda email: f"serviceAccount:{email}"),
-            opts=guard.plain(),
+            # Every tenant's instances and secrets under the ring are readable only while this
+            # grant stands: kept whatever happens to it in the program (Guard.data_access).
+            opts=guard.data_access(),
         )
         grants.append(grant)
     shared = {
