@@ -16,6 +16,7 @@ from components.clouds import legacy_keys
 from components.clouds.base import DataBackend, Guard
 from components.clouds.eso import shared_secret_store
 from components.clouds.gcp.checks import database_rules, shared_instance_problems
+from components.clouds.gcp.key_reuse import key_generation_problems
 from components.clouds.gcp.key_ring import key_ring_problems
 from components.clouds.gcp.network import NETWORK
 from components.model.checks.capabilities import CloudCapabilities
@@ -103,5 +104,6 @@ class GcpCloud:
         return (
             legacy_keys.unlisted_problems(specs, settings)
             + key_ring_problems(self.gcp, settings.source)
+            + key_generation_problems(self.gcp, specs, settings)
             + shared_instance_problems(settings)
         )

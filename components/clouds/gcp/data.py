@@ -57,10 +57,12 @@ def service_account_id(tenant: str, environment: str) -> str:
     return f"t-{tenant[:12].rstrip('-')}-{environment[:6].rstrip('-')}-{digest}"
 
 
-def key_name(tenant: str, environment: str) -> str:
+def key_name(tenant: str, environment: str, generation: int = 1) -> str:
     """The environment's CryptoKey in the platform ring; `_` is in no tenant or environment name.
-    Past CryptoKey's 63 characters a readable prefix keeps a hash of the whole."""
-    name = f"tenancy_{tenant}_{environment}"
+    A re-used tenant name's keys carry their generation (`_g2`): the old tenant's CryptoKeys can
+    never be deleted, so their names stay taken (key_reuse.py). Past CryptoKey's 63 characters a
+    readable prefix keeps a hash of the whole."""
+    name = f"tenancy_{tenant}_{environment}" + (f"_g{generation}" if generation > 1 else "")
     if len(name) <= _MAX_KEY_NAME:
         return name
     return f"{name[: _MAX_KEY_NAME - 9]}_{hashlib.sha256(name.encode()).hexdigest()[:8]}"
@@ -199,7 +201,9 @@ class GcpData:
         adopted = adopts_legacy_key(self._data, tenant, environment)
         key = gcp.kms.CryptoKey(
             f"{prefix}-key",
-            name=legacy_gcp_key_name(tenant) if adopted else key_name(tenant, environment),
+            name=legacy_gcp_key_name(tenant)
+            if adopted
+            else key_name(tenant, environment, self._gcp.key_generations.get(tenant, 1)),
             key_ring=self._platform.key_ring(),
             rotation_period=f"{self._gcp.key_rotation_days * _DAY}s",
             labels=labels,
