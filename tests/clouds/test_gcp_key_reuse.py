@@ -27,7 +27,9 @@ def _prod(key: str) -> dict[str, Any]:
 
 
 def _tenants(tmp_path: Path) -> Path:
-    return write_tenants(tmp_path / "tenants", tenant_document("acme", secrets=[{"name": "api-token", "source": "generated"}]))
+    return write_tenants(
+        tmp_path / "tenants", tenant_document("acme", secrets=[{"name": "api-token", "source": "generated"}])
+    )
 
 
 def test_a_reused_name_without_a_key_generation_is_refused_before_anything_is_registered(tmp_path: Path) -> None:

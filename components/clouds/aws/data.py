@@ -171,15 +171,17 @@ class AwsData:
             # A stack deployed before keys were per environment: the old key, moved (legacy_keys.py).
             opts=guard.data(**key_options(self._data, tenant, environment)),
         )
-        if guard.release or namespace is None:
-            return TenantIdentity(principal=None, key=key.arn)
-        # A readable name for the key in the console and in policies.
+        # A readable name for the key in the console and in policies. It names the retained data too,
+        # so it is kept with the key once released (docs/operations.md, released_names.py: a re-used
+        # name is refused while it exists; the offboarding deletes it with the key).
         aws.kms.Alias(
             f"{prefix}-key-alias",
             name=f"alias/tenancy/{tenant}/{environment}",
             target_key_id=key.key_id,
-            opts=guard.plain(),
+            opts=guard.used_by_data(),
         )
+        if guard.release or namespace is None:
+            return TenantIdentity(principal=None, key=key.arn)
         role = aws.iam.Role(
             f"{prefix}-identity",
             # AWS appends a unique suffix; the prefix only has to be readable (at most 38 characters,
