@@ -16,6 +16,7 @@ from components.clouds import legacy_keys
 from components.clouds.base import DataBackend, Guard
 from components.clouds.eso import shared_secret_store
 from components.clouds.gcp.checks import database_rules, shared_instance_problems
+from components.clouds.gcp.cloud_sql import END_OF_STANDARD_SUPPORT, PAST_SUPPORT_REASON
 from components.clouds.gcp.key_reuse import key_generation_problems
 from components.clouds.gcp.key_ring import key_ring_problems
 from components.clouds.gcp.network import NETWORK
@@ -47,6 +48,9 @@ CAPABILITIES = CloudCapabilities(
     # FQDNNetworkPolicy, on Dataplane V2 clusters with `--enable-fqdn-network-policy`
     # (https://cloud.google.com/kubernetes-engine/docs/how-to/fqdn-network-policies).
     egress_hosts=True,
+    # MySQL 8.0 and 5.7 are in paid extended support on Cloud SQL (cloud_sql.py EXTENDED_SUPPORT).
+    end_of_standard_support=END_OF_STANDARD_SUPPORT,
+    past_support_reason=PAST_SUPPORT_REASON,
 )
 
 
