@@ -32,7 +32,10 @@ def _real_role_arn(run: ProgramRun, arn: str) -> str:
     role = roles.get(arn.removeprefix(ACCOUNT_ROLE))
     if role is None:
         return arn
-    return ACCOUNT_ROLE + str(role.inputs.get("namePrefix") or role.inputs.get("name") or role.name) + "2026112900"
+    if role.inputs.get("namePrefix"):
+        return ACCOUNT_ROLE + str(role.inputs["namePrefix"]) + "2026112900"  # AWS's unique suffix
+    # Named, or Pulumi's auto-name: the resource name, `-` and 7 random hex characters.
+    return ACCOUNT_ROLE + str(role.inputs.get("name") or f"{role.name}-a1b2c3d")
 
 
 def _program_tags(run: ProgramRun) -> dict[str, str]:
@@ -40,10 +43,46 @@ def _program_tags(run: ProgramRun) -> dict[str, str]:
     return dict(json.loads(provider.inputs["defaultTags"])["tags"])
 
 
+REGION_ACCOUNT = "eu-west-1:111122223333"
+
+
+def _tags(run: ProgramRun, prefix: str) -> dict[str, str]:
+    return {f"aws:{prefix}/{k}": v for k, v in _program_tags(run).items()}
+
+
+def _targets(run: ProgramRun, record: RecordedResource, action: str) -> list[Request]:
+    """The request(s) `action` makes for `record`, on the ARN AWS authorizes it against."""
+    inputs = record.inputs
+    if record.type == "aws:iam/role:Role":
+        return [Request(action, _real_role_arn(run, ACCOUNT_ROLE + record.name))]
+    if record.type == "aws:iam/rolePolicy:RolePolicy":
+        return [Request(action, _real_role_arn(run, ACCOUNT_ROLE + str(inputs["role"])))]
+    if record.type == "aws:kms/key:Key":
+        if action == "kms:CreateKey":  # authorized on `*` with the tags it is created with
+            return [Request(action, "*", context=_tags(run, "RequestTag"))]
+        return [Request(action, f"arn:aws:kms:{REGION_ACCOUNT}:key/{record.name}", context=_tags(run, "ResourceTag"))]
+    if record.type == "aws:kms/alias:Alias":
+        if action == "kms:ListAliases":
+            return [Request(action, "*")]
+        # CreateAlias and its kin are authorized on the alias and on the key it points at.
+        key = str(inputs["targetKeyId"]).removesuffix("-key-id")
+        return [
+            Request(action, f"arn:aws:kms:{REGION_ACCOUNT}:{inputs['name']}"),
+            Request(action, f"arn:aws:kms:{REGION_ACCOUNT}:key/{key}", context=_tags(run, "ResourceTag")),
+        ]
+    if record.type == "aws:secretsmanager/secret:Secret":
+        return [Request(action, f"arn:aws:secretsmanager:{REGION_ACCOUNT}:secret:{inputs['name']}-AbCdEf")]
+    if record.type == "aws:secretsmanager/secretVersion:SecretVersion":
+        secrets = {r.name: r for r in run.of_type("aws:secretsmanager/secret:Secret")}
+        secret = secrets[str(inputs["secretId"]).removesuffix("-id")]
+        return [Request(action, f"arn:aws:secretsmanager:{REGION_ACCOUNT}:secret:{secret.inputs['name']}-AbCdEf")]
+    return [Request(action, "arn:aws:placeholder")]
+
+
 def _requests(run: ProgramRun, record: RecordedResource) -> list[Request]:
     rule = deploy_rules.rule_for(record.type)
     assert rule is not None, f"{record.type}: no deploy rule"
-    requests = [Request(action, "arn:aws:placeholder") for action in rule.actions]
+    requests = [request for action in rule.actions for request in _targets(run, record, action)]
     keys = {r.name for r in run.of_type("aws:kms/key:Key")}
     for name, (actions, kind) in rule.uses.items():
         value = record.inputs.get(name)
@@ -53,8 +92,7 @@ def _requests(run: ProgramRun, record: RecordedResource) -> list[Request]:
             requests += [Request(a, _real_role_arn(run, str(value))) for a in actions]
         else:
             assert str(value).rsplit("/", 1)[-1] in keys, (record.name, value)  # a key of the program
-            tags = {f"aws:ResourceTag/{k}": v for k, v in _program_tags(run).items()}
-            requests += [Request(a, str(value), context=tags) for a in actions]
+            requests += [Request(a, str(value), context=_tags(run, "ResourceTag")) for a in actions]
     return requests
 
 
@@ -96,6 +134,23 @@ def test_pass_role_and_key_use_are_what_the_clouds_require(prod_aws_plan: Progra
     assert not allowed([policy], Request("iam:PassRole", ACCOUNT_ROLE + "OrganizationAccountAccessRole"))
     other_key = "arn:aws:kms:eu-west-1:111122223333:key/someone-elses"
     assert not allowed([policy], Request("kms:Decrypt", other_key, context={"aws:ResourceTag/team": "x"}))
+
+
+def test_the_deploy_role_cannot_write_itself_permissions_or_touch_other_keys_and_secrets() -> None:
+    """Writes are scoped to what the program names or tags: IAM writes on `*` would let the deploy
+    role put any policy on itself; KMS writes on `*` would let it schedule the state key's deletion."""
+    policy = _policy()
+    own = ACCOUNT_ROLE + "tenancy-prod-aws"
+    for action in ("iam:PutRolePolicy", "iam:UpdateAssumeRolePolicy", "iam:DeleteRole", "iam:CreateRole"):
+        assert not allowed([policy], Request(action, own)), action
+        assert allowed([policy], Request(action, ACCOUNT_ROLE + "t-acme-prod-2026112900")), action
+    state_key = "arn:aws:kms:eu-west-1:111122223333:key/state"
+    for action in ("kms:ScheduleKeyDeletion", "kms:PutKeyPolicy", "kms:Decrypt"):
+        assert not allowed([policy], Request(action, state_key)), action
+    assert not allowed([policy], Request("kms:CreateKey", "*"))  # untagged
+    other_secret = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:payroll/db-AbCdEf"
+    for action in ("secretsmanager:GetSecretValue", "secretsmanager:DeleteSecret", "secretsmanager:PutSecretValue"):
+        assert not allowed([policy], Request(action, other_secret)), action
 
 
 def test_the_runbook_lists_the_policy_from_the_data() -> None:

@@ -22,10 +22,12 @@ def aws_deploy() -> str:
         lines.append(f"| `{type_token}` (read) | {_codes(actions)} | - |")
     lines += [
         "",
-        "As one policy (`deploy_policy`, attached by the bootstrap as `tenancy-deploy`): the actions above on",
-        f"`*`; {_codes(aws_rules.PASS_ROLE)} on the stack's node roles, edge controller roles and",
-        f"`arn:aws:iam::*:role/t-*` (tenant roles); {_codes(sorted({*aws_rules.RDS_KEY, *aws_rules.SECRETS_KEY}))}",
-        "on keys tagged `managed-by: tenancy` only.",
+        "As one policy (`deploy_policy`, attached by the bootstrap as `tenancy-deploy`): IAM writes on the",
+        f"program's own roles only ({_codes(aws_rules.PROGRAM_ROLES)}); KMS key actions, with",
+        f"{_codes(sorted({*aws_rules.RDS_KEY, *aws_rules.SECRETS_KEY}))}, on keys tagged `managed-by: tenancy`",
+        "only (`kms:CreateKey` only with that tag), aliases under `alias/tenancy/`; Secrets Manager on",
+        f"`tenancy/*`; {_codes(aws_rules.PASS_ROLE)} on the stack's node roles, edge controller roles and",
+        "tenant roles; RDS, EC2, EKS actions and the reads on `*`.",
     ]
     return "\n".join(lines) + "\n"
 

@@ -241,21 +241,59 @@ def passed_roles(settings: StackSettings) -> list[str]:
     return [*sorted(str(arn) for arn in roles), "arn:aws:iam::*:role/t-*"]
 
 
+# The program's own roles (data.py: tenant roles `t-<tenant>-<env>-...`, the autonamed
+# `shared-secrets-identity-...`): the only roles the deploy role may create, change or delete. On `*`,
+# iam:PutRolePolicy would let it write itself any permission.
+PROGRAM_ROLES = ("arn:aws:iam::*:role/t-*", "arn:aws:iam::*:role/shared-secrets-identity-*")
+ALIAS_ACTIONS = ("kms:CreateAlias", "kms:UpdateAlias", "kms:DeleteAlias")
+_TAGGED = {"StringEquals": {"aws:ResourceTag/managed-by": MANAGED_BY_VALUE}}
+
+
 def deploy_policy(settings: StackSettings) -> dict[str, Any]:
-    """The deploy role's identity policy for this stack (attached by the bootstrap)."""
+    """The deploy role's identity policy for this stack (attached by the bootstrap).
+
+    Scoped where the resources have names or tags the program controls: IAM writes to its own roles,
+    KMS to keys tagged `managed-by: tenancy` (created with that tag, so never the state key or
+    another team's) and aliases under `alias/tenancy/`, Secrets Manager to `tenancy/*`. RDS, EC2 and
+    EKS actions and the reads stay on `*`: their names are autonamed or the stack's prerequisites."""
     assert settings.aws is not None  # an AWS stack
     region = settings.aws.region
+    actions = resource_actions()
+    iam_writes = [a for a in actions if a.startswith("iam:") and a != "iam:GetRole"]
+    kms_keys = [a for a in actions if a.startswith("kms:") and a not in ("kms:CreateKey", "kms:ListAliases")]
+    secrets = [a for a in actions if a.startswith("secretsmanager:")]
+    scoped = {*iam_writes, *kms_keys, *secrets, "kms:CreateKey"}
     return {
         "Version": "2012-10-17",
         "Statement": [
-            {"Sid": "TenancyResources", "Effect": "Allow", "Action": list(resource_actions()), "Resource": "*"},
-            {"Sid": "PassRolesToEks", "Effect": "Allow", "Action": list(PASS_ROLE), "Resource": passed_roles(settings)},
+            {"Sid": "Resources", "Effect": "Allow", "Action": [a for a in actions if a not in scoped], "Resource": "*"},
+            {"Sid": "ProgramRoles", "Effect": "Allow", "Action": iam_writes, "Resource": list(PROGRAM_ROLES)},
             {
-                "Sid": "UseTenancyKeys",
+                "Sid": "CreateTaggedKeys",
                 "Effect": "Allow",
-                "Action": sorted({*RDS_KEY, *SECRETS_KEY}),
-                "Resource": f"arn:aws:kms:{region}:*:key/*",
-                "Condition": {"StringEquals": {"aws:ResourceTag/managed-by": MANAGED_BY_VALUE}},
+                "Action": ["kms:CreateKey"],
+                "Resource": "*",
+                "Condition": {"StringEquals": {"aws:RequestTag/managed-by": MANAGED_BY_VALUE}},
             },
+            {
+                "Sid": "ProgramKeys",
+                "Effect": "Allow",
+                "Action": sorted({*kms_keys, *RDS_KEY, *SECRETS_KEY}),
+                "Resource": f"arn:aws:kms:{region}:*:key/*",
+                "Condition": _TAGGED,
+            },
+            {
+                "Sid": "ProgramAliases",
+                "Effect": "Allow",
+                "Action": list(ALIAS_ACTIONS),
+                "Resource": f"arn:aws:kms:{region}:*:alias/tenancy/*",
+            },
+            {
+                "Sid": "ProgramSecrets",
+                "Effect": "Allow",
+                "Action": secrets,
+                "Resource": f"arn:aws:secretsmanager:{region}:*:secret:tenancy/*",
+            },
+            {"Sid": "PassRolesToEks", "Effect": "Allow", "Action": list(PASS_ROLE), "Resource": passed_roles(settings)},
         ],
     }

@@ -12,8 +12,9 @@ google provider calls on a zone (ResourceRecordSets.List, Changes.Create; provid
 v0.21.0), plus `dns.managedZones.get` for reading the zone it is bound on. external-dns's project-wide
 zone list is `roles/dns.reader` on the project (edge.py).
 
-The bootstrap creates the role (it is the project's, not the stack's: a custom role's id stays
-reserved for weeks after deletion, https://cloud.google.com/iam/docs/creating-custom-roles#deleting-custom-role);
+The bootstrap creates the role (it is the project's, not the stack's: a deleted custom role's name
+"can take up to 30 more days (i.e. between 7 and 37 days after deletion)" to be free again, pulumi-gcp
+10.2.0 `projects/iam_custom_role.py`, so no stack should own and delete it);
 the program reads it before granting it, so a missing one fails the preview by name.
 """
 
