@@ -293,7 +293,12 @@ def _previous_run_problems(
         *switch_back_problems(pairs, previous_virtual_clusters or {}),
         *reonboarding_problems(pairs, previous, settings.data.reused_tenant_names, settings.source),
         *engine_support.past_support_problems(
-            managed, settings, cloud.capabilities.end_of_standard_support, previous, engine_support.today()
+            managed,
+            settings,
+            cloud.capabilities.end_of_standard_support,
+            previous,
+            engine_support.today(),
+            cloud.capabilities.past_support_reason,
         ),
         *shrink_problems(managed, settings, previous),
     ]
