@@ -2,7 +2,8 @@
 
 One table for every subcommand, so each help page lists its exit codes the same way; docs/cli.md's
 table says the same, cell by cell (tests/tools/test_cli.py), and the codes are those each tool's
-`main` can return. 130 is the shell's code for a command ended by Ctrl-C (128 + SIGINT).
+`main` can return. 130 and 143 are the shell's codes for a command ended by Ctrl-C (128 + SIGINT) or
+SIGTERM (128 + 15).
 """
 
 from __future__ import annotations
@@ -114,11 +115,15 @@ EXIT_CODES: dict[str, dict[int, str]] = {
         0: "every check passed",
         1: "a check failed, or the binaries could not be built",
         2: "usage",
+        130: "interrupted (Ctrl-C): every process it started is stopped and every host change undone",
+        143: "terminated (SIGTERM): the same",
     },
     "realrun-tools": {
         0: "every binary built or found",
         1: "a build failed, or Go is missing",
         2: "usage",
+        130: "interrupted (Ctrl-C): every process it started is stopped and every host change undone",
+        143: "terminated (SIGTERM): the same",
     },
     "requirements": {
         0: "written, or current",
