@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tools.realrun.controllers.chart import ChartError, identity
+from tools.realrun.controllers.chart import ChartError, aggregated_roles, identity
 
 
 def _binding(kind: str, name: str, role_kind: str, role: str, account: str, namespace: str | None) -> dict[str, Any]:
@@ -96,3 +96,12 @@ def test_a_missing_deployment_container_or_account_is_named() -> None:
     without_account = [d for d in _rendered([]) if d["kind"] != "ServiceAccount"]
     with pytest.raises(ChartError, match="no ServiceAccount cm/controller"):
         identity(without_account, "controller", "main")
+
+
+def test_the_charts_aggregated_roles_are_installed_with_it() -> None:
+    aggregated = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "edit-certs", "labels": {"rbac.authorization.k8s.io/aggregate-to-edit": "true"}},
+    }
+    assert [r["metadata"]["name"] for r in aggregated_roles([*_rendered([]), aggregated])] == ["edit-certs"]

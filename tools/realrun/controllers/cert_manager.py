@@ -81,7 +81,7 @@ def start(plane: ControlPlane, api: client.ApiClient, binaries: Mapping[str, Pat
     missing = [d for d in chart.crds(documents) if d["metadata"]["name"] not in existing]
     added = seed.install_crds(api, missing)
     identity = chart.identity(documents, "cert-manager", "cert-manager-controller")
-    chart.apply(api, identity.objects, "realrun-chart-cert-manager")
+    chart.apply(api, [*identity.objects, *chart.aggregated_roles(documents)], "realrun-chart-cert-manager")
     kubeconfig = chart.kubeconfig(
         api, identity, plane.server, plane.folder / "pki" / "ca.crt", folder / "cert-manager.kubeconfig"
     )

@@ -151,6 +151,17 @@ def _expand(arg: str, env: Mapping[str, str], deployment: str) -> str:
     return re.sub(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", value, arg)
 
 
+def aggregated_roles(documents: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The ClusterRoles the chart adds to Kubernetes' aggregated `view`/`edit`/`admin` roles: installed
+    with the chart on a cluster, they widen whoever is bound to those roles, so the run has them too."""
+    return [
+        dict(d)
+        for d in documents
+        if d.get("kind") == "ClusterRole"
+        and any(key.startswith("rbac.authorization.k8s.io/aggregate-to-") for key in d["metadata"].get("labels") or {})
+    ]
+
+
 def crds(documents: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The CustomResourceDefinitions the chart renders (its templates or its crds/ folder)."""
     return [dict(d) for d in documents if d.get("kind") == "CustomResourceDefinition"]

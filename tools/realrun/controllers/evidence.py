@@ -120,7 +120,8 @@ def live_objects(api: client.ApiClient, owned_cluster_objects: set[tuple[str, st
     found: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
     for resource in dyn.resources.search(preferred=True):
-        if "/" in resource.name or "list" not in (resource.verbs or []) or (resource.group, resource.kind) in seen:
+        verbs = getattr(resource, "verbs", None) or []
+        if "/" in resource.name or "list" not in verbs or (resource.group, resource.kind) in seen:
             continue
         if (resource.group, resource.kind) in SKIPPED_GROUPS_KINDS:
             continue
