@@ -123,10 +123,13 @@ def main(argv: list[str] | None = None) -> int:
         stack = open_stack(setup, STACK, document, engine_bin.parent)
         with ConditionStandIn(api, running.served) as stand_in:
             run = checks.Run(report, stack, setup, api, document["config"], tenants, binaries["kubectl"].parent)
-            if checks.run_all(run):
+            converged = checks.run_all(run)
+            if converged:
                 controllers.check(report, running, api, settings, STACK)
-                deployment = stack.export_stack().deployment or {}
-                controllers.keep_evidence(report, running, api, deployment, folder / "evidence")
+            # Kept also when `up` failed: then it is what shows why.
+            deployment = stack.export_stack().deployment or {}
+            controllers.keep_evidence(report, running, api, deployment, folder / "evidence")
+            if converged:
                 run_lifecycle(run)
         report.check(
             "awaited conditions stood in for",
