@@ -196,6 +196,8 @@ def certificate_problems(api: client.ApiClient, settings: StackSettings, stack: 
 def issued(api: client.ApiClient, settings: StackSettings, stack: str) -> tuple[bool, str]:
     """The run's line for cert-manager (checks.py calls it after the converged `up`)."""
     count, problems = certificate_problems(api, settings, stack)
+    if not count:
+        return False, "no Certificate is live: the dev stack's edge and tenants ask for some"
     if problems:
         return False, f"{len(problems)} of {count} Certificates or issuers wrong: " + "; ".join(problems)[:3000]
     return True, (
