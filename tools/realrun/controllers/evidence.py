@@ -1,7 +1,7 @@
 """What a reviewer reads after the run: the live objects with status and managedFields, and the logs.
 
-After the first `up` and its checks (also when `up` failed) the run writes `.realrun/run/evidence/`: every live object of the
-platform's and tenants' namespaces and every cluster-scoped object the stack owns, as JSON with
+After the first `up` and its checks (also when `up` failed) the run writes `.realrun/run/evidence/`:
+every live object of the platform's and tenants' namespaces and every cluster-scoped object the stack owns, as JSON with
 `status` and `managedFields` (so which manager wrote each status is visible), each controller's log,
 and `status-writers.json`, which lists per object the field managers of its status. Secret values are
 replaced by their length (the keys stay): the evidence is for reading, not a second copy of the
