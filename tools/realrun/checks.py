@@ -181,7 +181,7 @@ EXPLAINED_WARNINGS: dict[str, str] = {
     "resource plugin kubernetes is expected to have version >=4.34.2, but has 4.25.0": "the module proxy serves the "
     "provider at v4.25.0 only; the SDK pins 4.34.2 (docs/real-run.md#skew)",
     "Has no .status.conditions": "the provider's await of a `pulumi.com/waitFor` object reports this until the "
-    "operator (here the stand-in, docs/real-run.md#operators) has written its first condition",
+    "operator (here the stand-in, docs/real-run.md#controllers) has written its first condition",
 }
 
 
