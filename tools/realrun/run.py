@@ -19,6 +19,7 @@ from pulumi import automation as auto
 from components.model.catalog.stack_config import parse_settings
 from tools.realrun import checks, cluster, toolchain
 from tools.realrun.conditions import ConditionStandIn
+from tools.realrun.dataplane import live as dataplane
 from tools.realrun.engine import CI_DISPLAY, EngineSetup, open_stack, stack_config
 from tools.realrun.kube import dynamic
 from tools.realrun.lifecycle import run_lifecycle
@@ -116,12 +117,24 @@ def main(argv: list[str] | None = None) -> int:
         components = "etcd, kube-apiserver, controller-manager, scheduler, kwok"
         report.check("control plane", True, f"{plane.server} ({components})")
         api = seed_cluster(report, plane, settings)
+        data = dataplane.start(report, plane, api, settings, binaries)
         setup = EngineSetup(folder / "engine", plane.kubeconfig, engine_bin, secrets.token_hex(16))
         stack = open_stack(setup, STACK, document, engine_bin.parent)
         with ConditionStandIn(api) as stand_in:
             run = checks.Run(report, stack, setup, api, document["config"], tenants, binaries["kubectl"].parent)
             if checks.run_all(run):
-                run_lifecycle(run)
+                dataplane.check_matrix(report, data, settings, tenants, "isolation by packets", "connectivity")
+                run_lifecycle(
+                    run,
+                    while_suspended=lambda: dataplane.check_matrix(
+                        report,
+                        data,
+                        settings,
+                        tenants,
+                        "isolation by packets, acme suspended",
+                        "connectivity-suspended",
+                    ),
+                )
         report.check(
             "awaited conditions stood in for",
             not stand_in.errors,
