@@ -113,7 +113,11 @@ def keep_iptables(plane: Undoes) -> None:
 def add_bridge(plane: Undoes, name: str, address: str) -> None:
     """An empty bridge holding `address` (CIDR): the node's address and its pods' gateway."""
     run(["ip", "link", "add", name, "type", "bridge"])
-    plane.on_stop(f"bridge {name}", lambda: run(["ip", "link", "delete", name], check=False) and None)
+
+    def delete() -> None:
+        run(["ip", "link", "delete", name], check=False)
+
+    plane.on_stop(f"bridge {name}", delete)
     run(["ip", "addr", "add", address, "dev", name])
     run(["ip", "link", "set", name, "up"])
 
