@@ -6,14 +6,18 @@ of the very same objects. When nca is not installed the entries say `offline: nu
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubernetes import client
 
-from tests.guardrails.network_analyzer import Connectivity, connectivity_of, nca_command
 from tools.realrun.dataplane.matrix import Pair
 from tools.realrun.dataplane.probes import Probe
+from tools.realrun.toolchain import ROOT
+
+if TYPE_CHECKING:
+    from tests.guardrails.network_analyzer import Connectivity
 
 
 def _clean(obj: dict[str, Any]) -> dict[str, Any]:
@@ -49,6 +53,12 @@ def live_inputs(
 
 
 def analysis(api: client.ApiClient, probes: Sequence[Probe]) -> Connectivity | None:
+    """nca's map, from the checkout's test helpers: the run works in the checkout anyway (its
+    modules, tenants and Go modules), and the installed entry point does not put it on the path."""
+    if str(ROOT) not in sys.path:
+        sys.path.append(str(ROOT))
+    from tests.guardrails.network_analyzer import connectivity_of, nca_command
+
     if nca_command() is None:
         return None
     return connectivity_of(*live_inputs(api, probes))
