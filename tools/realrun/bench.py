@@ -62,6 +62,14 @@ def _change_tier(tenants: Path, name: str, tier: str) -> None:
     edit_tenant_file(tenants, name, lambda document: document.update({"quota": {"tier": tier}}))
 
 
+def mock_plan(tenants: Path) -> Timed:
+    """`tenancy plan` of these tenants (the program under mocks), in a process of its own."""
+    overrides = [f"--set=tenancy:tenantsDir={tenants}", '--set=tenancy:installs={"managedElsewhere": true}']
+    command = [sys.executable, "-m", "tools.cli.main", "plan", "--stack", "dev", *overrides]
+    timed, _ = _timed(lambda: subprocess.run(command, cwd=toolchain.ROOT, capture_output=True, check=True))
+    return timed
+
+
 def measure(
     count: int, folder: Path, binaries: dict[str, Path], engine_bin: Path, first_up_checkpoints: bool = True
 ) -> dict[str, Any]:
@@ -69,9 +77,7 @@ def measure(
     tenants = write_tenants([typical_tenant(i) for i in range(count)], folder / "tenants")
     document = stack_config("dev", run_overrides(tenants))
     settings = parse_settings(document["config"], "Pulumi.dev.yaml")
-    overrides = [f"--set=tenancy:tenantsDir={tenants}", '--set=tenancy:installs={"managedElsewhere": true}']
-    command = [sys.executable, "-m", "tools.cli.main", "plan", "--stack", "dev", *overrides]
-    mock, _ = _timed(lambda: subprocess.run(command, cwd=toolchain.ROOT, capture_output=True, check=True))
+    mock = mock_plan(tenants)
     with cluster.control_plane(folder / "cluster", binaries, toolchain.kwok_stages()) as plane:
         api = seed_cluster(Report(), plane, settings)
         setup = EngineSetup(folder / "engine", plane.kubeconfig, engine_bin, secrets.token_hex(16))

@@ -13,18 +13,18 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-import signal
 import socket
 import ssl
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
+
+from tools.realrun.processes import RunProcesses, current_owner, stopping
 
 # What the control plane signs and serves; the API server's ClusterIP is the range's first address.
 SERVICE_RANGE = "10.96.0.0/16"
@@ -92,18 +92,19 @@ class ControlPlane:
     # What to undo when the run stops (host changes: interfaces, iptables chains, sysctls), with a
     # line saying what each undoes; run last-in first-out after every process has stopped.
     _undo: list[tuple[str, Callable[[], None]]] = field(default_factory=list)
+    # Who owns the processes: the entry point's (processes.py: process groups, pid files, signals).
+    owner: RunProcesses = field(default_factory=current_owner)
 
     def start(
         self, name: str, command: list[str], *, env: Mapping[str, str] | None = None, cwd: Path | None = None
     ) -> subprocess.Popen[bytes]:
         """Start a long-lived process of the run (a control-plane part, a controller, a kubelet); it
-        is stopped with the control plane, in the reverse order of starting. Its output goes to
-        `logs/<name>.log`."""
+        is stopped with the control plane, in the reverse order of starting, and with everything else
+        the run owns if the run is interrupted (processes.py: a process group of its own and a pid file
+        under `.realrun/pids`). Its output goes to `logs/<name>.log`."""
         log = (self.folder / "logs" / f"{name}.log").open("wb")
         self._logs.append(log)
-        process = subprocess.Popen(
-            command, stdout=log, stderr=subprocess.STDOUT, cwd=cwd or self.folder, env=dict(env) if env else None
-        )
+        process = self.owner.start(name, command, env=env, cwd=cwd or self.folder, stdout=log)
         self.processes[name] = process
         return process
 
@@ -119,22 +120,18 @@ class ControlPlane:
                 raise RuntimeError(f"{name} exited with {process.returncode}:\n{tail}")
 
     def stop(self) -> None:
-        for process in reversed(list(self.processes.values())):
-            if process.poll() is None:
-                process.terminate()
-        for process in self.processes.values():
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        for log in self._logs:
-            log.close()
-        while self._undo:
-            what, undo = self._undo.pop()
-            try:
-                undo()
-            except Exception as error:  # one failed undo must not keep the others from running
-                print(f"realrun: could not undo {what}: {error}", file=sys.stderr)
+        """Stop every process (SIGTERM to its group, SIGKILL after processes.GRACE_SECONDS), then run
+        the undos. A signal that arrives meanwhile is raised only after the last undo."""
+        with stopping():
+            self.owner.stop(reversed(list(self.processes.values())))
+            for log in self._logs:
+                log.close()
+            while self._undo:
+                what, undo = self._undo.pop()
+                try:
+                    undo()
+                except Exception as error:  # one failed undo must not keep the others from running
+                    print(f"realrun: could not undo {what}: {error}", file=sys.stderr)
 
 
 def _wait_healthy(plane: ControlPlane, url: str, context: ssl.SSLContext | None, what: str, timeout: float) -> None:
@@ -154,30 +151,10 @@ def _wait_healthy(plane: ControlPlane, url: str, context: ssl.SSLContext | None,
 
 
 @contextlib.contextmanager
-def sigterm_exits() -> Iterator[None]:
-    """Inside the block, SIGTERM (`kill`, a CI job's timeout) raises SystemExit(143) like Ctrl-C raises
-    KeyboardInterrupt, so `finally` clauses run: without it Python dies at once and etcd, the API
-    server and the rest outlive the run. Only the main thread may set handlers; elsewhere, no change."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def _exit(signum: int, frame: object) -> None:
-        raise SystemExit(128 + signum)
-
-    previous = signal.signal(signal.SIGTERM, _exit)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-@contextlib.contextmanager
 def control_plane(folder: Path, binaries: Mapping[str, Path], kwok_stages: list[Path]) -> Iterator[ControlPlane]:
-    """Start the control plane in `folder` (made anew) and stop it on the way out, also when the run
-    is terminated (`sigterm_exits`)."""
-    with sigterm_exits():
-        yield from _started_control_plane(folder, binaries, kwok_stages)
+    """Start the control plane in `folder` (made anew) and stop it on the way out; a signal reaches the
+    block as processes.RunInterrupted, under the entry point (processes.entry_point)."""
+    yield from _started_control_plane(folder, binaries, kwok_stages)
 
 
 def _started_control_plane(

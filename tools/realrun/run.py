@@ -17,7 +17,7 @@ from pathlib import Path
 from pulumi import automation as auto
 
 from components.model.catalog.stack_config import parse_settings
-from tools.realrun import checks, cluster, toolchain
+from tools.realrun import checks, cluster, processes, toolchain
 from tools.realrun.conditions import ConditionStandIn
 from tools.realrun.dataplane import live as dataplane
 from tools.realrun.engine import CI_DISPLAY, EngineSetup, open_stack, stack_config
@@ -88,11 +88,17 @@ def main(argv: list[str] | None = None) -> int:
         "cost from the state backend's (never for a real stack: docs/scale.md#the-real-engine)",
     )
     args = parser.parse_args(argv)
+    # One owner for every process either command starts, whatever ends it (processes.py).
     if args.bench:
         from tools.realrun.bench import main as bench
 
-        bench([int(count) for count in args.bench.split(",")], not args.first_up_without_checkpoints)
-        return 0
+        counts = [int(count) for count in args.bench.split(",")]
+        return processes.entry_point(lambda: bench(counts, not args.first_up_without_checkpoints))
+    return processes.entry_point(run)
+
+
+def run() -> int:
+    """The real run's sequence (the module's docstring); 0 when every check passed."""
     report = Report()
     try:
         binaries = toolchain.build(log=report.note)

@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tools.realrun.processes import entry_point
+
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = ROOT / "realrun"
 BIN = ROOT / ".realrun" / "bin"
@@ -278,14 +280,19 @@ def main(argv: list[str] | None = None) -> int:
         "names", nargs="*", choices=[[], *names], metavar="NAME", help=f"only these: {', '.join(names)}"
     )
     args = parser.parse_args(argv)
-    try:
-        located = build(args.names or None)
-    except ToolchainError as error:
-        print(f"realrun: {error}", file=sys.stderr)
-        return 1
-    for name, path in located.items():
-        print(f"{name}\t{path}")
-    return 0
+
+    def build_and_say() -> int:
+        try:
+            located = build(args.names or None)
+        except ToolchainError as error:
+            print(f"realrun: {error}", file=sys.stderr)
+            return 1
+        for name, path in located.items():
+            print(f"{name}\t{path}")
+        return 0
+
+    # The Go builds it starts are stopped like the run's processes when it is interrupted.
+    return entry_point(build_and_say)
 
 
 if __name__ == "__main__":
