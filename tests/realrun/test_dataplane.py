@@ -221,3 +221,20 @@ def test_an_image_is_a_docker_save_tarball_of_one_layer(tmp_path: Path) -> None:
     with tarfile.open(fileobj=io.BytesIO(layer)) as inner:
         member = inner.getmember("agnhost")
         assert member.mode == 0o755 and inner.extractfile(member).read() == b"\x7fELF binary"  # type: ignore[union-attr]
+
+
+def test_what_pods_leave_mounted_below_a_node_folder_is_found_deepest_first(tmp_path: Path) -> None:
+    node = tmp_path / "real-shared"
+    mountinfo = "\n".join(
+        [
+            "22 1 0:21 / / rw - ext4 /dev/root rw",
+            f"40 22 0:40 / {node}/state/netns/cni-1 rw - nsfs nsfs rw",
+            f"41 22 0:41 / {node}/state/io.containerd.runtime.v2.task/k8s.io/abc/rootfs rw - overlay overlay rw",
+            f"42 22 0:42 / {tmp_path}/real-shared-other rw - tmpfs tmpfs rw",
+            "43 22 0:43 / /run/netns/cni-2 rw - nsfs nsfs rw",
+        ]
+    )
+    assert host.mounts_under(node, mountinfo) == [
+        f"{node}/state/io.containerd.runtime.v2.task/k8s.io/abc/rootfs",
+        f"{node}/state/netns/cni-1",
+    ]

@@ -127,3 +127,17 @@ def keep_kubelet_log_links(plane: Undoes) -> None:
     if KUBELET_LOG_LINKS.exists():
         return
     plane.on_stop(str(KUBELET_LOG_LINKS), lambda: shutil.rmtree(KUBELET_LOG_LINKS, ignore_errors=True))
+
+
+def mounts_under(folder: Path, mountinfo: str) -> list[str]:
+    """Mount points at or below `folder` in /proc/self/mountinfo's text, deepest first."""
+    prefix = str(folder.resolve())
+    points = [line.split()[4].encode().decode("unicode_escape") for line in mountinfo.splitlines() if line.strip()]
+    found = [p for p in points if p == prefix or p.startswith(prefix + "/")]
+    return sorted(set(found), key=lambda p: (-p.count("/"), p))
+
+
+def unmount_under(folder: Path) -> None:
+    """Unmount (lazily) everything mounted below `folder`."""
+    for point in mounts_under(folder, Path("/proc/self/mountinfo").read_text()):
+        run(["umount", "-l", point], check=False)

@@ -95,6 +95,8 @@ def containerd_config(node: Node, sandbox_image: str, registry_hosts: Path) -> s
             '  address = ""',
             f"[{cri}]",
             "  restrict_oom_score_adj = true",
+            # Pods' network namespaces in the node's folder, not /var/run/netns (host.unmount_under).
+            "  netns_mounts_under_state_dir = true",
             f'  sandbox_image = "{sandbox_image}"',
             '  stream_server_address = "127.0.0.1"',
             '  stream_server_port = "0"',
@@ -195,6 +197,10 @@ def _serving_certificate(node: Node, pki: Path) -> None:
 
 
 def start_containerd(plane: ControlPlane, node: Node, sandbox_image: str, registry_hosts: Path) -> None:
+    """containerd of the node. What its pods leave when it is stopped with them (their rootfs
+    and network namespace mounts, all under the node's folder) is unmounted after every process
+    has stopped; a network namespace goes with its last mount, and the pod's veth with it."""
+    plane.on_stop(f"mounts under {node.folder}", lambda: host.unmount_under(node.folder))
     for sub in ("cni", "ipam", "pod-logs", "kubelet"):
         (node.folder / sub).mkdir(parents=True, exist_ok=True)
     (node.folder / "cni" / "10-realrun.conflist").write_text(json.dumps(cni_config(node), indent=2))
