@@ -238,3 +238,19 @@ def test_what_pods_leave_mounted_below_a_node_folder_is_found_deepest_first(tmp_
         f"{node}/state/io.containerd.runtime.v2.task/k8s.io/abc/rootfs",
         f"{node}/state/netns/cni-1",
     ]
+
+
+def test_only_the_shims_of_the_nodes_socket_are_killed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    killed: list[list[str]] = []
+    monkeypatch.setattr(host, "run", lambda command, check=True, input_text=None: killed.append(list(command)) or "")
+    socket = tmp_path / "real-shared" / "containerd.sock"
+    for pid, command in {
+        "11": ["/usr/bin/containerd-shim-runc-v2", "-namespace", "k8s.io", "-id", "a", "-address", str(socket)],
+        "12": ["/usr/bin/containerd-shim-runc-v2", "-namespace", "k8s.io", "-id", "b", "-address", "/run/c.sock"],
+        "13": ["/bin/sleep", str(socket)],
+        "self": ["python"],
+    }.items():
+        (tmp_path / "proc" / pid).mkdir(parents=True)
+        (tmp_path / "proc" / pid / "cmdline").write_bytes(b"\0".join(c.encode() for c in command) + b"\0")
+    assert host.kill_shims_of(socket, tmp_path / "proc") == [11]
+    assert killed == [["kill", "-KILL", "11"]]

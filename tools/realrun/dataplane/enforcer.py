@@ -24,11 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from kubernetes import client, utils
+from kubernetes import client
 
 from tools.realrun.cluster import ControlPlane, free_port
 from tools.realrun.dataplane import host
 from tools.realrun.dataplane.nodes import BRIDGE_PREFIX
+from tools.realrun.kube import dynamic, plain
 from tools.realrun.toolchain import module_dir
 
 QUEUE = 100
@@ -69,12 +70,14 @@ def upstream_rbac() -> list[dict[str, Any]]:
 
 def credentials(api: client.ApiClient, folder: Path, ca: Path) -> Path:
     """Its RBAC applied and a token for its ServiceAccount, with the CA, in `folder`."""
-    utils.create_from_yaml(api, yaml_objects=upstream_rbac())
+    for obj in upstream_rbac():
+        resource = dynamic(api).resources.get(api_version=obj["apiVersion"], kind=obj["kind"])
+        resource.create(body=obj, namespace=obj["metadata"].get("namespace"))
     namespace, name = SERVICE_ACCOUNT
     request = client.AuthenticationV1TokenRequest(spec=client.V1TokenRequestSpec(audiences=[], expiration_seconds=7200))
-    token = client.CoreV1Api(api).create_namespaced_service_account_token(name, namespace, request)
+    token = plain(api, client.CoreV1Api(api).create_namespaced_service_account_token(name, namespace, request))
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "token").write_text(token.status.token)
+    (folder / "token").write_text(str(token["status"]["token"]))
     (folder / "ca.crt").write_bytes(ca.read_bytes())
     (folder / "token").chmod(0o600)
     return folder

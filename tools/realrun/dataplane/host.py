@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
@@ -141,3 +142,49 @@ def unmount_under(folder: Path) -> None:
     """Unmount (lazily) everything mounted below `folder`."""
     for point in mounts_under(folder, Path("/proc/self/mountinfo").read_text()):
         run(["umount", "-l", point], check=False)
+
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+# Where containerd's runc puts pod containers when the kubelet gives no cgroup parent (cgroupfs,
+# no QoS cgroups): <controller>/k8s.io/<container id>.
+CONTAINERS_CGROUP = "k8s.io"
+
+
+def keep_container_cgroups(plane: Undoes, root: Path = CGROUP_ROOT) -> None:
+    """After every process stopped, kill what still runs in the containers' cgroups (a container
+    whose shim outlived containerd) and remove the cgroups the run created. Only controllers that
+    had no such folder before the run are touched."""
+    created = [
+        c / CONTAINERS_CGROUP for c in sorted(root.iterdir()) if c.is_dir() and not (c / CONTAINERS_CGROUP).exists()
+    ]
+
+    def remove() -> None:
+        for folder in created:
+            if not folder.exists():
+                continue
+            for procs in folder.rglob("cgroup.procs"):
+                for pid in procs.read_text().split():
+                    run(["kill", "-KILL", pid], check=False)
+            time.sleep(1)  # a killed process leaves its cgroup when it has exited
+            for child in sorted((d for d in folder.rglob("*") if d.is_dir()), key=lambda d: -len(d.parts)):
+                child.rmdir()
+            folder.rmdir()
+
+    plane.on_stop(f"containers' cgroups ({CONTAINERS_CGROUP}) under {root}", remove)
+
+
+def kill_shims_of(socket: Path, proc: Path = Path("/proc")) -> list[int]:
+    """SIGKILL the containerd shims serving `socket` (a node's containerd, in the run folder) that
+    outlived it: a shim runs in a session of its own; its command line names the socket."""
+    killed = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if command and command[0].endswith(b"containerd-shim-runc-v2") and str(socket).encode() in command:
+            run(["kill", "-KILL", entry.name], check=False)
+            killed.append(int(entry.name))
+    return killed

@@ -21,6 +21,7 @@ from components.model.settings.stack import StackSettings
 from tools.realrun.cluster import ControlPlane
 from tools.realrun.dataplane import enforcer, host, images, matrix, nodes, offline
 from tools.realrun.dataplane.probes import Probe, manifest, platform_probes, tenant_probes
+from tools.realrun.kube import plain
 from tools.realrun.report import Report
 
 AGNHOST = "agnhost"
@@ -61,6 +62,8 @@ def start(
     agnhost = images.Image(AGNHOST, binaries["agnhost"], "/agnhost")
     for node in real:
         nodes.start_containerd(plane, node, pause.reference(registry), hosts)
+    # Registered after the nodes' mounts, so undone before them (LIFO): first the containers go.
+    host.keep_container_cgroups(plane)
     for image in (pause, agnhost):
         tarball = images.docker_save_tarball(image, image.reference(registry), folder / "images" / f"{image.name}.tar")
         images.publish(real[0].socket, tarball, image.reference(registry))
@@ -83,14 +86,15 @@ def start(
 def tenant_namespace_probes(api: client.ApiClient, settings: StackSettings, tenants: Path) -> list[Probe]:
     """Probes for every live tenant environment namespace, with the tenant's route ports there."""
     catalog = load_catalog(tenants, settings, "dev", cloud=cloud_for(settings))
-    specs = {spec.name: spec for spec in catalog.tenants}
+    specs = {entry.spec.name: entry.spec for entry in catalog.tenants}
     found: list[Probe] = []
-    for namespace in client.CoreV1Api(api).list_namespace(label_selector=TENANT_KEY).items:
-        labels = namespace.metadata.labels or {}
+    for namespace in plain(api, client.CoreV1Api(api).list_namespace(label_selector=TENANT_KEY))["items"]:
+        labels = namespace["metadata"].get("labels") or {}
         tenant, environment = labels.get(TENANT_KEY, ""), labels.get(ENVIRONMENT_KEY, "")
         if tenant not in specs or not environment:
             continue
-        probes = tenant_probes(namespace.metadata.name, tenant, environment, route_ports(specs[tenant], environment))
+        name = namespace["metadata"]["name"]
+        probes = tenant_probes(name, tenant, environment, route_ports(specs[tenant], environment))
         found += [replace(p, suspended=labels.get(SUSPENDED_KEY) == "true") for p in probes]
     return sorted(found, key=lambda p: p.key)
 
@@ -120,7 +124,7 @@ def place(data: DataPlane, probes: Sequence[Probe], timeout: float = 240) -> tup
             if error.status != 404:
                 raise
         try:
-            core.create_namespaced_pod(probe.namespace, manifest(probe, data.agnhost_image, platform_node))
+            core.create_namespaced_pod(probe.namespace, manifest(probe, data.agnhost_image, platform_node))  # type: ignore[arg-type]
         except client.ApiException as error:
             problems.append(f"{probe.key} refused: {_message(error)}")
     deadline = time.monotonic() + timeout
@@ -129,10 +133,10 @@ def place(data: DataPlane, probes: Sequence[Probe], timeout: float = 240) -> tup
     while len(ready) < len(wanted) and time.monotonic() < deadline:
         data.plane.check_alive()
         for probe in wanted:
-            pod = core.read_namespaced_pod(probe.name, probe.namespace)
-            conditions = {c.type: c.status for c in (pod.status.conditions or [])}
-            if conditions.get("Ready") == "True" and pod.status.pod_ip:
-                ready[probe.key] = replace(probe, ip=pod.status.pod_ip)
+            status = plain(data.api, core.read_namespaced_pod(probe.name, probe.namespace)).get("status", {})
+            conditions = {c["type"]: c["status"] for c in status.get("conditions", [])}
+            if conditions.get("Ready") == "True" and status.get("podIP"):
+                ready[probe.key] = replace(probe, ip=status["podIP"])
         time.sleep(1)
     problems += [f"{p.key} not Ready after {timeout:.0f} s" for p in wanted if p.key not in ready]
     return [ready[p.key] for p in wanted if p.key in ready], problems
@@ -148,7 +152,7 @@ def _message(error: client.ApiException) -> str:
 def save_pods(data: DataPlane, probes: Sequence[Probe], name: str) -> int:
     """The probe pods as they ran (status with containerStatuses and their container IDs)."""
     core = client.CoreV1Api(data.api)
-    pods = [data.api.sanitize_for_serialization(core.read_namespaced_pod(p.name, p.namespace)) for p in probes]
+    pods = [plain(data.api, core.read_namespaced_pod(p.name, p.namespace)) for p in probes]
     (data.evidence / f"{name}.json").write_text(json.dumps(pods, indent=1, default=str))
     return sum(1 for pod in pods for s in pod["status"].get("containerStatuses", []) if s.get("containerID"))
 

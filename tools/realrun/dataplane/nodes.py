@@ -27,6 +27,7 @@ from kubernetes import client
 from components.model.core.labels import pool_node_labels, pool_taint
 from tools.realrun.cluster import ControlPlane, free_port
 from tools.realrun.dataplane import host
+from tools.realrun.kube import plain
 
 PROBE_TAINT = {"key": "realrun.tenancy.io/probes", "value": "true", "effect": "NoSchedule"}
 REAL_NODE_LABEL = "realrun.tenancy.io/real"
@@ -200,7 +201,12 @@ def start_containerd(plane: ControlPlane, node: Node, sandbox_image: str, regist
     """containerd of the node. What its pods leave when it is stopped with them (their rootfs
     and network namespace mounts, all under the node's folder) is unmounted after every process
     has stopped; a network namespace goes with its last mount, and the pod's veth with it."""
-    plane.on_stop(f"mounts under {node.folder}", lambda: host.unmount_under(node.folder))
+
+    def clear() -> None:
+        host.kill_shims_of(node.socket)
+        host.unmount_under(node.folder)
+
+    plane.on_stop(f"shims of {node.socket} and mounts under {node.folder}", clear)
     for sub in ("cni", "ipam", "pod-logs", "kubelet"):
         (node.folder / sub).mkdir(parents=True, exist_ok=True)
     (node.folder / "cni" / "10-realrun.conflist").write_text(json.dumps(cni_config(node), indent=2))
@@ -232,10 +238,10 @@ def wait_ready(plane: ControlPlane, api: client.ApiClient, nodes: Sequence[Node]
         plane.check_alive()
         for name in sorted(waiting):
             try:
-                found = core.read_node(name)
+                found = plain(api, core.read_node(name))
             except client.ApiException:
                 continue
-            conditions = {c.type: c.status for c in (found.status.conditions or [])}
+            conditions = {c["type"]: c["status"] for c in found.get("status", {}).get("conditions", [])}
             if conditions.get("Ready") == "True":
                 waiting.discard(name)
         if time.monotonic() - started > timeout:

@@ -14,6 +14,7 @@ from kubernetes import client
 
 from tools.realrun.dataplane.matrix import Pair
 from tools.realrun.dataplane.probes import Probe
+from tools.realrun.kube import plain
 from tools.realrun.toolchain import ROOT
 
 if TYPE_CHECKING:
@@ -32,12 +33,11 @@ def live_inputs(
     """(policies, namespaces, pods) as nca reads them."""
     core, networking = client.CoreV1Api(api), client.NetworkingV1Api(api)
     policies = [
-        _clean({**api.sanitize_for_serialization(p), "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy"})
+        _clean({**plain(api, p), "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy"})
         for p in networking.list_network_policy_for_all_namespaces().items
     ]
     namespaces = [
-        _clean({**api.sanitize_for_serialization(n), "apiVersion": "v1", "kind": "Namespace"})
-        for n in core.list_namespace().items
+        _clean({**plain(api, n), "apiVersion": "v1", "kind": "Namespace"}) for n in core.list_namespace().items
     ]
     pods = [
         {
