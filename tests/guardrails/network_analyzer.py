@@ -185,19 +185,27 @@ def analyze(
     test adds. ClusterNetworkPolicies reach nca as Calico policies (tests/guardrails/cnp_translation.py),
     the only form it reads.
     """
-    if nca_command() is None:
-        raise RuntimeError("nca (network-config-analyzer) is not installed in this environment")
     objects = kubernetes_objects(run) + list(extra)
     pods = sample_pods(objects, extra_pods)
     policies = [o for o in objects if o["kind"] == "NetworkPolicy"] + calico_policies(objects)
+    return connectivity_of(policies, _namespaces(objects, pods), pods)
+
+
+def connectivity_of(
+    policies: Sequence[dict[str, Any]], namespaces: Sequence[dict[str, Any]], pods: Sequence[dict[str, Any]]
+) -> Connectivity:
+    """nca's map of these policies over these namespaces and pods (each pod with its status.podIP);
+    also what the real run compares its measured matrix with (tools/realrun/dataplane/offline.py)."""
+    if nca_command() is None:
+        raise RuntimeError("nca (network-config-analyzer) is not installed in this environment")
     with tempfile.TemporaryDirectory() as directory:
         root = Path(directory)
         (root / "policies").mkdir()
         (root / "policies" / "policies.yaml").write_text(yaml.safe_dump_all(policies))
         (root / "namespaces.yaml").write_text(
-            yaml.safe_dump({"apiVersion": "v1", "kind": "NamespaceList", "items": _namespaces(objects, pods)})
+            yaml.safe_dump({"apiVersion": "v1", "kind": "NamespaceList", "items": list(namespaces)})
         )
-        (root / "pods.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "PodList", "items": pods}))
+        (root / "pods.yaml").write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "PodList", "items": list(pods)}))
         args = ["--connectivity", str(root / "policies"), "--ns_list", str(root / "namespaces.yaml")]
         args += ["--pod_list", str(root / "pods.yaml"), "-o", "txt_no_fw_rules", "--print_ipv6"]
         code, stdout, stderr = nca_child.run(args, timeout=300)

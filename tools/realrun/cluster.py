@@ -196,7 +196,10 @@ def _started_control_plane(
                                        "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
                                        f"--service-account-key-file={pki / 'sa.pub'}",
                                        f"--service-account-signing-key-file={pki / 'sa.key'}",
-                                       "--profiling=false"])  # fmt: skip
+                                       "--profiling=false",
+                                       # Real kubelets (dataplane/nodes.py): reach a node by the address it
+                                       # reports, never by resolving its name through the machine's resolver.
+                                       "--kubelet-preferred-address-types=InternalIP"])  # fmt: skip
         context = ssl.create_default_context(cafile=str(pki / "ca.crt"))
         _wait_healthy(plane, f"{server}/readyz", context, "kube-apiserver", 180)
         plane.start("kube-controller-manager", [str(binaries["kube-controller-manager"]),

@@ -18,3 +18,8 @@ def api_client(kubeconfig: Path) -> client.ApiClient:
 def dynamic(api: client.ApiClient) -> Any:
     """A client for any kind by apiVersion and kind (discovery), as the objects the plan renders."""
     return DynamicClient(api)  # type: ignore[no-untyped-call]
+
+
+def plain(api: client.ApiClient, obj: Any) -> Any:
+    """A typed client object as the JSON the API server serves (dicts, lists, strings)."""
+    return api.sanitize_for_serialization(obj)  # type: ignore[no-untyped-call]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import json
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from tools.realrun.kube import dynamic
@@ -130,7 +131,9 @@ def _error(error: str) -> str:
     return f"; {error[-800:]}" if error else ""
 
 
-def run_lifecycle(run: Run) -> None:
+def run_lifecycle(run: Run, while_suspended: Callable[[], object] | None = None) -> None:
+    """The lifecycle steps in order; `while_suspended` runs while acme is suspended (the data
+    plane measures the suspended namespaces there)."""
     report = run.report
     original = (run.tenants / f"{TENANT}.yaml").read_text()
     data_names = _data_secret_names(run)
@@ -150,6 +153,8 @@ def run_lifecycle(run: Run) -> None:
         f"suspended namespaces {sorted(labelled)}; data objects {len(data_before)}"
         + (f"; {error[-800:]}" if error else ""),
     )
+    if while_suspended is not None and result is not None:
+        while_suspended()
     (run.tenants / f"{TENANT}.yaml").write_text(original)
     result, _, error = run.up("unsuspend")
     report.check("unsuspension converges", result is not None, error[-800:])

@@ -20,6 +20,7 @@ from components.model.catalog.stack_config import parse_settings
 from tools.realrun import checks, cluster, processes, toolchain
 from tools.realrun.conditions import ConditionStandIn
 from tools.realrun.controllers import platform as controllers
+from tools.realrun.dataplane import live as dataplane
 from tools.realrun.engine import CI_DISPLAY, EngineSetup, open_stack, stack_config
 from tools.realrun.kube import dynamic
 from tools.realrun.lifecycle import run_lifecycle
@@ -125,6 +126,7 @@ def run() -> int:
         report.check("control plane", True, f"{plane.server} ({components})")
         api = seed_cluster(report, plane, settings)
         running = controllers.start(report, plane, api, binaries, settings)
+        data = dataplane.start(report, plane, api, settings, binaries)
         setup = EngineSetup(folder / "engine", plane.kubeconfig, engine_bin, secrets.token_hex(16))
         stack = open_stack(setup, STACK, document, engine_bin.parent)
         with ConditionStandIn(api, running.served) as stand_in:
@@ -132,11 +134,22 @@ def run() -> int:
             converged = checks.run_all(run)
             if converged:
                 controllers.check(report, running, api, settings, STACK)
+                dataplane.check_matrix(report, data, settings, tenants, "isolation by packets", "connectivity")
             # Kept also when `up` failed: then it is what shows why.
             deployment = stack.export_stack().deployment or {}
             controllers.keep_evidence(report, running, api, deployment, folder / "evidence")
             if converged:
-                run_lifecycle(run)
+                run_lifecycle(
+                    run,
+                    while_suspended=lambda: dataplane.check_matrix(
+                        report,
+                        data,
+                        settings,
+                        tenants,
+                        "isolation by packets, acme suspended",
+                        "connectivity-suspended",
+                    ),
+                )
         report.check(
             "awaited conditions stood in for",
             not stand_in.errors,

@@ -49,6 +49,8 @@ class Binary:
     version_args: tuple[str, ...] = ("--version",)
     version_pattern: str = ""
     prepare: Callable[[Binary], None] | None = field(default=None, compare=False)
+    # Environment of the build, e.g. CGO_ENABLED=0 for a binary that runs alone in an image.
+    env: tuple[tuple[str, str], ...] = ()
 
 
 def go_env(*names: str) -> list[str]:
@@ -104,7 +106,7 @@ def _stamp_provider_schema(binary: Binary) -> None:
     )
 
 
-def _kubernetes_ldflags() -> tuple[str, ...]:
+def kubernetes_ldflags() -> tuple[str, ...]:
     """Without these the binaries report v0.0.0-master, and clients that read /version (the
     Kubernetes provider among them) would judge the server by a version it is not."""
     major, minor, _ = KUBERNETES_VERSION.lstrip("v").split(".")
@@ -117,11 +119,19 @@ def _kubernetes_ldflags() -> tuple[str, ...]:
     )
 
 
+def kubernetes_version_pattern() -> str:
+    """What a Kubernetes binary of the pinned minor prints in its version."""
+    return re.escape(".".join(KUBERNETES_VERSION.split(".")[:2]))
+
+
 def binaries() -> list[Binary]:
     """Every binary the real run needs, in build order (the engine first: it is the longest)."""
+    # Each package of the run keeps its own list (docs/real-run.md); imported here, as it imports us.
+    from tools.realrun.dataplane.binaries import binaries as dataplane_binaries
+
     pulumi_version = "3.274.1"
-    kube = _kubernetes_ldflags()
-    kube_minor = re.escape(".".join(KUBERNETES_VERSION.split(".")[:2]))
+    kube = kubernetes_ldflags()
+    kube_minor = kubernetes_version_pattern()
     return [
         Binary(
             "pulumi",
@@ -160,6 +170,7 @@ def binaries() -> list[Binary]:
         Binary("etcd", "etcd", "go.etcd.io/etcd/server/v3", version_pattern=r"etcd Version: 3\.6\."),
         Binary("kwok", "kwok", "sigs.k8s.io/kwok/cmd/kwok", version_pattern=r"v0\.8\."),
         *_controllers(),
+        *dataplane_binaries(),
     ]
 
 
@@ -175,6 +186,8 @@ def _stamp(binary: Binary, go_version: str) -> str:
     for name in ("go.mod", "go.sum"):
         digest.update((MODULES / binary.module / name).read_bytes())
     digest.update("\0".join([binary.package, *binary.ldflags, go_version]).encode())
+    if binary.env:  # only when set: the stamps of the other binaries stay as they were
+        digest.update("\0".join(f"{k}={v}" for k, v in binary.env).encode())
     # A module with a main of our own (the provider, cert-manager): its source is part of the build.
     if (MODULES / binary.module / "cmd").is_dir():
         for main in sorted((MODULES / binary.module / "cmd").rglob("*.go")):
@@ -235,15 +248,22 @@ def build(names: Sequence[str] | None = None, *, log: Callable[[str], None] = pr
         command = ["go", "build", "-o", str(target)]
         if binary.ldflags:
             command += ["-ldflags", " ".join(binary.ldflags)]
-        _run([*command, binary.package], cwd=MODULES / binary.module, stream=True)
+        _run([*command, binary.package], cwd=MODULES / binary.module, stream=True, env=dict(binary.env))
         stamp_file.write_text(stamp)
         located[binary.name] = target
     return located
 
 
-def _run(command: list[str], *, cwd: Path, stream: bool = False) -> str:
+def _run(command: list[str], *, cwd: Path, stream: bool = False, env: dict[str, str] | None = None) -> str:
     try:
-        result = subprocess.run(command, cwd=cwd, text=True, capture_output=not stream, check=False)
+        result = subprocess.run(
+            command,
+            cwd=cwd,
+            text=True,
+            capture_output=not stream,
+            check=False,
+            env={**os.environ, **env} if env else None,
+        )
     except FileNotFoundError as error:
         raise ToolchainError(f"{command[0]} is not installed: {error}") from error
     if result.returncode != 0:
