@@ -1,13 +1,14 @@
-"""The real-engine bench's own bookkeeping (tools/realrun/bench.py): the edit it deploys and the
-counts it reads from the engine's summary."""
+"""The real-engine bench's own bookkeeping (tools/realrun/bench.py): the edit it deploys, the command
+lines it runs (CI's, against the program's own process), the counts it reads from the CLI's summary,
+and the JSON it writes."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
 from components.model.core.yaml_text import load_yaml
-from tools.realrun.bench import _change_tier, _count
+from tools.ci.pulumi_run import command_argv
+from tools.realrun.bench import Options, Step, Timed, _change_tier, cli_argv, row, summary_changes
 from tools.scale.bench_tenants import typical_tenant
 from tools.scale.tenant_mix import write_tenants
 
@@ -21,7 +22,67 @@ def test_the_edit_changes_one_tenants_tier_and_nothing_else(tmp_path: Path) -> N
     assert after["t00000.yaml"] == {**before["t00000.yaml"], "quota": {"tier": "medium"}}
 
 
-def test_counts_read_the_engines_summary_whatever_the_key_type() -> None:
-    # The Automation API gives OpType members or plain strings, depending on the SDK version.
-    result = SimpleNamespace(summary=SimpleNamespace(resource_changes={"create": 7, "same": 3}))
-    assert (_count(result, "create"), _count(result, "update")) == (7, 0)
+def test_the_cli_runs_cis_command_line_against_the_programs_process() -> None:
+    preview = cli_argv(Path("/bin/pulumi"), "preview", 4242, ["--expect-no-changes"])
+    ci = command_argv("preview", "dev")
+    assert preview[0] == "/bin/pulumi"
+    # CI's flags, without the policy pack (its analyzer needs the language host).
+    assert [word for word in ci[1:] if word not in ("--policy-pack", "policy_pack")] == preview[1 : len(ci) - 2]
+    assert preview[-4:] == ["--client=127.0.0.1:4242", "--exec-kind", "auto.inline", "--expect-no-changes"]
+    up = cli_argv(Path("/bin/pulumi"), "up", 1)
+    assert up[:3] == ["/bin/pulumi", "up", "--yes"] and "--skip-preview" in up
+
+
+# The closing block of `pulumi preview` and `pulumi up` (v3.274.1, --diff, no colour).
+PREVIEW_OUTPUT = """\
+    + kubernetes:core/v1:Namespace: (create)
+        [urn=urn:pulumi:dev::tenancy::kubernetes:core/v1:Namespace::Resources:]
+Outputs:
+    tenants: {}
+
+Resources:
+    + 1015 to create
+    ~ 2 to update
+    +-1 to replace
+    3 unchanged
+
+"""
+UP_OUTPUT = """\
+Resources:
+    ~ 2 updated
+    1013 unchanged
+
+Duration: 1m4s
+"""
+
+
+def test_counts_come_from_the_clis_closing_summary() -> None:
+    assert summary_changes(PREVIEW_OUTPUT) == {"create": 1015, "update": 2, "replace": 1, "same": 3}
+    assert summary_changes(UP_OUTPUT) == {"update": 2, "same": 1013}
+    assert summary_changes("no summary at all") == {}
+
+
+def test_the_json_has_the_fields_the_issue_lists() -> None:
+    def step(wall: float, changes: dict[str, int]) -> Step:
+        return Step(wall, {"program": 1.0, "cli": 2.0, "provider": 3.0, "kube-apiserver": 4.0}, {}, changes)
+
+    steps = {
+        "first_preview": step(10.0, {"create": 40}),
+        "up": step(20.0, {"create": 40}),
+        "noop_preview": step(5.0, {"same": 40}),
+        "edit_up": step(6.0, {"update": 2, "same": 38}),
+    }
+    figures = row(1, Timed(2.5, 2.0), steps, Options(), 1.5, (1.0, 1.0, 1.0), (2.0, 1.0, 1.0))
+    assert {
+        key: figures[key]
+        for key in (
+            "tenants", "resources", "mock_plan_s", "first_preview_s", "up_s", "up_checkpoints",
+            "noop_preview_s", "edit_up_s", "edit_updates", "noop_preview_over_mock_plan",
+        )
+    } == {
+        "tenants": 1, "resources": 40, "mock_plan_s": 2.5, "first_preview_s": 10.0, "up_s": 20.0,
+        "up_checkpoints": True, "noop_preview_s": 5.0, "edit_up_s": 6.0, "edit_updates": 2,
+        "noop_preview_over_mock_plan": 2.0,
+    }  # fmt: skip
+    assert figures["cpu_s"]["noop_preview"] == {"program": 1.0, "cli": 2.0, "provider": 3.0, "kube-apiserver": 4.0}
+    assert figures["load_before"] == [1.0, 1.0, 1.0] and figures["load_after"] == [2.0, 1.0, 1.0]

@@ -36,6 +36,7 @@ CASES = [
     ("realrun", "up"),
     ("bench", "build"),
     ("bench", "preview"),
+    ("bench", "up"),
 ]
 
 
