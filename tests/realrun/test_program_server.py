@@ -18,9 +18,7 @@ from tools.plan.harness import PROJECT_ROOT
 
 def test_it_serves_the_language_server_and_stops_on_sigterm(tmp_path: Path) -> None:
     port_file = tmp_path / "port"
-    server = subprocess.Popen(
-        [sys.executable, "-m", "tools.realrun.program_server", str(port_file)], cwd=PROJECT_ROOT
-    )
+    server = subprocess.Popen([sys.executable, "-m", "tools.realrun.program_server", str(port_file)], cwd=PROJECT_ROOT)
     try:
         deadline = time.monotonic() + 120
         while not port_file.exists():
