@@ -32,6 +32,9 @@ class _Engine:
 @pytest.fixture
 def no_pause(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(previous, "RETRY_PAUSE_SECONDS", 0)
+    # A run of its own: an earlier test's program run leaves its monitor, and its answer, behind.
+    monitor = _Monitor()
+    monkeypatch.setattr(runtime_settings, "get_monitor", lambda: monitor)
 
 
 @pytest.mark.usefixtures("no_pause")
