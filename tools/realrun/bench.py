@@ -46,6 +46,7 @@ from tools.realrun.engine import EngineSetup, open_stack, stack_config
 from tools.realrun.report import Report
 from tools.realrun.setup import run_overrides, seed_cluster
 from tools.scale.bench_tenants import typical_tenant
+from tools.scale.shard_budget import engine_figures_from_rows
 from tools.scale.tenant_mix import write_tenants
 
 STACK = "dev"
@@ -288,7 +289,9 @@ def _say_load(when: str) -> None:
     print(f"load average {when}: {one:.2f} {five:.2f} {fifteen:.2f} ({os.cpu_count()} CPUs)", flush=True)
 
 
-def main(sizes: list[int], options: Options | None = None, json_file: Path | None = None) -> int:
+def main(
+    sizes: list[int], options: Options | None = None, json_file: Path | None = None, figures_file: Path | None = None
+) -> int:
     options = options or Options()
     _say_load("before")
     binaries = toolchain.build()
@@ -312,6 +315,9 @@ def main(sizes: list[int], options: Options | None = None, json_file: Path | Non
             _write_json(json_file, rows)
         print(_markdown(figures), flush=True)
     _say_load("after")
+    if figures_file is not None:
+        figures_file.write_text(json.dumps(engine_figures_from_rows(rows, os.cpu_count() or 1), indent=2) + "\n")
+        print(f"engine figures written to {figures_file}")
     return 0
 
 

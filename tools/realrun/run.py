@@ -90,6 +90,13 @@ def main(argv: list[str] | None = None) -> int:
         "--json", metavar="FILE", type=Path, help="with --bench: also write the figures as JSON to FILE"
     )
     parser.add_argument(
+        "--figures",
+        metavar="FILE",
+        type=Path,
+        help="with --bench: write the real engine's per-resource figures the shard layout reads "
+        "(tools/scale/engine_figures.json; needs a count whose first `up` kept its checkpoints)",
+    )
+    parser.add_argument(
         "--env",
         metavar="NAME=VALUE",
         action="append",
@@ -116,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
             env=dict(pair.split("=", 1) for pair in args.env),
             profile=args.profile,
         )
-        return processes.entry_point(lambda: bench(counts, options, args.json))
+        return processes.entry_point(lambda: bench(counts, options, args.json, args.figures))
     return processes.entry_point(run)
 
 
