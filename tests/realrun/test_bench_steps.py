@@ -4,11 +4,17 @@ and the JSON it writes."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
 
 from components.model.core.yaml_text import load_yaml
 from tools.ci.pulumi_run import command_argv
-from tools.realrun.bench import Options, Step, Timed, _change_tier, cli_argv, row, summary_changes
+from tools.realrun import bench
+from tools.realrun.bench import Options, Step, Timed, _change_tier, cli_argv, cli_environment, row, summary_changes
 from tools.scale.bench_tenants import typical_tenant
 from tools.scale.tenant_mix import write_tenants
 
@@ -86,3 +92,59 @@ def test_the_json_has_the_fields_the_issue_lists() -> None:
     }  # fmt: skip
     assert figures["cpu_s"]["noop_preview"] == {"program": 1.0, "cli": 2.0, "provider": 3.0, "kube-apiserver": 4.0}
     assert figures["load_before"] == [1.0, 1.0, 1.0] and figures["load_after"] == [2.0, 1.0, 1.0]
+
+
+def test_the_stand_in_runs_only_during_the_updates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Previews run with nothing beside the engine, its provider, the program and the control plane;
+    the updates wait for the operators' conditions, so the stand-in runs while they do."""
+    active: list[bool] = []
+    steps: list[tuple[str, str, tuple[str, ...], bool, bool | None]] = []
+
+    class StandIn:
+        def __init__(self, _api: object) -> None:
+            pass
+
+        def __enter__(self) -> None:
+            active.append(True)
+
+        def __exit__(self, *_: object) -> None:
+            active.pop()
+
+    class FakeEngine:
+        def __init__(self, *_: object) -> None:
+            pass
+
+        def step(self, label: str, command: str, *extra: str, checkpoints: bool | None = None) -> Step:
+            steps.append((label, command, extra, bool(active), checkpoints))
+            return Step(1.0, {}, {"cli": 1.0}, {"create": 3} if label == "up" else {})
+
+    @contextlib.contextmanager
+    def plane(*_: object) -> Iterator[SimpleNamespace]:
+        yield SimpleNamespace(kubeconfig=tmp_path / "kubeconfig")
+
+    monkeypatch.setattr(bench, "ConditionStandIn", StandIn)
+    monkeypatch.setattr(bench, "Engine", FakeEngine)
+    monkeypatch.setattr(bench, "mock_plan", lambda _: Timed(1.0, 1.0))
+    monkeypatch.setattr(bench, "seed_cluster", lambda *_: None)
+    monkeypatch.setattr(bench, "open_stack", lambda *_: None)
+    monkeypatch.setattr(bench.cluster, "control_plane", plane)
+    monkeypatch.setattr(bench.toolchain, "kwok_stages", list)
+    figures = bench.measure(1, tmp_path, {}, tmp_path / "bin", Options(first_up_checkpoints=False))
+    assert steps == [
+        ("first-preview", "preview", (), False, None),
+        ("up", "up", (), True, False),
+        ("noop-preview", "preview", ("--expect-no-changes",), False, None),
+        ("edit-up", "up", (), True, None),
+    ]
+    assert figures["resources"] == 3 and figures["up_checkpoints"] is False
+
+
+def test_the_cli_gets_cis_environment_and_the_settings_under_test() -> None:
+    run = {"PULUMI_BACKEND_URL": "file:///state"}
+    assert cli_environment(run, "preview", {}, None) == {**run, "PULUMI_SKIP_CHECKPOINTS": "true"}
+    assert cli_environment(run, "up", {}, None) == run
+    assert cli_environment(run, "up", {}, False) == {**run, "PULUMI_SKIP_CHECKPOINTS": "true"}
+    assert cli_environment(run, "up", {"PULUMI_PARALLEL_DIFF": "true"}, True) == {
+        **run,
+        "PULUMI_PARALLEL_DIFF": "true",
+    }

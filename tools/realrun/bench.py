@@ -102,6 +102,18 @@ def cli_argv(pulumi: Path, command: str, port: int, extra: Sequence[str] = ()) -
     return [*argv, f"--client=127.0.0.1:{port}", "--exec-kind", "auto.inline", *extra]
 
 
+def cli_environment(
+    setup: Mapping[str, str], command: str, settings: Mapping[str, str], checkpoints: bool | None
+) -> dict[str, str]:
+    """What the CLI's environment adds: the run's (state, passphrase, kubeconfig), CI's for the
+    command (previews skip the per-step checkpoints, tools/ci/pulumi_run.py `command_env`), the
+    settings under test, and no checkpoints for a first `up` measured without them."""
+    env = {**setup, **command_env(command), **settings}
+    if checkpoints is False:
+        env["PULUMI_SKIP_CHECKPOINTS"] = "true"
+    return env
+
+
 CHANGE_WORDS = {
     "to create": "create",
     "created": "create",
@@ -151,9 +163,7 @@ class Engine:
         self._count += 1
         self.logs.mkdir(parents=True, exist_ok=True)
         stem = self.logs / f"{self._count:02d}-{label}"
-        cli_env = {**os.environ, **self.setup.env(), **command_env(command), **self.env}
-        if checkpoints is False:
-            cli_env["PULUMI_SKIP_CHECKPOINTS"] = "true"
+        cli_env = {**os.environ, **cli_environment(self.setup.env(), command, self.env, checkpoints)}
         plane_before = self._plane_cpu()
         started = time.monotonic()
         program, port = self._start_program(stem, cli_env)
