@@ -13,7 +13,7 @@ import pytest
 
 from components.model.core.yaml_text import load_yaml
 from tools.ci.pulumi_run import command_argv
-from tools.realrun import bench
+from tools.realrun import bench, cluster, toolchain
 from tools.realrun.bench import Options, Step, Timed, _change_tier, cli_argv, cli_environment, row, summary_changes
 from tools.scale.bench_tenants import typical_tenant
 from tools.scale.tenant_mix import write_tenants
@@ -127,8 +127,8 @@ def test_the_stand_in_runs_only_during_the_updates(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(bench, "mock_plan", lambda _: Timed(1.0, 1.0))
     monkeypatch.setattr(bench, "seed_cluster", lambda *_: None)
     monkeypatch.setattr(bench, "open_stack", lambda *_: None)
-    monkeypatch.setattr(bench.cluster, "control_plane", plane)
-    monkeypatch.setattr(bench.toolchain, "kwok_stages", list)
+    monkeypatch.setattr(cluster, "control_plane", plane)
+    monkeypatch.setattr(toolchain, "kwok_stages", list)
     figures = bench.measure(1, tmp_path, {}, tmp_path / "bin", Options(first_up_checkpoints=False))
     assert steps == [
         ("first-preview", "preview", (), False, None),
