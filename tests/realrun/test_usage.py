@@ -19,7 +19,7 @@ _BUSY = (
 
 def test_a_child_that_exited_is_counted_with_its_cpu_and_peak_memory() -> None:
     parent = subprocess.Popen([sys.executable, "-c", _BUSY])
-    with usage.Sampler(parent.pid, interval=0.05) as sampled:
+    with usage.Sampler(parent.pid, interval=0.05, discover=0.05) as sampled:
         parent.wait(timeout=120)
     children = [u for pid, u in sampled.last.items() if pid != parent.pid]
     assert len(children) == 1
