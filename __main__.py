@@ -61,7 +61,7 @@ else:
     platform = referenced_platform(platform_stack=settings.platform_stack)
 
 # --- Tenants: all of them, or this shard's ------------------------------------------------------
-data = cloud.data_backend(values=platform.get("data"), opts=cluster.options())
+data = cloud.data_backend(values=platform.part("data"), opts=cluster.options())
 tenants = {
     entry.spec.name: Tenant(
         entry.spec.name,

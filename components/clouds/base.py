@@ -60,6 +60,19 @@ class Guard:
         """Options for resources that hold no data (IAM bindings, identities, delivery objects)."""
         return pulumi.ResourceOptions.merge(self.base, pulumi.ResourceOptions(**extra))
 
+    def data_access(self, **extra: Any) -> pulumi.ResourceOptions:
+        """Options for a grant without which kept data cannot be read (a service agent's use of the
+        keys that encrypt it): protected like the data, and retained always, so neither a removal
+        from the program, a rename without alias, a replacement nor `destroy --exclude-protected`
+        revokes it in the cloud. Cloud SQL and Secret Manager reach a customer-managed key through
+        their service agents (https://cloud.google.com/sql/docs/postgres/cmek,
+        https://cloud.google.com/secret-manager/docs/cmek); without the agent's use of the key its
+        data is as unreachable as under a disabled key version ("data that was encrypted with the
+        key can't be accessed", https://cloud.google.com/kms/docs/enable-disable)."""
+        return pulumi.ResourceOptions.merge(
+            self.base, pulumi.ResourceOptions(protect=self.protect, retain_on_delete=True, **extra)
+        )
+
     def used_by_data(self, **extra: Any) -> pulumi.ResourceOptions:
         """Options for what holds no data but kept data uses (an RDS instance's security group):
         unprotected, and retained with the data once released, so removing the tenant never
@@ -320,12 +333,29 @@ def shared_names(tenant: str, environment: str, database: str) -> tuple[str, str
 class PlatformValues:
     """Cluster-wide values tenants read from the platform part, as the platform stack exports them
     (`{"sharedInstances": {name: {attribute: value}}, ...}`); never a secret, so a shard's
-    StackReference to the platform stays readable."""
+    StackReference to the platform stays readable.
 
-    values: pulumi.Output[dict[str, Any]]
+    `values` is the platform's dict itself where the platform is built in the same program (each
+    value then depends on its own resources only), or one Output of it read from the platform stack
+    (a shard: everything waits for the reference, which is read before anything is created)."""
+
+    values: pulumi.Output[dict[str, Any]] | dict[str, Any]
+
+    def value(self, *path: str) -> pulumi.Output[Any]:
+        """The value at `path` (`"sharedInstances", "pg16", "privateIp"`), depending on nothing else
+        of the platform's where the platform is built here."""
+
+        def pick(values: Any) -> Any:
+            for key in path:
+                values = values[key]
+            return values
+
+        if isinstance(self.values, dict):
+            return pulumi.Output.from_input(pick(self.values))
+        return self.values.apply(pick)
 
     def shared(self, instance: str, attribute: str) -> pulumi.Output[Any]:
-        return self.values.apply(lambda values: values["sharedInstances"][instance][attribute])
+        return self.value("sharedInstances", instance, attribute)
 
 
 def credential_values(login: DatabaseLogin, port: int) -> dict[str, pulumi.Input[str]]:

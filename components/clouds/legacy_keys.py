@@ -82,15 +82,15 @@ def one_identity_tenants(outputs: Any) -> set[str]:
     return found
 
 
-def _previous_outputs() -> Any:
+def last_outputs(purpose: str = "old keys rely on protection") -> Any:
     """This stack's last deployed outputs; {} outside a program run or when the engine cannot say
-    (protection then stops the preview instead, with the engine's own message)."""
+    (a warning then says what `purpose` falls back to)."""
     if runtime_settings.get_monitor() is None:
         return {}
     try:
         return read_last_outputs()
     except Exception as error:
-        pulumi.log.warn(f"could not read this stack's last outputs ({error}); old keys rely on protection")
+        pulumi.log.warn(f"could not read this stack's last outputs ({error}); {purpose}")
         return {}
 
 
@@ -100,7 +100,7 @@ def unlisted_problems(specs: Sequence[TenantSpec], settings: StackSettings, prev
     Without an entry their protected key would be deleted and their instances replaced; the engine
     refuses that with advice to unprotect, which would lose the key. This says what to do instead.
     """
-    outputs = _previous_outputs() if previous is None else previous
+    outputs = last_outputs() if previous is None else previous
     names = {spec.name for spec in specs}
     missing = sorted((one_identity_tenants(outputs) & names) - set(settings.data.legacy_keys))
     return [

@@ -47,7 +47,7 @@ class Cloud(Protocol):
         platform output (never a secret)."""
         ...
 
-    def data_backend(self, *, values: pulumi.Output[Any], opts: pulumi.ResourceOptions) -> DataBackend:
+    def data_backend(self, *, values: pulumi.Output[Any] | dict[str, Any], opts: pulumi.ResourceOptions) -> DataBackend:
         """The backend every tenant's data goes through, built once per stack from `values`
         (what `platform_data` returned, from this program or the platform stack)."""
         ...

@@ -28,6 +28,15 @@ class PlatformContext:
         """One platform value as an Output (unknown during a shard's first preview, like any reference)."""
         return self.outputs.apply(lambda values: values.get(key))
 
+    def part(self, key: str) -> Any:
+        """One platform value as the platform built it where it is built here (a dict of Outputs,
+        each depending on its own resources only), else as `get` gives it. Unwrapping the whole
+        value instead makes everything read from it wait for every resource in it (every tenant key
+        would wait for the shared database instances)."""
+        if self.reference is None and key in self.local:
+            return self.local[key]
+        return self.get(key)
+
 
 def local_platform(values: dict[str, Any]) -> PlatformContext:
     """The platform built in this very program (stack role `all` or `platform`)."""

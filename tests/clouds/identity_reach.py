@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.clouds.aws.trust_rules import chained_actions
+from components.clouds.gcp.edge_roles import DNS_RECORDS_PERMISSIONS, DNS_RECORDS_ROLE_ID
 from tests.clouds.iam_policy import Request, allowed
 from tests.support import objects_of_kind
 from tools.plan.harness import MOCK_ACCOUNT, MOCK_PROJECT, ProgramRun, RecordedResource
@@ -38,9 +39,11 @@ MODELLED = {
     "gcp:kms/keyRingIAMMember:KeyRingIAMMember",
     "aws:iam/role:Role",
     "aws:iam/rolePolicy:RolePolicy",
-    # The edge's DNS admins (cert-manager, external-dns) on the stack's zones: a DNS grant reaches
+    # The edge's record-set role (cert-manager, external-dns) on the stack's zones: a DNS grant reaches
     # no secret, key or database, so it adds nothing to any identity's reach (checked in _gcp_reach).
     "gcp:dns/dnsManagedZoneIamMember:DnsManagedZoneIamMember",
+    # A read of that custom role (components/clouds/gcp/edge_roles.py): it grants nothing itself.
+    "gcp:projects/iAMCustomRole:IAMCustomRole",
     # external-dns's zone list on the project (roles/dns.reader: zones and records, read only);
     # no secret, key or database (checked in _gcp_reach).
     "gcp:projects/iAMMember:IAMMember",
@@ -137,7 +140,9 @@ def _gcp_reach(run: ProgramRun, identities: dict[str, Identity]) -> None:
             ring = grant.inputs["keyRingId"]
             grants.append((grant.inputs["member"], [a for k, a in keys.items() if k.startswith(f"{ring}/")]))
     for grant in run.of_type("gcp:dns/dnsManagedZoneIamMember:DnsManagedZoneIamMember"):
-        assert grant.inputs["role"] == "roles/dns.admin", grant.inputs
+        # The custom role holds Cloud DNS permissions only (edge_roles.py): no secret, key or database.
+        assert grant.inputs["role"].endswith(f"/roles/{DNS_RECORDS_ROLE_ID}"), grant.inputs
+        assert all(p.startswith("dns.") for p in DNS_RECORDS_PERMISSIONS)
     for grant in run.of_type("gcp:projects/iAMMember:IAMMember"):
         assert grant.inputs["role"] == "roles/dns.reader", grant.inputs
     for member, assets in grants:
@@ -230,7 +235,11 @@ def _store_users(run: ProgramRun, trusts: dict[str, dict[str, Any]], controller:
 
 def aws_identities(run: ProgramRun, controller: str | None) -> dict[str, Identity]:
     """Every IAM role of the plan, keyed by ARN; `controller`: the External Secrets controller's role."""
-    trusts = {_role_arn(r.name): json.loads(r.inputs["assumeRolePolicy"]) for r in run.of_type("aws:iam/role:Role")}
+    trusts = {
+        _role_arn(r.name): json.loads(r.inputs["assumeRolePolicy"])
+        for r in run.of_type("aws:iam/role:Role")
+        if not r.read
+    }
     identities = {arn: Identity(arn) for arn in trusts}
     for users in (_pod_identity_users(run, trusts), _irsa_users(run, trusts), _store_users(run, trusts, controller)):
         for arn, namespaces in users.items():

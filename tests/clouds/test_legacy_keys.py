@@ -65,7 +65,7 @@ def test_listed_instances_keep_their_key_and_others_take_their_environments(stac
     run = _plan(stack, {"acme": ACME})
     dev = _one(run, INSTANCE_TYPE[stack], "acme-dev-db-orders-instance")
     # Besides the key, an RDS instance always ignores its create-only lifecycle setting (engine_rules.py)
-    # and a Cloud SQL instance the disk size autoresize grows (gcp/data.py AUTORESIZED_DISK).
+    # and a Cloud SQL instance the disk size autoresize grows (gcp/disk_size.py AUTORESIZED_DISK).
     always = {"prod": ["settings.diskSize"], "prod-aws": ["engineLifecycleSupport"]}[stack]
     assert dev.ignore_changes == sorted([INSTANCE_KEY[stack], *always])
     assert dev.protect

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tools.cli import main as cli
+from tools.cli.exit_codes import EXIT_CODES
 from tools.plan.harness import PROJECT_ROOT
 
 CLI_DOC = PROJECT_ROOT / "docs" / "cli.md"
@@ -156,8 +157,38 @@ def test_the_exit_code_table_covers_every_subcommand_and_only_codes_it_can_retur
         module = module_of(name)
         path, codes = rows[name]
         assert path == module.replace(".", "/") + ".py", name
-        # 0 for --help and 2 for a usage error come from argparse in every tool.
-        assert returned_codes(module) | {0, 2} == codes, (name, sorted(returned_codes(module)), sorted(codes))
+        # 0 for --help and 2 for a usage error come from argparse in every tool; 130 (Ctrl-C) is a
+        # signal's code, listed in the help's table (tools/cli/exit_codes.py) and in the prose.
+        returned = returned_codes(module) | {0, 2}
+        assert returned - {130} == codes, (name, sorted(returned_codes(module)), sorted(codes))
+        assert returned == set(EXIT_CODES[name]) | {0, 2}, name
+
+
+def test_every_help_page_ends_with_the_exit_codes_docs_cli_lists() -> None:
+    """The help's table and docs/cli.md's say the same, cell by cell."""
+    cells: dict[str, dict[int, str]] = {}
+    for line in CLI_DOC.read_text(encoding="utf-8").splitlines():
+        row = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(row) == 6 and row[0].startswith("`") and row[1].startswith("`tools/"):
+            cells[row[0].strip("`")] = {code: row[2 + code] for code in range(4) if row[2 + code]}
+    assert cells == {name: {c: t for c, t in codes.items() if c < 4} for name, codes in EXIT_CODES.items()}
+
+
+@pytest.mark.parametrize("argv", [[name] for name in SUBCOMMANDS] + [["shards", "layout"], ["shards", "write"]])
+def test_every_help_page_lists_exit_codes_and_explains_every_option(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main([*argv, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "\nexit codes:\n  0   " in out, argv
+    lines = out.split("options:", 1)[1].split("\nexit codes:", 1)[0].splitlines()
+    for index, line in enumerate(lines):
+        # An option line: `  --name VALUE   its help`, or its help on the next, deeper indented line.
+        if not line.startswith("  -"):
+            continue
+        has_help = re.search(r"\S\s{2,}\S", line.strip()) is not None
+        follows = index + 1 < len(lines) and lines[index + 1].startswith(" " * 8) and lines[index + 1].strip()
+        assert has_help or follows, (argv, line)
 
 
 def test_the_exit_code_check_sees_a_code_the_table_does_not_list(tmp_path: Path) -> None:

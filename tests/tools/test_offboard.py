@@ -130,6 +130,25 @@ def test_an_aws_environments_database_group_goes_last_once_its_instances_are_del
     assert delete[2].endswith("| xargs -r -n1 aws ec2 delete-security-group --group-id")
 
 
+def test_a_decommissioned_aws_tenants_key_aliases_are_kept_and_deleted_with_its_keys(
+    planned: tuple[ProgramRun, StackSettings, dict[str, str]],
+) -> None:
+    """Issue 44, 12: docs/operations.md and released_names.py say a decommissioned tenant keeps its
+    key aliases (`alias/tenancy/<name>/<env>`); before, the alias left the program with the identity
+    and was deleted. Kept (retained) with the key, it goes with it when the offboarding deletes it."""
+    run, settings, _ = planned
+    if run.stack != "prod-aws":
+        return
+    (acme, _) = decommissioned_tenants(run)
+    aliases = [r for r in run.of_type("aws:kms/alias:Alias") if run.tenant_of(r) == "acme"]
+    assert sorted(r.inputs["name"] for r in aliases) == ["alias/tenancy/acme/dev", "alias/tenancy/acme/prod"]
+    assert all(r.retain_on_delete for r in aliases)
+    keys = {item.environment: item for item in acme.items if item.kind == "key"}
+    delete = commands_for(keys["prod"], settings).delete
+    assert delete[0] == "aws kms delete-alias --alias-name alias/tenancy/acme/prod"
+    assert delete[1].startswith("aws kms schedule-key-deletion")
+
+
 def _report(values: dict[str, str], stack: str, today: datetime.date, outputs: Any = None) -> dict[str, Any]:
     return offboard.build_report(stack, values, outputs, today, None)
 

@@ -12,7 +12,9 @@ in a Markdown file; everything outside the markers is hand-written and left alon
   (`TenantFile` and the models it uses), from the pydantic JSON Schema;
 - `stack-config` in docs/reference/stack-config.md: the same for `StackSettings`;
 - `layout` in docs/architecture.md: every package and module of components/, tools/ and
-  policy_pack/ with the first sentence of its docstring, read from the tree without importing it.
+  policy_pack/ with the first sentence of its docstring, read from the tree without importing it;
+- `gcp-deploy` and `aws-deploy` in docs/runbooks/gke.md and eks.md: the deploy identity's roles or
+  actions per resource type, from the clouds' deploy rules (tools/generators/deploy_docs.py).
 
 Descriptions come from `Field(description=...)` where a field has one, else from the comment
 lines written directly above the field (or at the end of its line) in the model's source.
@@ -41,6 +43,7 @@ from pydantic_core import to_jsonable_python
 from components.model.core.fields import DnsLabel, Domain, Quantity
 from components.model.core.labels import DNS_LABEL
 from components.model.settings.stack import StackSettings
+from tools.generators.deploy_docs import aws_deploy, gcp_deploy
 from tools.plan.harness import PROJECT_ROOT
 
 DOCS_DIR = PROJECT_ROOT / "docs"
@@ -469,6 +472,8 @@ _RENDERERS = {
     "stack-overview": stack_config_overview,
     "stack-config": stack_config_reference,
     "layout": layout,
+    "gcp-deploy": gcp_deploy,
+    "aws-deploy": aws_deploy,
 }
 REGIONS = (
     Region(DOCS_DIR / "reference" / "tenant-file.md", "tenant-overview"),
@@ -476,6 +481,8 @@ REGIONS = (
     Region(DOCS_DIR / "reference" / "tenant-file.md", "tenant-file"),
     Region(DOCS_DIR / "reference" / "stack-config.md", "stack-config"),
     Region(DOCS_DIR / "architecture.md", "layout"),
+    Region(DOCS_DIR / "runbooks" / "gke.md", "gcp-deploy"),
+    Region(DOCS_DIR / "runbooks" / "eks.md", "aws-deploy"),
 )
 
 

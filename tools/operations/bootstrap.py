@@ -52,9 +52,12 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
+from components.clouds.aws import deploy_rules as aws_deploy_rules
 from components.clouds.gcp import deploy_rules
+from components.clouds.gcp.edge_roles import DNS_RECORDS_PERMISSIONS, DNS_RECORDS_ROLE_ID
 from components.model.catalog.stack_config import parse_settings
 from components.model.core.errors import ConfigurationError
+from components.model.settings.pools import GkePool
 from components.model.settings.stack import StackSettings
 from tools.ci.preview_identity import (
     GCP_ROLE_ID,
@@ -364,6 +367,14 @@ def gcp_identities(
         )
         file = OUT_DIR / ("gcp-preview-role.yaml" if role_id == GCP_ROLE_ID else "gcp-preview-secrets-role.yaml")
         runner.run("gcloud", "iam", "roles", verb, role_id, f"--project={project}", f"--file={file}", "--quiet")
+    # cert-manager's and external-dns's role on the stack's zones: record sets only (edge_roles.py).
+    records = (DNS_RECORDS_ROLE_ID, f"--project={project}")
+    runner.run(
+        "gcloud", "iam", "roles",
+        "update" if runner.probe("gcloud", "iam", "roles", "describe", *records) else "create", *records,
+        "--title=tenancy DNS records", f"--permissions={','.join(DNS_RECORDS_PERMISSIONS)}", "--stage=GA",
+        "--quiet",
+    )  # fmt: skip
     users = [u for u in settings.policy.platform_identities.users if u.endswith(f"@{project}.iam.gserviceaccount.com")]
     if len(users) != 1:
         raise BootstrapError(
@@ -394,16 +405,20 @@ def gcp_identities(
                 (f"projects/{project}/roles/{GCP_SECRETS_ROLE_ID}", secrets_only),
             ]
             if preview
-            else [
-                (role, deploy_rules.grant_condition() if role == deploy_rules.PROJECT_IAM_ADMIN else "None")
-                for role in GCP_DEPLOY_ROLES
-            ]
+            else [(role, deploy_rules.grant_condition(role) or "None") for role in GCP_DEPLOY_ROLES]
         )
         for role, condition in bindings:
             runner.run(
                 "gcloud", "projects", "add-iam-policy-binding", project, member, f"--role={role}",
                 f"--condition={condition}",
             )  # fmt: skip
+        if not preview:
+            # actAs only on the accounts node pools run as (deploy_rules.ON_ACCOUNTS), never on the project.
+            for node_account in node_pool_accounts(settings):
+                runner.run(
+                    "gcloud", "iam", "service-accounts", "add-iam-policy-binding", node_account,
+                    f"--project={project}", member, f"--role={deploy_rules.SERVICE_ACCOUNT_USER}",
+                )  # fmt: skip
         access = "preview" if preview else "deploy"
         if state is not None:
             runner.run(
@@ -416,6 +431,12 @@ def gcp_identities(
                 "gcloud", "storage", "buckets", "add-iam-policy-binding", bucket, member,
                 f"--role={GCS_ROLES[access]}",
             )  # fmt: skip
+
+
+def node_pool_accounts(settings: StackSettings) -> list[str]:
+    """The service accounts the stack's GKE node pools run as (the deploy identity acts as them)."""
+    pools = [pool for pool in settings.node_pools.values() if isinstance(pool, GkePool)]
+    return sorted({pool.service_account for pool in pools if pool.service_account})
 
 
 def _trust_policy(account: str, repo: str, environment: str) -> str:
@@ -487,6 +508,12 @@ def aws_identities(
             runner.run(
                 "aws", "iam", "put-role-policy", "--role-name", role, "--policy-name", "tenancy-preview",
                 "--policy-document", f"file://{OUT_DIR / 'aws-preview-policy.json'}",
+            )  # fmt: skip
+        if not preview:
+            # What the program's resource types need, as data (components/clouds/aws/deploy_rules.py).
+            runner.run(
+                "aws", "iam", "put-role-policy", "--role-name", role, "--policy-name", "tenancy-deploy",
+                "--policy-document", json.dumps(aws_deploy_rules.deploy_policy(settings), separators=(",", ":")),
             )  # fmt: skip
         access = "preview" if preview else "deploy"
         if key_arn:
@@ -692,9 +719,9 @@ def cluster_access(runner: Runner, stack: str, settings: StackSettings) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tenancy bootstrap", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--stack", required=True)
+    parser.add_argument("--stack", required=True, help="stack name; reads Pulumi.<stack>.yaml")
     parser.add_argument("--github-repo", help="OWNER/REPO whose environments' jobs may act as the CI identities")
-    parser.add_argument("--skip-identities", action="store_true")
+    parser.add_argument("--skip-identities", action="store_true", help="do not create the CI identities")
     parser.add_argument("--skip-cluster", action="store_true", help="no system pool check, no preview ClusterRole")
     parser.add_argument(
         "--no-approval",

@@ -132,7 +132,14 @@ def aws_commands(item: RetainedItem, settings: StackSettings, sink: SecretSink =
     if item.kind == "security-group":
         return _aws_security_group(item, settings)
     if item.kind == "key":
-        return Commands([], [f"aws kms schedule-key-deletion --key-id {_q(item.name)} --pending-window-in-days 30"])
+        # The alias is kept with the key (components/clouds/aws/data.py); it goes first, so the
+        # tenant's name is free again (a key pending deletion keeps an alias until it is deleted).
+        aliases = [
+            f"aws kms delete-alias --alias-name {_q(str(r.inputs['name']))}" for r in item.of_type("kms/alias:Alias")
+        ]
+        return Commands(
+            [], [*aliases, f"aws kms schedule-key-deletion --key-id {_q(item.name)} --pending-window-in-days 30"]
+        )
     if item.kind not in ("secret", "database"):
         return _kubectl_objects(item.resources, sink)
     secret = _q(_input(item, "secretsmanager/secret:Secret", "name"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import runpy
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,6 +147,10 @@ STACK_REFERENCE_OUTPUTS: dict[str, dict[str, Any]] = {}
 # What the engine answers as a stack's last deployed outputs (`pulumi:pulumi:readStackOutputs`),
 # by fully qualified stack name; empty: a first deployment.
 PREVIOUS_STACK_OUTPUTS: dict[str, dict[str, Any]] = {}
+# Cloud SQL instance id -> its live disk size (GB), as `gcp.sql.get_database_instance` answers it
+# (components/clouds/gcp/disk_size.py); unknown instances answer no size. Tests set it through
+# monkeypatch, which plans without the run cache.
+LIVE_CLOUD_SQL_DISKS: dict[str, int] = {}
 
 
 # Every generated credential under mocks starts with this, so tests can prove none leaks into
@@ -238,7 +242,15 @@ class _Mocks(pulumi.runtime.Mocks):
             name = str(args.args.get("name", ""))
             self.read_stacks.add(name)
             return {"name": name, "outputs": PREVIOUS_STACK_OUTPUTS.get(name, {}), "secretOutputNames": []}, []
+        if args.token == "gcp:sql/getDatabaseInstance:getDatabaseInstance":
+            instance = str(args.args.get("name", ""))
+            size = LIVE_CLOUD_SQL_DISKS.get(instance)
+            return {"name": instance, "settings": [{"diskSize": size}] if size is not None else []}, []
         return {}, []
+
+
+# Called with 1 for each resource registered (tools/plan/progress.py draws a bar with it).
+ON_REGISTER: list[Callable[[int], object]] = []
 
 
 class RecordingMonitor(mocks.MockMonitor):
@@ -258,6 +270,8 @@ class RecordingMonitor(mocks.MockMonitor):
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         response = super().RegisterResource(request)
+        for on_register in ON_REGISTER:
+            on_register(1)
         if request.type != "pulumi:pulumi:Stack":
             self.recorded.append(
                 RecordedResource(

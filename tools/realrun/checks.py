@@ -247,7 +247,7 @@ def live_equals_plan(run: Run) -> None:
 def access_and_admission(run: Run) -> None:
     """The e2e cases (scripts/e2e/cases, judged offline by the real CEL engine and the RBAC model)
     replayed against the live API server, impersonating each identity (scripts/e2e/*.sh)."""
-    for script, name in (("can-i.sh", "access (kubectl auth can-i)"), ("admission.sh", "admission (dry-run creates)")):
+    for script, name in (("can-i.sh", "access (kubectl auth can-i)"), ("admission.sh", "admission (dry runs)")):
         result = subprocess.run(
             ["bash", str(ROOT / "scripts/e2e" / script)],
             cwd=ROOT,

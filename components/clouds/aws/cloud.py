@@ -82,7 +82,7 @@ class AwsCloud:
         )
         return values
 
-    def data_backend(self, *, values: pulumi.Output[Any], opts: pulumi.ResourceOptions) -> DataBackend:
+    def data_backend(self, *, values: pulumi.Output[Any] | dict[str, Any], opts: pulumi.ResourceOptions) -> DataBackend:
         from components.clouds.aws import data
 
         return data.AwsData(self.aws, self.cluster_name, self.data, PlatformValues(values), opts)

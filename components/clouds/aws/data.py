@@ -18,6 +18,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.clouds.aws import engine_rules, subnets
+from components.clouds.aws.prerequisites import Prerequisites
 from components.clouds.aws.rds import rds_instance
 from components.clouds.aws.security_groups import EnvironmentGroups, security_group_policy
 from components.clouds.aws.shared import SharedLogins
@@ -94,6 +95,11 @@ def _trust(settings_aws: AwsSettings, cluster_name: str, namespaces: list[str], 
     return _policy({"Version": "2012-10-17", "Statement": statements})
 
 
+def trusted_controller(settings_aws: AwsSettings) -> str | None:
+    """The External Secrets controller role tenant roles trust (Pod Identity only; IRSA trusts none)."""
+    return settings_aws.secrets_controller_role_arn if settings_aws.identity_mode != "irsa" else None
+
+
 def role_policy(region: str, tenant: str, environment: str, key_arn: str) -> dict[str, Any]:
     """What one tenant environment's role may do: read its environment's secrets (the path
     `tenancy/<tenant>/<environment>/*`; each `/` ends a name, so `acme` never matches `acme-eu` nor
@@ -126,6 +132,8 @@ class AwsData:
         self._data = data
         self._shared = SharedLogins(data, platform, opts)
         self._groups = EnvironmentGroups(settings_aws)
+        # DB subnet groups and the trusted controller role: read once per stack before use.
+        self._prerequisites = Prerequisites("", opts)
         self.delivery = EsoDelivery(data.refresh_interval, data.shared_secrets, self.secret_store_provider)
 
     def generated_value(self, name: str, length: int, guard: Guard) -> pulumi.Output[str]:
@@ -163,15 +171,17 @@ class AwsData:
             # A stack deployed before keys were per environment: the old key, moved (legacy_keys.py).
             opts=guard.data(**key_options(self._data, tenant, environment)),
         )
-        if guard.release or namespace is None:
-            return TenantIdentity(principal=None, key=key.arn)
-        # A readable name for the key in the console and in policies.
+        # A readable name for the key in the console and in policies. It names the retained data too,
+        # so it is kept with the key once released (docs/operations.md, released_names.py: a re-used
+        # name is refused while it exists; the offboarding deletes it with the key).
         aws.kms.Alias(
             f"{prefix}-key-alias",
             name=f"alias/tenancy/{tenant}/{environment}",
             target_key_id=key.key_id,
-            opts=guard.plain(),
+            opts=guard.used_by_data(),
         )
+        if guard.release or namespace is None:
+            return TenantIdentity(principal=None, key=key.arn)
         role = aws.iam.Role(
             f"{prefix}-identity",
             # AWS appends a unique suffix; the prefix only has to be readable (at most 38 characters,
@@ -180,7 +190,8 @@ class AwsData:
             description=f"tenancy tenant {tenant} environment {environment}: its secrets and key, nothing else",
             assume_role_policy=_trust(self._aws, self._cluster, [namespace], WORKLOAD_ACCOUNT),
             tags=labels,
-            opts=guard.plain(),
+            # The controller role the trust policy names must exist (prerequisites.py).
+            opts=guard.plain(depends_on=self._prerequisites.role(trusted_controller(self._aws))),
         )
         aws.iam.RolePolicy(
             f"{prefix}-identity-policy",
@@ -239,7 +250,8 @@ class AwsData:
                 tags=request.labels,
                 # One still on the tenant's old key keeps it until moved (legacy_keys.py).
                 opts=guard.data(
-                    **instance_options(self._data, request.tenant, request.environment, request.name, "kmsKeyId")
+                    depends_on=self._prerequisites.subnet_group(placement.subnet_group),
+                    **instance_options(self._data, request.tenant, request.environment, request.name, "kmsKeyId"),
                 ),
             )
             # RDS endpoints are DNS names; the egress policy opens the environment's subnets instead.
@@ -289,6 +301,7 @@ def shared_store_provider(
 ) -> dict[str, Any]:
     """The platform role the ClusterSecretStore reads shared secrets with: exactly those secrets."""
 
+    trusted = Prerequisites("platform-", guard.plain()).role(trusted_controller(settings_aws))
     role = aws.iam.Role(
         "shared-secrets-identity",
         description="tenancy: read the shared platform secrets",
@@ -296,7 +309,7 @@ def shared_store_provider(
             settings_aws, cluster_name, [data.secrets_operator_namespace], SHARED_SECRETS_ACCOUNT
         ),
         tags=labels,
-        opts=guard.plain(),
+        opts=guard.plain(depends_on=trusted),
     )
     resources = [
         f"arn:aws:secretsmanager:{settings_aws.region}:*:secret:{shared.remote_key}-*"

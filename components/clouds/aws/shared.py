@@ -23,6 +23,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.clouds.aws import subnets
+from components.clouds.aws.prerequisites import Prerequisites
 from components.clouds.aws.rds import rds_instance
 from components.clouds.aws.security_groups import members_group
 from components.clouds.aws.subnets import Placement
@@ -55,8 +56,10 @@ def platform(settings_aws: AwsSettings, data: DataSettings, labels: dict[str, st
     aws.kms.Alias(
         "tenancy-platform-key-alias", name="alias/tenancy/platform", target_key_id=key.key_id, opts=guard.plain()
     )
+    # The DB subnet groups the instances live in: prerequisites, read first (prerequisites.py).
+    prerequisites = Prerequisites("platform-", guard.plain())
     shared = {
-        name: _shared_instance(name, instance, key, settings_aws, data, labels, guard)
+        name: _shared_instance(name, instance, key, settings_aws, data, labels, guard, prerequisites)
         for name, instance in sorted(data.shared_instances.items())
     }
     return {"key": key.arn, "sharedInstances": shared}
@@ -70,6 +73,7 @@ def _shared_instance(
     data: DataSettings,
     labels: dict[str, str],
     guard: Guard,
+    prerequisites: Prerequisites,
 ) -> dict[str, Any]:
     """One shared RDS instance and its admin credentials (under the platform key)."""
     password = generate_password(f"shared-{name}-admin-password", 32, guard)
@@ -96,7 +100,7 @@ def _shared_instance(
         subnet_group=subnets.shared(settings_aws, instance).subnet_group,
         data=data,
         tags=labels,
-        opts=guard.data(),
+        opts=guard.data(depends_on=prerequisites.subnet_group(subnets.shared(settings_aws, instance).subnet_group)),
     )
     version = _admin_secret(name, instance, rds, password, key, data, labels, guard)
     return {

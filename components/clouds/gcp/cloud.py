@@ -16,6 +16,8 @@ from components.clouds import legacy_keys
 from components.clouds.base import DataBackend, Guard
 from components.clouds.eso import shared_secret_store
 from components.clouds.gcp.checks import database_rules, shared_instance_problems
+from components.clouds.gcp.cloud_sql import END_OF_STANDARD_SUPPORT, PAST_SUPPORT_REASON
+from components.clouds.gcp.key_reuse import key_generation_problems
 from components.clouds.gcp.key_ring import key_ring_problems
 from components.clouds.gcp.network import NETWORK
 from components.model.checks.capabilities import CloudCapabilities
@@ -46,6 +48,9 @@ CAPABILITIES = CloudCapabilities(
     # FQDNNetworkPolicy, on Dataplane V2 clusters with `--enable-fqdn-network-policy`
     # (https://cloud.google.com/kubernetes-engine/docs/how-to/fqdn-network-policies).
     egress_hosts=True,
+    # MySQL 8.0 and 5.7 are in paid extended support on Cloud SQL (cloud_sql.py EXTENDED_SUPPORT).
+    end_of_standard_support=END_OF_STANDARD_SUPPORT,
+    past_support_reason=PAST_SUPPORT_REASON,
 )
 
 
@@ -86,7 +91,7 @@ class GcpCloud:
         )
         return values
 
-    def data_backend(self, *, values: pulumi.Output[Any], opts: pulumi.ResourceOptions) -> DataBackend:
+    def data_backend(self, *, values: pulumi.Output[Any] | dict[str, Any], opts: pulumi.ResourceOptions) -> DataBackend:
         from components.clouds.gcp import data
 
         return data.GcpData(self.gcp, self.cluster_name, self.data, data.GcpPlatform(values), opts)
@@ -103,5 +108,6 @@ class GcpCloud:
         return (
             legacy_keys.unlisted_problems(specs, settings)
             + key_ring_problems(self.gcp, settings.source)
+            + key_generation_problems(self.gcp, specs, settings)
             + shared_instance_problems(settings)
         )

@@ -14,6 +14,11 @@ Sources (Cloud SQL documentation, read for issue 24):
   #20498: `Invalid Tier (db-custom-...) for (ENTERPRISE_PLUS) Edition`).
 - https://cloud.google.com/sql/docs/postgres/managed-connection-pooling#requirements: managed
   connection pooling needs an Enterprise Plus instance (PostgreSQL).
+- https://cloud.google.com/sql/docs/mysql/db-versions (read for issue 44): extended support of
+  MySQL 8.0 starts 2026-07-01 and ends 2029-07-01, of MySQL 5.7 (and 5.6) 2025-02-01 and 2028-02-01;
+  an instance on such a version is charged for extended support, with no way to decline it
+  (https://cloud.google.com/sql/docs/extended-support). PostgreSQL dates are not listed here: the
+  page for them was not read, so no PostgreSQL version is refused for its support date on GCP.
 
 The program never leaves the edition to the API: every instance names it (`settings.edition`),
 and the catalog checks the edition, tier and version the program would ask for against this data
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date
 from typing import Literal
 
 Edition = Literal["ENTERPRISE", "ENTERPRISE_PLUS"]
@@ -97,3 +103,17 @@ def edition_problems(engine: str, version: str, edition: Edition, tier: str, poo
     if pooled and not rules.connection_pooling:
         problems.append(("pooling", f"Cloud SQL managed connection pooling needs ENTERPRISE_PLUS, not {edition}"))
     return problems
+
+
+# (engine, major version) -> (start, end) of Cloud SQL extended support (sources above): a new
+# instance on a version past the start is charged extended support from its first day, so the
+# catalog refuses it (components/model/checks/engine_support.py); an existing one is never touched.
+EXTENDED_SUPPORT: dict[tuple[str, str], tuple[date, date]] = {
+    ("mysql", "5.7"): (date(2025, 2, 1), date(2028, 2, 1)),
+    ("mysql", "8.0"): (date(2026, 7, 1), date(2029, 7, 1)),
+}
+END_OF_STANDARD_SUPPORT = {version: dates[0] for version, dates in EXTENDED_SUPPORT.items()}
+PAST_SUPPORT_REASON = (
+    "Cloud SQL enrols every instance on that version in paid extended support, charged from the day it is "
+    "created (docs/data-and-secrets.md)"
+)

@@ -33,9 +33,16 @@ from components.clouds.base import (
 )
 from components.clouds.eso import EsoDelivery
 from components.clouds.gcp.cloud_sql import machine
+from components.clouds.gcp.disk_size import Disk, deployed, disk, disk_options
 from components.clouds.gcp.name_rules import cloud_sql_instance_name
 from components.clouds.gcp.shared import GcpSharedLogins
-from components.clouds.legacy_keys import adopts_legacy_key, instance_options, key_options, legacy_gcp_key_name
+from components.clouds.legacy_keys import (
+    adopts_legacy_key,
+    instance_options,
+    key_options,
+    last_outputs,
+    legacy_gcp_key_name,
+)
 from components.model.settings.clouds import GcpSettings
 from components.model.settings.data import DataSettings
 
@@ -57,10 +64,12 @@ def service_account_id(tenant: str, environment: str) -> str:
     return f"t-{tenant[:12].rstrip('-')}-{environment[:6].rstrip('-')}-{digest}"
 
 
-def key_name(tenant: str, environment: str) -> str:
+def key_name(tenant: str, environment: str, generation: int = 1) -> str:
     """The environment's CryptoKey in the platform ring; `_` is in no tenant or environment name.
-    Past CryptoKey's 63 characters a readable prefix keeps a hash of the whole."""
-    name = f"tenancy_{tenant}_{environment}"
+    A re-used tenant name's keys carry their generation (`_g2`): the old tenant's CryptoKeys can
+    never be deleted, so their names stay taken (key_reuse.py). Past CryptoKey's 63 characters a
+    readable prefix keeps a hash of the whole."""
+    name = f"tenancy_{tenant}_{environment}" + (f"_g{generation}" if generation > 1 else "")
     if len(name) <= _MAX_KEY_NAME:
         return name
     return f"{name[: _MAX_KEY_NAME - 9]}_{hashlib.sha256(name.encode()).hexdigest()[:8]}"
@@ -78,7 +87,9 @@ class GcpPlatform(PlatformValues):
     "adminSecretVersion"}}}` (the admin secret's version id, never its value)."""
 
     def key_ring(self) -> pulumi.Output[str]:
-        return self.values.apply(lambda values: values["keyRing"])
+        # The ring once the service agents may use its keys, nothing else of the platform's: a
+        # tenant key never waits for a shared instance (PlatformValues.value).
+        return self.value("keyRing")
 
 
 def _key(identity: TenantIdentity) -> pulumi.Output[str]:
@@ -87,24 +98,10 @@ def _key(identity: TenantIdentity) -> pulumi.Output[str]:
     return identity.key
 
 
-# `disk_autoresize` lets Cloud SQL grow the disk when it fills; the configured `disk_size` would then
-# be smaller than the live one, and the next `up` would try to shrink it, which Cloud SQL refuses
-# (the provider's `diskAutoresize` and `diskSize` docs: "this value will override the resizing from
-# diskAutoresize ... To avoid this, set lifecycle.ignore_changes on this field"). So the disk size is
-# sent on create only: `storageGb` is a Cloud SQL instance's initial size, and growth is Cloud SQL's.
-# A shrink in the file is refused before that (components/model/checks/storage.py).
-AUTORESIZED_DISK = "settings.diskSize"
-
-
-def autoresized(options: dict[str, Any]) -> dict[str, Any]:
-    """Resource options of a Cloud SQL instance with `options` merged: the disk size ignored after create."""
-    return {**options, "ignore_changes": [*options.get("ignore_changes", []), AUTORESIZED_DISK]}
-
-
 def instance_settings(
     engine: str,
     size: str,
-    storage_gb: int,
+    disk_spec: Disk,
     data: DataSettings,
     gcp_settings: GcpSettings,
     labels: dict[str, str],
@@ -129,8 +126,10 @@ def instance_settings(
     settings: gcp.sql.DatabaseInstanceSettingsArgsDict = {
         "edition": edition,
         "tier": tier,
-        "disk_size": storage_gb,
+        # Sent on create and when raised, else Cloud SQL's (disk_size.py); autoresize up to a limit.
+        "disk_size": disk_spec.size,
         "disk_autoresize": True,
+        "disk_autoresize_limit": disk_spec.limit,
         "availability_type": "REGIONAL" if size == "large" else "ZONAL",
         # API-side deletion protection: no console, gcloud or API call deletes it.
         "deletion_protection_enabled": True,
@@ -170,6 +169,9 @@ class GcpData:
         # Stack-level reads of the shared instances' admin secrets: the stack's providers (`opts`),
         # no parent. The stack disables default providers, so a read without them is refused.
         self._shared = GcpSharedLogins(data, shared, opts)
+        self._opts = opts
+        # What the stack deployed last: the disk sizes tenants asked for then (disk_size.py).
+        self._previous = last_outputs("a raised storageGb waits for the next run that can read them")
         self.delivery = EsoDelivery(data.refresh_interval, data.shared_secrets, self.secret_store_provider)
 
     def generated_value(self, name: str, length: int, guard: Guard) -> pulumi.Output[str]:
@@ -197,7 +199,9 @@ class GcpData:
         adopted = adopts_legacy_key(self._data, tenant, environment)
         key = gcp.kms.CryptoKey(
             f"{prefix}-key",
-            name=legacy_gcp_key_name(tenant) if adopted else key_name(tenant, environment),
+            name=legacy_gcp_key_name(tenant)
+            if adopted
+            else key_name(tenant, environment, self._gcp.key_generations.get(tenant, 1)),
             key_ring=self._platform.key_ring(),
             rotation_period=f"{self._gcp.key_rotation_days * _DAY}s",
             labels=labels,
@@ -279,6 +283,13 @@ class GcpData:
         legacy_options = instance_options(
             self._data, request.tenant, request.environment, request.name, "encryptionKeyName"
         )
+        disk_spec = disk(
+            request.storage_gb,
+            self._data.storage_growth_factor,
+            deployed(self._previous, "tenants", request.tenant, "data", "databases", request.environment, request.name),
+            self._gcp.project,
+            self._opts,
+        )
         return gcp.sql.DatabaseInstance(
             resource_name,
             # None: Pulumi's auto-name; past Cloud SQL's limit, a shortened one (name_rules.py).
@@ -291,15 +302,15 @@ class GcpData:
             settings=instance_settings(
                 request.engine,
                 request.size,
-                request.storage_gb,
+                disk_spec,
                 self._data,
                 self._gcp,
                 request.labels,
                 pool_size=request.pool_size,
             ),
             # One still on the tenant's old key keeps it until moved (legacy_keys.py); the disk size
-            # is Cloud SQL's once autoresize has grown it (AUTORESIZED_DISK).
-            opts=guard.data(**autoresized(legacy_options)),
+            # is Cloud SQL's once autoresize has grown it, unless raised (disk_size.py).
+            opts=guard.data(**disk_options(legacy_options, disk_spec)),
         )
 
     def store_secret(self, request: SecretRequest, identity: TenantIdentity, guard: Guard) -> str:

@@ -15,6 +15,18 @@ in the prod plan has a rule here. Sources: the permission each API method needs
   (roles/resourcemanager.projectIamAdmin). The program grants one role on the project, external-dns's
   roles/dns.reader, so the binding carries a condition that lets it grant nothing else
   (https://cloud.google.com/iam/docs/setting-limits-on-granting-roles, `modifiedGrantsByRole`).
+- `gcp.serviceaccount.*` needs `iam.serviceAccounts.create/delete` and, for the Workload Identity
+  bindings, `iam.serviceAccounts.setIamPolicy` (roles/iam.serviceAccountAdmin). Held unconditioned on
+  the project, setIamPolicy lets the deploy identity grant itself token creation on any account
+  (issue 44, 7). IAM Conditions cannot name service accounts (iam.googleapis.com is not among the
+  services that recognize resource attributes, https://cloud.google.com/iam/docs/conditions-resource-attributes),
+  so the binding is limited by what it may grant: `roles/iam.workloadIdentityUser` and nothing else.
+  `roles/iam.serviceAccountUser` (actAs) is needed only where a node pool runs as an account: it is
+  granted on each pool's `serviceAccount` (gke-nodes@...), never on the project.
+- The DNS record-set role of cert-manager and external-dns is a custom role the bootstrap creates
+  (edge_roles.py); the program reads it (`gcp.projects.IAMCustomRole.get`, `iam.roles.get`:
+  roles/iam.roleViewer) before granting it per zone, and reads each zone (`gcp.dns.ManagedZone.get`,
+  `dns.managedZones.get`, in roles/dns.admin).
 """
 
 from __future__ import annotations
@@ -30,27 +42,49 @@ class DeployRule:
     api: str
 
 
-# Roles bound only with a condition (role -> the roles it may grant).
 PROJECT_IAM_ADMIN = "roles/resourcemanager.projectIamAdmin"
+SERVICE_ACCOUNT_ADMIN = "roles/iam.serviceAccountAdmin"
+SERVICE_ACCOUNT_USER = "roles/iam.serviceAccountUser"
 _PREFIX_RULES: dict[str, DeployRule] = {
     "gcp:container/": DeployRule("roles/container.admin", "container.googleapis.com"),
     "gcp:sql/": DeployRule("roles/cloudsql.admin", "sqladmin.googleapis.com"),
     "gcp:secretmanager/": DeployRule("roles/secretmanager.admin", "secretmanager.googleapis.com"),
     "gcp:kms/": DeployRule("roles/cloudkms.admin", "cloudkms.googleapis.com"),
-    "gcp:serviceaccount/": DeployRule("roles/iam.serviceAccountAdmin", "iam.googleapis.com"),
+    "gcp:serviceaccount/": DeployRule(SERVICE_ACCOUNT_ADMIN, "iam.googleapis.com"),
     "gcp:dns/": DeployRule("roles/dns.admin", "dns.googleapis.com"),
     "gcp:projects/serviceIdentity:": DeployRule("roles/serviceusage.serviceUsageAdmin", "serviceusage.googleapis.com"),
-    "gcp:projects/iAMMember:": DeployRule(
-        "roles/resourcemanager.projectIamAdmin", "cloudresourcemanager.googleapis.com"
+    "gcp:projects/iAMMember:": DeployRule(PROJECT_IAM_ADMIN, "cloudresourcemanager.googleapis.com"),
+    # Read only (the bootstrap creates the role): iam.roles.get.
+    "gcp:projects/iAMCustomRole:": DeployRule("roles/iam.roleViewer", "iam.googleapis.com"),
+}
+# Roles bound on the project only with a condition on what they may grant
+# (role -> (roles it may grant, condition title, why)).
+GRANTABLE: dict[str, tuple[tuple[str, ...], str, str]] = {
+    PROJECT_IAM_ADMIN: (
+        ("roles/dns.reader",),
+        "tenancy-grants-dns-reader-only",
+        "may grant `roles/dns.reader` (external-dns's zone list) and nothing else",
+    ),
+    SERVICE_ACCOUNT_ADMIN: (
+        ("roles/iam.workloadIdentityUser",),
+        "tenancy-grants-workload-identity-only",
+        "may grant `roles/iam.workloadIdentityUser` on service accounts and nothing else (never token "
+        "creation or actAs, on its own account or any other)",
     ),
 }
-# Roles bound only with a condition (role -> the roles it may grant).
-PROJECT_IAM_ADMIN = "roles/resourcemanager.projectIamAdmin"
-GRANTABLE_ON_PROJECT = ("roles/dns.reader",)
-# Beyond the resource types: acting as the service accounts it creates (Workload Identity bindings),
-# and Cloud SQL private IP through private services access.
-EXTRA_ROLES = ("roles/iam.serviceAccountUser",)
+CONDITIONED = {role: (title, why) for role, (_, title, why) in GRANTABLE.items()}
+# Roles granted on single service accounts, never on the project.
+ON_ACCOUNTS = {
+    SERVICE_ACCOUNT_USER: "on each node pool's `serviceAccount` only (GKE node pools run as it; actAs), never on "
+    "the project",
+}
+# Cloud SQL private IP through private services access.
 EXTRA_APIS = ("servicenetworking.googleapis.com",)
+
+
+def prefix_rules() -> dict[str, DeployRule]:
+    """The rules by type prefix, for the runbook."""
+    return dict(_PREFIX_RULES)
 
 
 def rule_for(type_token: str) -> DeployRule | None:
@@ -61,8 +95,7 @@ def rule_for(type_token: str) -> DeployRule | None:
 
 def deploy_roles() -> tuple[str, ...]:
     """Every role the deploy identity is granted on the project, in a stable order."""
-    roles = dict.fromkeys([*(rule.role for rule in _PREFIX_RULES.values()), *EXTRA_ROLES])
-    return tuple(roles)
+    return tuple(dict.fromkeys(rule.role for rule in _PREFIX_RULES.values()))
 
 
 def required_apis() -> tuple[str, ...]:
@@ -70,8 +103,11 @@ def required_apis() -> tuple[str, ...]:
     return tuple(sorted({*(rule.api for rule in _PREFIX_RULES.values()), *EXTRA_APIS}))
 
 
-def grant_condition() -> str | None:
-    """`gcloud --condition` for PROJECT_IAM_ADMIN: it may grant GRANTABLE_ON_PROJECT only."""
-    roles = ", ".join(f"'{role}'" for role in GRANTABLE_ON_PROJECT)
-    expression = f"api.getAttribute('iam.googleapis.com/modifiedGrantsByRole', []).hasOnly([{roles}])"
-    return f"expression={expression},title=tenancy-grants-dns-reader-only"
+def grant_condition(role: str = PROJECT_IAM_ADMIN) -> str | None:
+    """`gcloud --condition` for a role of GRANTABLE (None: bound without a condition)."""
+    if role not in GRANTABLE:
+        return None
+    roles, title, _ = GRANTABLE[role]
+    listed = ", ".join(f"'{granted}'" for granted in roles)
+    expression = f"api.getAttribute('iam.googleapis.com/modifiedGrantsByRole', []).hasOnly([{listed}])"
+    return f"expression={expression},title={title}"

@@ -1,11 +1,15 @@
-"""GKE part of the edge: Google service accounts for cert-manager and external-dns, DNS admin on
-the stack's Cloud DNS zones only, bound to their Kubernetes service accounts by Workload Identity.
+"""GKE part of the edge: Google service accounts for cert-manager and external-dns, record-set
+rights on the stack's Cloud DNS zones only, bound to their Kubernetes service accounts by Workload
+Identity.
 
 cert-manager's Cloud DNS solver (https://cert-manager.io/docs/configuration/acme/dns01/google/) and
 external-dns's google provider (https://kubernetes-sigs.github.io/external-dns/latest/docs/tutorials/gke/)
 both document Workload Identity: a GSA with `roles/dns.admin`, `roles/iam.workloadIdentityUser` for
 `<project>.svc.id.goog[<namespace>/<account>]`, and the `iam.gke.io/gcp-service-account` annotation.
-The role is granted per managed zone (Cloud DNS resource-level IAM), not on the project. external-dns
+Not `roles/dns.admin` here: the custom role of edge_roles.py (record sets and changes, never zone IAM
+or deletion), granted per managed zone (Cloud DNS resource-level IAM), not on the project. Each zone
+and the role are read first: they are prerequisites nothing here creates, and a missing one fails
+the preview by name instead of the first `up` after keys and secrets exist (issue 44, 4). external-dns
 also lists the project's managed zones before filtering them (provider/google/google.go `Zones`,
 v0.21.0): a zone-level grant answers that list with 403, so its account also gets `roles/dns.reader`
 on the project (read only: zones and records, no change; components/model/settings/edge_contracts.py).
@@ -18,6 +22,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_gcp as gcp
 
+from components.clouds.gcp.edge_roles import dns_records_role
 from components.edge.identity import (
     CERT_MANAGER_ACCOUNT,
     EXTERNAL_DNS_ACCOUNT,
@@ -26,9 +31,22 @@ from components.edge.identity import (
 )
 from components.model.settings.stack import StackSettings
 
-DNS_ADMIN = "roles/dns.admin"
 # Holds dns.managedZones.list on the project, and nothing that changes a zone.
 DNS_READER = "roles/dns.reader"
+
+
+def _prerequisites(
+    prefix: str, settings: StackSettings, child: pulumi.ResourceOptions
+) -> tuple[dict[str, gcp.dns.ManagedZone], gcp.projects.IAMCustomRole]:
+    """Reads of the stack's zones and of the record-set role, which the grants wait for."""
+    assert settings.gcp is not None
+    project = settings.gcp.project
+    zones = {
+        zone: gcp.dns.ManagedZone.get(f"{prefix}-zone-{zone}", f"projects/{project}/managedZones/{zone}", opts=child)
+        for zone in settings.edge.zones
+    }
+    role = gcp.projects.IAMCustomRole.get(f"{prefix}-dns-records-role", dns_records_role(project), opts=child)
+    return zones, role
 
 
 def _identity(
@@ -39,11 +57,13 @@ def _identity(
     settings: StackSettings,
     parent: pulumi.Resource,
     opts: pulumi.ResourceOptions,
+    reads: tuple[dict[str, gcp.dns.ManagedZone], gcp.projects.IAMCustomRole],
 ) -> pulumi.Output[str]:
-    """A GSA `tenancy-<role>` with DNS admin on the stack's zones, usable by `namespace/account`; its email."""
+    """A GSA `tenancy-<role>` with record-set rights on the stack's zones, usable by `namespace/account`; its email."""
     assert settings.gcp is not None  # the settings model requires tenancy:gcp on gcp
     project = settings.gcp.project
     child = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(parent=parent))
+    zones, records_role = reads
     gsa = gcp.serviceaccount.Account(
         f"{prefix}-{role}-identity", account_id=f"tenancy-{role}", display_name=f"tenancy {role}", opts=child
     )
@@ -57,7 +77,12 @@ def _identity(
     member = gsa.email.apply(lambda email: f"serviceAccount:{email}")
     for zone in settings.edge.zones:
         gcp.dns.DnsManagedZoneIamMember(
-            f"{prefix}-{role}-dns-{zone}", project=project, managed_zone=zone, role=DNS_ADMIN, member=member, opts=child
+            f"{prefix}-{role}-dns-{zone}",
+            project=project,
+            managed_zone=zone,
+            role=dns_records_role(project),
+            member=member,
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[zones[zone], records_role])),
         )
     if role == "external-dns":
         gcp.projects.IAMMember(
@@ -73,9 +98,12 @@ def gcp_edge_identity(
     assert settings.gcp is not None
     edge = settings.edge
     identity = EdgeIdentity()
+    if not (edge.tls.enabled or edge.external_dns.enabled):
+        return identity
+    reads = _prerequisites(prefix, settings, pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(parent=parent)))
     if edge.tls.enabled:
         email = _identity(
-            prefix, "cert-manager", edge.tls.chart.namespace, CERT_MANAGER_ACCOUNT, settings, parent, opts
+            prefix, "cert-manager", edge.tls.chart.namespace, CERT_MANAGER_ACCOUNT, settings, parent, opts, reads
         )
         identity.values["cert-manager"] = service_account_values(
             CERT_MANAGER_ACCOUNT, {"iam.gke.io/gcp-service-account": email}
@@ -83,7 +111,14 @@ def gcp_edge_identity(
         identity.dns01 = {"cloudDNS": {"project": settings.gcp.project, "hostedZoneName": edge.zones[0]}}
     if edge.external_dns.enabled:
         email = _identity(
-            prefix, "external-dns", edge.external_dns.chart.namespace, EXTERNAL_DNS_ACCOUNT, settings, parent, opts
+            prefix,
+            "external-dns",
+            edge.external_dns.chart.namespace,
+            EXTERNAL_DNS_ACCOUNT,
+            settings,
+            parent,
+            opts,
+            reads,
         )
         identity.values["external-dns"] = service_account_values(
             EXTERNAL_DNS_ACCOUNT, {"iam.gke.io/gcp-service-account": email}

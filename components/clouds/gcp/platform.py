@@ -20,8 +20,10 @@ import pulumi_gcp as gcp
 
 from components.clouds.base import Guard, generate_password
 from components.clouds.eso import SHARED_SECRETS_ACCOUNT, shared_secrets_account
-from components.clouds.gcp.data import KEY_USER, SECRET_ACCESSOR, autoresized, database_version, instance_settings
+from components.clouds.gcp.data import KEY_USER, SECRET_ACCESSOR, database_version, instance_settings
+from components.clouds.gcp.disk_size import deployed, disk, disk_options
 from components.clouds.gcp.name_rules import cloud_sql_instance_name
+from components.clouds.legacy_keys import last_outputs
 from components.clouds.sql_logins import ADMIN_USER, admin_document
 from components.model.settings.clouds import GcpSettings
 from components.model.settings.data import DataSettings, SharedInstance
@@ -43,11 +45,25 @@ def platform(settings_gcp: GcpSettings, data: DataSettings, labels: dict[str, st
             key_ring_id=ring.id,
             role=KEY_USER,
             member=agent.email.apply(lambda email: f"serviceAccount:{email}"),
-            opts=guard.plain(),
+            # Every tenant's instances and secrets under the ring are readable only while this
+            # grant stands: kept whatever happens to it in the program (Guard.data_access).
+            opts=guard.data_access(),
         )
         grants.append(grant)
+    # What the stack deployed last: the shared instances' names and sizes (disk_size.py).
+    previous = (
+        last_outputs("a raised storageGb waits for the next run that can read them") if data.shared_instances else {}
+    )
     shared = {
-        name: _shared_instance(name, instance, data, settings_gcp, labels, guard)
+        name: _shared_instance(
+            name,
+            instance,
+            data,
+            settings_gcp,
+            labels,
+            guard,
+            deployed(previous, "platform", "data", "sharedInstances", name),
+        )
         for name, instance in sorted(data.shared_instances.items())
     }
     return {
@@ -63,6 +79,8 @@ def platform(settings_gcp: GcpSettings, data: DataSettings, labels: dict[str, st
                 "adminSecretVersion": _admin(
                     name, data.shared_instances[name].engine, instance, settings_gcp, data, labels, guard
                 ),
+                # What it was asked for, so the next run knows a raise (disk_size.py).
+                "storageGb": data.shared_instances[name].storage_gb,
             }
             for name, instance in shared.items()
         },
@@ -124,7 +142,16 @@ def _shared_instance(
     settings_gcp: GcpSettings,
     labels: dict[str, str],
     guard: Guard,
+    deployed_entry: dict[str, Any],
 ) -> gcp.sql.DatabaseInstance:
+    disk_spec = disk(
+        instance.storage_gb,
+        data.storage_growth_factor,
+        deployed_entry,
+        settings_gcp.project,
+        guard.plain(),
+        always_read=True,
+    )
     # Google-managed encryption: a shared instance serves several tenants, so no tenant's key fits it.
     return gcp.sql.DatabaseInstance(
         f"shared-{name}",
@@ -133,9 +160,9 @@ def _shared_instance(
         database_version=database_version(instance.engine, instance.version),
         region=settings_gcp.region,
         deletion_protection=True,
-        settings=instance_settings(instance.engine, instance.size, instance.storage_gb, data, settings_gcp, labels),
-        # Cloud SQL grows the disk itself (data.py AUTORESIZED_DISK).
-        opts=guard.data(**autoresized({})),
+        settings=instance_settings(instance.engine, instance.size, disk_spec, data, settings_gcp, labels),
+        # Cloud SQL grows the disk itself, unless the stack raised it (disk_size.py).
+        opts=guard.data(**disk_options({}, disk_spec)),
     )
 
 

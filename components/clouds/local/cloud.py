@@ -68,8 +68,9 @@ class LocalCloud:
             values["sharedSecretIds"] = placeholder_secrets(self.data, guard)
         return values
 
-    def data_backend(self, *, values: pulumi.Output[Any], opts: pulumi.ResourceOptions) -> DataBackend:
-        ids = values.apply(lambda platform: (platform or {}).get("sharedSecretIds", {}))
+    def data_backend(self, *, values: pulumi.Output[Any] | dict[str, Any], opts: pulumi.ResourceOptions) -> DataBackend:
+        platform: pulumi.Output[Any] = pulumi.Output.from_input(values)
+        ids = platform.apply(lambda built: (built or {}).get("sharedSecretIds", {}))
         delivery = LocalDelivery(self.data.shared_secrets, shared_sources(self.data, opts, ids=ids))
         return LocalData(self.data, delivery, self.storage_class, PlatformValues(values))
 

@@ -18,6 +18,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from components.model.catalog.cascades import without_cascades
+from components.model.catalog.stack_config import missing_cloud_first
 from components.model.checks import engine_support
 from components.model.checks.capabilities import CloudRules
 from components.model.checks.data import data_problems, pool_problems, stack_data_problems
@@ -27,7 +28,7 @@ from components.model.checks.edge_contracts import edge_contract_problems
 from components.model.checks.isolation import stack_isolation_problems, switch_back_problems
 from components.model.checks.names import file_name_problems
 from components.model.checks.network import consent_problems, network_problems, network_stack_problems
-from components.model.checks.quota import quota_placement_problems, quota_split_problems
+from components.model.checks.quota import quota_ceiling_problems, quota_placement_problems, quota_split_problems
 from components.model.checks.released_names import reonboarding_problems
 from components.model.checks.stack import catalog_problems
 from components.model.checks.stack_references import reference_problems
@@ -92,13 +93,21 @@ class _UniqueKeyLoader(_SafeLoader):
 
 
 def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    """A mapping whose own keys are unique. Merge keys (`<<: *defaults`) are YAML's: the merged
+    mapping's keys come first and the node's own keys override them, which is no duplicate."""
     seen: set[Any] = set()
     for key_node, _ in node.value:
+        if key_node.tag == _MERGE_TAG:
+            continue
         key = loader.construct_object(key_node, deep=deep)
         if key in seen:
             raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
         seen.add(key)
+    loader.flatten_mapping(node)
     return loader.construct_mapping(node, deep=deep)
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
@@ -148,6 +157,29 @@ def _read_yaml(path: Path, label: str) -> tuple[dict[str, Any] | None, list[Prob
     if not isinstance(document, dict):
         return None, [Problem(label, "(file)", "a tenant file must be a YAML mapping")]
     return document, []
+
+
+def _label(path: Path, root: Path | None) -> str:
+    """`path` as messages name it: relative to the project root where it is inside it."""
+    return str(path.relative_to(root)) if root is not None and path.is_relative_to(root) else str(path)
+
+
+def _nested_file_problems(tenants_dir: Path, root: Path | None) -> list[Problem]:
+    """A tenant file in a subfolder (`tenants/finance/ledger.yaml`) would be silently left out of the
+    stack: refused, saying where tenant files go."""
+    problems = []
+    folder = _label(tenants_dir, root)
+    for path in sorted([*tenants_dir.glob("*/**/*.yaml"), *tenants_dir.glob("*/**/*.yml")]):
+        label = _label(path, root)
+        problems.append(
+            Problem(
+                label,
+                "(file)",
+                f"tenant files in subfolders are not read; tenant files go directly in {folder}/, one "
+                f"<name>.yaml each: move it to {folder}/{path.name}",
+            )
+        )
+    return problems
 
 
 def _validation_problems(
@@ -273,6 +305,7 @@ def _cross_check(
             problems += [Problem(label, where, message) for where, message in quota_split_problems(spec, settings)]
             placed = quota_placement_problems(spec, settings, cloud.capabilities)
             problems += [Problem(label, where, message) for where, message in placed]
+        problems += [Problem(label, where, message) for where, message in quota_ceiling_problems(spec, settings)]
         problems += stack_isolation_problems(spec, label, settings)
         problems += [
             Problem(label, where, message) for where, message in reference_problems(spec, settings, "this stack")
@@ -334,7 +367,12 @@ def _previous_run_problems(
         *switch_back_problems(pairs, previous_virtual_clusters or {}),
         *reonboarding_problems(pairs, previous, settings.data.reused_tenant_names, settings.source),
         *engine_support.past_support_problems(
-            managed, settings, cloud.capabilities.end_of_standard_support, previous, engine_support.today()
+            managed,
+            settings,
+            cloud.capabilities.end_of_standard_support,
+            previous,
+            engine_support.today(),
+            cloud.capabilities.past_support_reason,
         ),
         *shrink_problems(managed, settings, previous),
     ]
@@ -371,8 +409,9 @@ def load_catalog(
     if not tenants_dir.is_dir():
         raise ConfigurationError([Problem(str(tenants_dir), "(directory)", "tenants directory does not exist")])
     paths = sorted([*tenants_dir.glob("*.yaml"), *tenants_dir.glob("*.yml")])
+    problems += _nested_file_problems(tenants_dir, root)
     for path in paths:
-        label = str(path.relative_to(root)) if root is not None and path.is_relative_to(root) else str(path)
+        label = _label(path, root)
         document, read_problems = _read_yaml(path, label)
         problems += read_problems
         if document is None:
@@ -395,5 +434,5 @@ def load_catalog(
     problems += _cross_check(entries, settings, cloud, frozenset(invalid))
     problems += _previous_run_problems(entries, settings, cloud, previous_virtual_clusters, previous_outputs)
     if problems:
-        raise ConfigurationError(without_cascades(problems))
+        raise ConfigurationError(missing_cloud_first(settings, without_cascades(problems)))
     return Catalog(stack=stack, tenants=entries)

@@ -53,6 +53,11 @@ class CloudCapabilities:
     # (engine, major version) -> end of standard support, where the cloud refuses to create a new
     # instance past it (components/model/checks/engine_support.py); empty when it creates them anyway.
     end_of_standard_support: Mapping[tuple[str, str], date] = field(default_factory=dict)
+    # Why a new instance past that date is refused on this cloud (the end of a sentence).
+    past_support_reason: str = (
+        "this stack creates instances without paid extended support, and the cloud refuses to create one on "
+        "that version"
+    )
     # Whether the cluster's dataplane enforces egress by host name, so `tenancy:network.egress.<name>.hosts`
     # renders (GKE: FQDNNetworkPolicy on Dataplane V2, components/guardrails/fqdn.py); elsewhere refused.
     egress_hosts: bool = False

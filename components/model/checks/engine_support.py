@@ -1,5 +1,9 @@
 """New dedicated databases on an engine version past its cloud's end of standard support: refused.
 
+Each cloud says why (`CloudCapabilities.past_support_reason`): RDS below, Cloud SQL because it
+enrols such an instance in paid extended support from the day it is created
+(components/clouds/gcp/cloud_sql.py `EXTENDED_SUPPORT`).
+
 A cloud that creates instances without paid extended support (RDS with `EngineLifecycleSupport`
 = `open-source-rds-extended-support-disabled`, components/clouds/aws/engine_rules.py) cannot
 create one on a major version past its end of standard support: the API refuses the create
@@ -46,6 +50,8 @@ def past_support_problems(
     end_of_standard_support: Mapping[tuple[str, str], date],
     previous: Any,
     on: date,
+    reason: str = "this stack creates instances without paid extended support, and the cloud refuses to create one "
+    "on that version",
 ) -> list[Problem]:
     """A dedicated database this stack would create on a version whose end of standard support
     (`end_of_standard_support[(engine, version)]`) is before `on`."""
@@ -67,8 +73,7 @@ def past_support_problems(
                         source,
                         f"databases.{index}.version",
                         f"{database.engine} {database.version} reached its end of standard support on "
-                        f"{ended.isoformat()}: this stack creates instances without paid extended support, and "
-                        f"the cloud refuses to create one on that version ({', '.join(new)}, not in the stack's "
+                        f"{ended.isoformat()}: {reason} ({', '.join(new)}, not in the stack's "
                         "last outputs); ask for a newer version (for this stack only through "
                         "overrides.<stack>.databases)",
                     )

@@ -10,7 +10,7 @@ to replace a protected instance; found here it is a message naming the file and
 What the stack deployed is read from its last outputs (`tenants.<name>.data.databases.<environment>.
 <database>.storageGb`, components/data/databases.py): the size the file asked for then. Growth is
 allowed; where the cloud grows the disk on its own (Cloud SQL autoresize, RDS storage autoscaling)
-the program never sends a smaller size back (components/clouds/gcp/data.py `AUTORESIZED_DISK`;
+the program never sends a smaller size back (components/clouds/gcp/disk_size.py;
 RDS ignores `allocatedStorage` below the live size when `maxAllocatedStorage` is set). A deployment
 whose outputs predate the field, or a first deployment, has nothing to compare with.
 """

@@ -32,6 +32,11 @@ class GcpSettings(StrictModel):
     enterprise_plus_environments: list[DnsLabel] = []
     # Where the GKE cluster runs (region or zone), for ESO's workload identity; default: region.
     cluster_location: str | None = None
+    # Per re-used tenant name (`data.reusedTenantNames`) the generation of its keys, 2 or more: a CryptoKey
+    # can never be deleted, so the old tenant's keys keep their names and the new tenant's keys are named
+    # `tenancy_<tenant>_<env>_g<N>`. Required for every re-used name on GCP; keep it for as long as the
+    # tenant exists (changing it would replace its protected keys).
+    key_generations: dict[DnsLabel, Annotated[int, Field(ge=2)]] = {}
 
 
 def _not_default(value: str) -> str:

@@ -103,6 +103,10 @@ class DataSettings(StrictModel):
     secret_recovery_days: Annotated[int, Field(ge=7, le=30)] = 30
     # Automated backups kept this many days; point-in-time recovery covers the same window.
     backup_retention_days: Annotated[int, Field(ge=1, le=35)] = 14
+    # How far the cloud may grow a database's disk on its own, as a multiple of its `storageGb`: RDS
+    # storage autoscaling's `max_allocated_storage` and Cloud SQL's `disk_autoresize_limit`. Neither
+    # disk shrinks again, so growth without a limit is a bill without one.
+    storage_growth_factor: Annotated[int, Field(ge=1, le=10)] = 4
     # GCP: the final backup taken when an instance is deleted is kept this many days.
     final_backup_retention_days: Annotated[int, Field(ge=1, le=365)] = 30
     # Days a decommissioned tenant's data (databases, keys, secrets, namespaces kept for data)
