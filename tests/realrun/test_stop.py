@@ -157,6 +157,9 @@ def test_a_killed_runs_leftovers_are_stopped_by_the_next_run_and_nothing_else(tm
 
 def test_a_running_runs_processes_are_left_alone(tmp_path: Path) -> None:
     driver, started = _start_driver(tmp_path, "realrun", "seed")
+    # The tracker records what the run did not start itself within processes.TRACK_SECONDS.
+    while not all((tmp_path / "pids" / f"{pid}.json").exists() for pid in started.values()):
+        time.sleep(0.1)
     try:
         next_run = _entry_point(tmp_path, "return 0")
         assert next_run.returncode == 0, next_run.stderr
