@@ -21,6 +21,8 @@ def main(argv: list[str]) -> None:
         os.setpgid(0, 0)
     if "--ignore-term" in rest:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    # Ctrl-C reaches every process of the terminal's foreground group: exit quietly, as Go programs do.
+    signal.signal(signal.SIGINT, lambda *_: sys.exit(130))
     for child in (word for word in rest if not word.startswith("--")):
         child_name, _, how = child.partition("+")
         extra = ["--own-group"] if how == "group" else []

@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 from pulumi import automation as auto
 
@@ -34,8 +35,14 @@ def main(work: Path, command: str, phase: str) -> int:
     cli_root = work / "cli"
     (cli_root / "bin").mkdir(parents=True, exist_ok=True)
     cli = cli_root / "bin" / "pulumi"
-    # The CLI starts its provider in a process group of its own, as pulumi's plugin host does.
-    cli.write_text(f"#!/bin/sh\nexec {sys.executable} {STANDIN} {log} pulumi pulumi-resource-kubernetes+group\n")
+    # The CLI starts its provider in a process group of its own, as pulumi's plugin host does, and
+    # waits in the phase's command; any other command succeeds at once.
+    cli.write_text(
+        "#!/bin/sh\n"
+        f'for word; do [ "$word" = {phase} ] && exec {sys.executable} {STANDIN} {log} pulumi '
+        "pulumi-resource-kubernetes+group; done\n"
+        "exit 0\n"
+    )
     cli.chmod(0o755)
 
     def wait_here(name: str) -> None:
@@ -73,8 +80,6 @@ def main(work: Path, command: str, phase: str) -> int:
         wait_here("seed")
 
     def engine(verb: str) -> None:
-        if verb != phase:
-            return
         # What the Automation API does for every command: its own Popen of the CLI.
         command_line = auto.PulumiCommand(root=str(cli_root), skip_version_check=True)
         command_line.run([verb], cwd=str(work), additional_env={})
@@ -91,6 +96,10 @@ def main(work: Path, command: str, phase: str) -> int:
         def export_stack(self) -> SimpleNamespace:
             return SimpleNamespace(deployment={})
 
+    def open_stack(setup: Any, *_: object) -> Stack:
+        setup.project.mkdir(parents=True, exist_ok=True)
+        return Stack()
+
     class StandIn:
         set: dict[str, str] = {}
         errors: list[str] = []
@@ -106,11 +115,15 @@ def main(work: Path, command: str, phase: str) -> int:
     cluster.control_plane = control_plane
     for module in (run, bench):
         module.seed_cluster = seed  # type: ignore[attr-defined]
-        module.open_stack = lambda *_: Stack()  # type: ignore[attr-defined]
+        module.open_stack = open_stack  # type: ignore[attr-defined]
         module.ConditionStandIn = lambda *_: StandIn()  # type: ignore[attr-defined]
     # The controllers (tools/realrun/controllers/) would render charts and start real processes.
     run.controllers = SimpleNamespace(  # type: ignore[assignment,attr-defined]
         start=lambda *_: SimpleNamespace(served=frozenset()), check=lambda *_: None, keep_evidence=lambda *_: None
+    )
+    # The data plane (tools/realrun/dataplane/) would install packages and change the host.
+    run.dataplane = SimpleNamespace(  # type: ignore[assignment,attr-defined]
+        start=lambda *_: None, check_matrix=lambda *_: None
     )
     checks.Run = lambda *_: None  # type: ignore[assignment,misc]
     checks.run_all = lambda _: engine(phase) or False  # type: ignore[assignment,func-returns-value]

@@ -6,7 +6,16 @@ import re
 
 import pytest
 
-from tools.scale.shard_budget import FIGURES_PATH, Figures, figures_from_row, load_figures, shard_lines
+from tools.scale.shard_budget import (
+    FIGURES_PATH,
+    FIRST_UP_LIMIT_SECONDS,
+    EngineFigures,
+    Figures,
+    engine_figures_from_rows,
+    figures_from_row,
+    load_figures,
+    shard_lines,
+)
 from tools.scale.shards import main
 
 
@@ -58,3 +67,43 @@ def test_shard_lines_name_every_shard() -> None:
     lines = shard_lines({0: 10, 1: 20}, {0: ["a"], 1: ["b", "c"]}, 100, figures)
     assert lines[0].startswith("shard 0: 1 tenants, 10 resources") and lines[1].startswith("shard 1: 2 tenants")
     assert lines[2].startswith("budget: 100 resources per shard = 0 s")
+
+
+def _bench_row(tenants: int, resources: int, up_s: float, checkpoints: bool = True) -> dict[str, object]:
+    return {
+        "tenants": tenants,
+        "resources": resources,
+        "up_s": up_s,
+        "up_checkpoints": checkpoints,
+        "noop_preview_s": resources * 0.01,
+        "peak_mb": {"edit_up": {"cli": resources * 0.5}},
+        "load_before": [1.2, 1.0, 1.0],
+        "load_after": [1.4, 1.0, 1.0],
+    }
+
+
+def test_the_real_engines_first_up_is_fitted_as_linear_plus_square() -> None:
+    # First ups that cost 2 ms per resource plus 0.5 us per resource squared are recovered exactly.
+    rows = [_bench_row(t, n, 0.002 * n + 0.5e-6 * n * n) for t, n in ((30, 1000), (100, 3000))]
+    rows.append(_bench_row(300, 9000, 1.0, checkpoints=False))  # not a checkpointed first up: ignored by the fit
+    data = engine_figures_from_rows(rows, 2)
+    assert data["firstUpMsPerResource"] == pytest.approx(2.0, abs=1e-3)
+    assert data["firstUpUsPerResourceSquared"] == pytest.approx(0.5, abs=1e-4)
+    assert data["previewMsPerResource"] == 10.0  # from the largest count
+    assert data["cliKbPerResource"] == 512.0
+    assert "30, 100, 300 typical tenants" in data["measured"] and "load 1.2 to 1.4" in data["measured"]
+    with pytest.raises(ValueError, match="with checkpoints"):
+        engine_figures_from_rows([rows[2]], 2)
+
+
+def test_the_layout_says_whether_a_full_shards_first_up_stays_under_the_limit() -> None:
+    figures = Figures(program_ms_per_resource=5.0, kb_per_resource=60.0, base_rss_mb=50.0, measured="test")
+    # 1 ms per resource and 1 ms per resource squared: n/1000 + n^2/1000 = 900 s at n = 948.
+    engine = EngineFigures(1.0, 1.0, 1000.0, 100.0, "bench")
+    assert engine.largest_first_up_within(FIRST_UP_LIMIT_SECONDS) == 948
+    assert engine.first_up_seconds(948) <= FIRST_UP_LIMIT_SECONDS < engine.first_up_seconds(949)
+    over = shard_lines({0: 2000}, {0: ["a"]}, 2000, figures, engine)
+    assert "first up ~67 min" in over[0]  # 2 s + 4,000 s
+    assert "OVER the 15-minute limit (up to 948 resources keep it; measured: bench)" in over[-1]
+    assert "within the 15-minute limit" in shard_lines({0: 900}, {0: ["a"]}, 900, figures, engine)[-1]
+    assert "not measured yet" in shard_lines({0: 900}, {0: ["a"]}, 900, figures, None)[-1]

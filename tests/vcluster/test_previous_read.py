@@ -9,6 +9,7 @@ from typing import Any
 
 import pulumi
 import pytest
+from pulumi.runtime import settings as runtime_settings
 
 from components.vcluster import previous
 
@@ -31,6 +32,9 @@ class _Engine:
 @pytest.fixture
 def no_pause(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(previous, "RETRY_PAUSE_SECONDS", 0)
+    # A run of its own: an earlier test's program run leaves its monitor, and its answer, behind.
+    monitor = _Monitor()
+    monkeypatch.setattr(runtime_settings, "get_monitor", lambda: monitor)
 
 
 @pytest.mark.usefixtures("no_pause")
@@ -48,3 +52,21 @@ def test_an_engine_that_keeps_failing_gets_its_error_to_the_caller(monkeypatch: 
     with pytest.raises(Exception, match="failed to load checkpoint"):
         previous.read_last_outputs()
     assert len(engine.calls) == previous.READ_ATTEMPTS
+
+
+def test_the_engine_is_asked_once_per_run_whoever_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each read makes the engine load the stack's whole checkpoint; three callers share one answer.
+    engine = _Engine(failures=0, outputs={"releasedTenants": ["old"]})
+    monkeypatch.setattr(pulumi.runtime, "invoke", engine.invoke)
+    run, next_run = _Monitor(), _Monitor()
+    monkeypatch.setattr(runtime_settings, "get_monitor", lambda: run)
+    assert previous.read_last_outputs() == previous.read_last_outputs() == {"releasedTenants": ["old"]}
+    assert len(engine.calls) == 1
+    engine.outputs = {"releasedTenants": ["new"]}
+    monkeypatch.setattr(runtime_settings, "get_monitor", lambda: next_run)
+    assert previous.read_last_outputs() == {"releasedTenants": ["new"]}
+    assert len(engine.calls) == 2
+
+
+class _Monitor:
+    """A run's resource monitor: all the cache keys on."""

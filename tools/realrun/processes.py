@@ -244,7 +244,8 @@ class RunProcesses:
                 self._foster.add(pid)
             self._record(_command_name(pid), pid, found, group=found.pgrp == pid)
         for record in self._snapshot():
-            if not is_running(record.who) and record.pid not in self._popens:
+            popen = self._popens.get(record.pid)
+            if not is_running(record.who) and (popen is None or popen.returncode is not None):
                 self._forget(record.pid)
 
     def _snapshot(self) -> list[Record]:

@@ -89,13 +89,44 @@ def main(argv: list[str] | None = None) -> int:
         help="with --bench: run the first `up` without per-step checkpoints, to separate the engine's "
         "cost from the state backend's (never for a real stack: docs/scale.md#the-real-engine)",
     )
+    parser.add_argument(
+        "--json", metavar="FILE", type=Path, help="with --bench: also write the figures as JSON to FILE"
+    )
+    parser.add_argument(
+        "--figures",
+        metavar="FILE",
+        type=Path,
+        help="with --bench: write the real engine's per-resource figures the shard layout reads "
+        "(tools/scale/engine_figures.json; needs a count whose first `up` kept its checkpoints)",
+    )
+    parser.add_argument(
+        "--env",
+        metavar="NAME=VALUE",
+        action="append",
+        default=[],
+        help="with --bench: set this in the engine's environment, to measure a setting (repeatable)",
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="with --bench: profile the program (cProfile) and the CLI (`pulumi --profiling`) of each step",
+    )
     args = parser.parse_args(argv)
     # One owner for every process either command starts, whatever ends it (processes.py).
     if args.bench:
+        from tools.realrun.bench import Options
         from tools.realrun.bench import main as bench
 
         counts = [int(count) for count in args.bench.split(",")]
-        return processes.entry_point(lambda: bench(counts, not args.first_up_without_checkpoints))
+        unset = [pair for pair in args.env if "=" not in pair]
+        if unset:
+            parser.error(f"--env takes NAME=VALUE, got {unset[0]!r}")
+        options = Options(
+            first_up_checkpoints=not args.first_up_without_checkpoints,
+            env=dict(pair.split("=", 1) for pair in args.env),
+            profile=args.profile,
+        )
+        return processes.entry_point(lambda: bench(counts, options, args.json, args.figures))
     return processes.entry_point(run)
 
 

@@ -36,7 +36,7 @@ from components.model.settings.sharding import shard_of
 from components.model.settings.stack import ShardSettings
 from tools.plan.harness import PROJECT_NAME, PROJECT_ROOT, run_program, stack_config
 from tools.scale.operator_stack import PULUMI_CLOUD, OperatorSource, operator_manifest
-from tools.scale.shard_budget import load_figures, shard_lines
+from tools.scale.shard_budget import load_engine_figures, load_figures, shard_lines
 
 RESYNC_SECONDS = 600
 
@@ -204,7 +204,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "layout":
         result = layout(args.stack, args.count)
         print(f"platform: {result.platform_resources} resources")
-        print("\n".join(shard_lines(result.resources, result.tenants, result.budget, load_figures())))
+        print(
+            "\n".join(
+                shard_lines(result.resources, result.tenants, result.budget, load_figures(), load_engine_figures())
+            )
+        )
         for shard in result.over_budget():
             print(
                 f"warning: shard {shard} has {result.resources[shard]} resources, over the budget of "

@@ -1,0 +1,35 @@
+"""What the bench reads of each process (tools/realrun/usage.py): its own CPU seconds and peak
+memory, for a root process and everything below it, up to the moment each exits."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tools.realrun import usage
+
+# A parent that starts a child which burns CPU for a moment and holds 64 MB, then both exit.
+_BUSY = (
+    "import subprocess, sys\n"
+    "child = 'import time\\nblock = bytearray(64 * 2**20)\\nend = time.process_time() + 1.0\\n"
+    "while time.process_time() < end: pass\\n'\n"
+    "subprocess.run([sys.executable, '-c', child], check=True)\n"
+)
+
+
+def test_a_child_that_exited_is_counted_with_its_cpu_and_peak_memory() -> None:
+    parent = subprocess.Popen([sys.executable, "-c", _BUSY])
+    with usage.Sampler(parent.pid, interval=0.05, discover=0.05) as sampled:
+        parent.wait(timeout=120)
+    children = [u for pid, u in sampled.last.items() if pid != parent.pid]
+    assert len(children) == 1
+    assert children[0].cpu >= 0.8
+    assert children[0].peak_mb >= 64
+    assert sampled.total("python").cpu >= children[0].cpu
+
+
+def test_a_process_that_is_gone_reads_as_nothing() -> None:
+    done = subprocess.run([sys.executable, "-c", "pass"], check=True)
+    assert done.returncode == 0
+    assert usage.read(2**22 + 7) is None
+    assert usage.cpu_seconds(2**22 + 7) == 0.0
