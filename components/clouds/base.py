@@ -16,8 +16,7 @@ from typing import Any, Protocol
 
 import pulumi
 
-# The Kubernetes ServiceAccount in each tenant namespace that carries the tenant's cloud identity;
-# the tenant's SecretStore authenticates as it and its apps may run as it.
+# The ServiceAccount in each tenant namespace carrying its cloud identity (its SecretStore and apps).
 WORKLOAD_ACCOUNT = "workload"
 ENGINE_PORTS = {"postgres": 5432, "mysql": 3306}
 # Postgres identifiers and MySQL database names stop at 63/64 characters.

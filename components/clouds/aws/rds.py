@@ -75,8 +75,7 @@ def rds_instance(
         vpc_security_group_ids=[*settings_aws.db_security_group_ids, *security_groups],
         publicly_accessible=False,
         multi_az=size == "large",
-        # Guards: no delete, a final snapshot if it ever is, automated backups outlive it.
-        deletion_protection=True,
+        deletion_protection=True,  # with a final snapshot and backups that outlive it
         skip_final_snapshot=False,
         final_snapshot_identifier=name_rules.fit("rds-final-snapshot", final_snapshot),
         backup_retention_period=data.backup_retention_days,
