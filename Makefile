@@ -31,9 +31,10 @@ $(BIN)/activate: requirements.txt requirements-ops.txt requirements-dev.txt requ
 	$(BIN)/uv pip install --quiet --python $(BIN)/python --no-deps --no-build-isolation -e .
 	touch $(BIN)/activate
 
-## plan: the offline plan of STACK (default dev) under mocks; writes manifests to OUT
+## plan: the offline plan of STACK (default dev) under mocks; writes manifests to OUT. FORGET=TENANT
+## drops a tenant that was only ever planned, never deployed, from the baseline (`tenancy plan --forget`)
 plan: $(BIN)/activate
-	$(BIN)/tenancy plan --stack $(STACK) --out $(OUT)/$(STACK)
+	$(BIN)/tenancy plan --stack $(STACK) --out $(OUT)/$(STACK)$(foreach tenant,$(FORGET), --forget $(tenant))
 
 ## plan-all: the offline plan of every stack (Pulumi.*.yaml), all of them even after a failure;
 ## exits non-zero if any fails, so a tenant valid for dev but not for prod-aws fails here, not in CI

@@ -6,6 +6,8 @@ admission runs, so a rule sees defaulted fields. Only the defaults a rule reads 
 - `imagePullPolicy` (pkg/apis/core/v1/defaults.go, SetDefaults_Container): `Always` when the image's
   tag is `latest` or it names neither tag nor digest, otherwise `IfNotPresent`. The workloads rule
   requires `Always`, so a fixture that leaves the field out is judged as the server would judge it.
+- an `image` volume's `pullPolicy` (the same file, SetDefaults_Volume, k8s.io/kubernetes v1.36.3):
+  the same rule, by the volume's `reference`.
 """
 
 from __future__ import annotations
@@ -30,11 +32,16 @@ def pull_policy(image: str) -> str:
 
 
 def default_pod(pod: dict[str, Any]) -> dict[str, Any]:
-    """A copy of `pod` with every container's imagePullPolicy defaulted as the API server does."""
+    """A copy of `pod` with every container's imagePullPolicy (and image volume's pullPolicy)
+    defaulted as the API server does."""
     defaulted = copy.deepcopy(pod)
     spec = defaulted.get("spec") or {}
     for field in _CONTAINER_LISTS:
         for container in spec.get(field) or []:
             if "imagePullPolicy" not in container and "image" in container:
                 container["imagePullPolicy"] = pull_policy(container["image"])
+    for volume in spec.get("volumes") or []:
+        image = volume.get("image")
+        if isinstance(image, dict) and "pullPolicy" not in image and "reference" in image:
+            image["pullPolicy"] = pull_policy(image["reference"])
     return defaulted

@@ -30,6 +30,7 @@ from components.vcluster.values import (
     KUBECONFIG_SECRET,
     RELEASE_NAME,
     SYNCER_ACCOUNT,
+    WORKLOAD_ACCOUNT,
     chart_values,
 )
 
@@ -83,6 +84,15 @@ def _group(name: str) -> k8s.rbac.v1.SubjectArgsDict:
 def _bindings(target: VirtualClusterTarget) -> None:
     k8s.core.v1.ServiceAccount(
         f"{target.prefix}-vcluster-account", metadata=_metadata(target, SYNCER_ACCOUNT), opts=target.opts
+    )
+    # The identity of every synced pod (issue 43): the platform's, so the host rule on the syncer's pods
+    # (rules/syncer_account.py) names an account that exists from the first `up`, holds no token by
+    # default and no binding, and no writer of the namespace can annotate it with a cloud identity.
+    k8s.core.v1.ServiceAccount(
+        f"{target.prefix}-vcluster-workload-account",
+        metadata=_metadata(target, WORKLOAD_ACCOUNT, owned=True),
+        automount_service_account_token=False,
+        opts=target.opts,
     )
     k8s.rbac.v1.RoleBinding(
         f"{target.prefix}-vcluster-syncer",

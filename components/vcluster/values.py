@@ -2,10 +2,10 @@
 
 Every value here exists because a host guard rail demands it or because the platform, not the
 chart, owns it:
-- the chart renders no RBAC and not the syncer's ServiceAccount: that account and its
-  namespace-scoped Role are registered by the platform (rbac.py), visible in every preview. The
-  chart's workload ServiceAccount (`controlPlane.advanced.workloadServiceAccount`, the host identity
-  of synced pods) stays the chart's: it is bound to nothing, so it holds no rights;
+- the chart renders no RBAC, not the syncer's ServiceAccount and not the workload ServiceAccount
+  (`controlPlane.advanced.workloadServiceAccount`, the host identity of synced pods): those accounts
+  and the syncer's namespace-scoped Role are registered by the platform (objects.py, rbac.py),
+  visible in every preview; the workload account is bound to nothing, so it holds no rights;
 - the control plane runs as non-root with every capability dropped and a memory limit, so it is
   admitted under Pod Security `restricted` and the workload rule like any tenant pod;
 - the control plane and every pod it syncs to the host select the tenant's pool and tolerate its
@@ -30,6 +30,13 @@ from components.vcluster.coredns import coredns_manifests
 RELEASE_NAME = "vcluster"
 # The platform-registered account the control plane (syncer) runs as.
 SYNCER_ACCOUNT = "vcluster"
+# The host account every synced pod runs as (`controlPlane.advanced.workloadServiceAccount`, the chart's,
+# bound to nothing): the syncer sets it on each pod it writes (vCluster v0.20.0
+# pkg/controllers/resources/pods/translate/translator.go, `pPod.Spec.ServiceAccountName =
+# t.serviceAccount`, with `sync.toHost.serviceAccounts` off). Named here rather than left to the
+# chart's default (`vc-workload-<release>`), so the host rule on the syncer's pods
+# (components/admission/rules/syncer_account.py) and the chart cannot disagree.
+WORKLOAD_ACCOUNT = f"vc-workload-{RELEASE_NAME}"
 # The Secret vCluster writes its admin kubeconfig into, in the host namespace.
 KUBECONFIG_SECRET = "vcluster-kubeconfig"
 # The key vCluster stores the kubeconfig under in that Secret.
@@ -120,6 +127,8 @@ def _control_plane(
         # The syncer's account is the platform's (rbac.py); the chart must not make one.
         "advanced": {
             "serviceAccount": {"enabled": False, "name": SYNCER_ACCOUNT},
+            # The platform renders it (objects.py); the chart only passes the name to the syncer.
+            "workloadServiceAccount": {"enabled": False, "name": WORKLOAD_ACCOUNT},
             **({"defaultImageRegistry": settings.image_registry} if settings.image_registry else {}),
         },
         # The syncer applies these inside and runs them as its own user (pkg/coredns/coredns.go);

@@ -1,25 +1,67 @@
 #!/usr/bin/env bash
-# e2e step 5: the admission cases as server-side dry-run creates, impersonating each case's identity.
+# e2e step 5: the admission cases as server-side dry runs, impersonating each case's identity.
 # Reads scripts/e2e/cases/index.tsv (tenancy e2e-manifests --write): id  file  user  groups
-# expect(admit|rbac|deny)  policy. admit: the create succeeds; rbac: the authorizer forbids it;
-# deny: the named ValidatingAdmissionPolicy denies it. Exit 1 listing every case that differs.
+# expect(admit|rbac|deny)  policy  verb(create|patch|replace)  target(plural/name[@namespace])
+# subresource. create: the file is the object; patch: a JSON merge patch of the live target (or
+# its subresource); replace: the live core-group object with the patch merged in, PUT to it (or to
+# its subresource: `namespaces/finalize` takes nothing else). admit: the request succeeds; rbac: the authorizer forbids it; deny: the named
+# ValidatingAdmissionPolicy denies it. The stray identity's grant (stray-grant.yaml) exists only
+# while the cases run. Exit 1 listing every case that differs.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 cases="${1:-$ROOT/scripts/e2e/cases}"
 need kubectl
+scratch="$(mktemp -d)"
+grant="$cases/stray-grant.yaml"
+cleanup() {
+  [[ -f "$grant" ]] && kubectl delete -f "$grant" --ignore-not-found >/dev/null 2>&1 || true
+  rm -rf "$scratch"
+}
+trap cleanup EXIT
+if [[ -f "$grant" ]]; then
+  kubectl apply -f "$grant" >/dev/null
+  # The authorizer serves a new binding once its informer has seen it.
+  for _ in $(seq 1 30); do
+    kubectl auth can-i patch namespaces --subresource=status --as=tenancy-e2e-stray@example.com \
+      --as-group=tenancy-e2e-strays >/dev/null 2>&1 && break
+    sleep 1
+  done
+fi
+
 failures=0
-while IFS=$'\t' read -r id file user groups expect policy; do
+while IFS=$'\t' read -r id file user groups expect policy verb target subresource; do
   [[ -z "$id" || "$id" == \#* ]] && continue
   [[ "$policy" == "-" ]] && policy=""
-  args=(create --dry-run=server -f "$cases/$file" "--as=$user")
+  [[ "$subresource" == "-" ]] && subresource=""
+  who=("--as=$user")
   IFS=, read -r -a group_list <<<"$groups"
-  for group in "${group_list[@]}"; do args+=("--as-group=$group"); done
+  for group in "${group_list[@]}"; do who+=("--as-group=$group"); done
+  resource="${target%%@*}"
+  namespace=()
+  [[ "$target" == *@* ]] && namespace=(-n "${target#*@}")
+  case "$verb" in
+    create) args=(create --dry-run=server -f "$cases/$file" "${who[@]}") ;;
+    patch)
+      args=(patch "${resource%%/*}" "${resource#*/}" "${namespace[@]}" --type=merge --patch-file "$cases/$file"
+        --dry-run=server "${who[@]}")
+      [[ -n "$subresource" ]] && args+=("--subresource=$subresource")
+      ;;
+    replace)
+      kubectl get "${resource%%/*}" "${resource#*/}" "${namespace[@]}" -o json >"$scratch/live.json"
+      kubectl patch --local -f "$scratch/live.json" --type=merge --patch-file "$cases/$file" -o json >"$scratch/new.json"
+      path="/api/v1"
+      [[ "$target" == *@* ]] && path+="/namespaces/${target#*@}"
+      path+="/$resource${subresource:+/$subresource}?dryRun=All"
+      args=(replace --raw "$path" -f "$scratch/new.json" "${who[@]}")
+      ;;
+    *) die "$id: unknown verb $verb" ;;
+  esac
   if output="$(kubectl "${args[@]}" 2>&1)"; then got=admit; else got=error; fi
   case "$expect" in
     admit) [[ "$got" == admit ]] ;;
-    rbac) [[ "$got" == error && "$output" == *"is forbidden: User \"$user\" cannot create resource"* ]] ;;
+    rbac) [[ "$got" == error && "$output" == *"is forbidden: User \"$user\" cannot "*" resource"* ]] ;;
     deny) [[ "$got" == error && "$output" == *"ValidatingAdmissionPolicy '$policy'"*"denied request"* ]] ;;
     *) false ;;
   esac && status=ok || status=FAIL

@@ -20,6 +20,7 @@ from components.model.core.labels import AUTHORIZED_DOMAINS_KEY
 from components.model.settings.admission import PolicySettings
 from tests.cel_admission import AdmissionChain, Decision, Request
 from tests.rbac import Authorizer, Subject, UserInfo, user_info
+from tests.registry_strategies import prepare_for_update
 from tests.support import kubernetes_objects, objects_of_kind
 from tools.plan.harness import ProgramRun, stack_config
 
@@ -90,6 +91,9 @@ class Cluster:
         for o in (obj, old):
             if o is not None and namespace:
                 o.setdefault("metadata", {}).setdefault("namespace", namespace)
+        if operation == "UPDATE" and subresource and obj is not None and old is not None:
+            # What the registry keeps of a subresource write, before validating admission sees it.
+            obj = prepare_for_update(group, plural, subresource, obj, old)
         request = Request(
             operation,
             resource,

@@ -17,6 +17,7 @@ from tests.admission.layers import WRITERS, Cluster, cluster, stack_policy
 from tests.admission.test_attacks_workloads import pod
 from tests.rbac import Subject
 from tests.support import kubernetes_objects, objects_of_kind, plan
+from tests.vcluster.helpers import stack_virtual_clusters
 from tools.plan.harness import ProgramRun
 
 PODS = "/v1/pods"
@@ -81,3 +82,51 @@ def test_platform_rendered_pods_always_pull(dev_plan: ProgramRun) -> None:
     assert databases and {d["spec"]["imagePullPolicy"] for d in databases} == {"Always"}
     poolers = objects_of_kind(dev_plan, "Pooler")
     assert all(p["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] == "Always" for p in poolers)
+
+
+# --- Issue 43: image volumes, under the same registry and pull rules as container images ------
+
+REGISTRY = "registry.acme-corp.example"
+
+
+def with_image_volume(reference: str, pull: str | None) -> dict[str, Any]:
+    """A pod mounting an OCI image read-only; `None`: the field left out (the API server defaults it
+    before admission: Always for `:latest`, IfNotPresent otherwise, tests/api_defaults.py)."""
+    obj = with_pull("Always")
+    source: dict[str, Any] = {"reference": reference, **({"pullPolicy": pull} if pull else {})}
+    obj["spec"]["volumes"] = [{"name": "model", "image": source}]
+    obj["spec"]["containers"][0]["volumeMounts"] = [{"name": "model", "mountPath": "/model", "readOnly": True}]
+    return obj
+
+
+@pytest.fixture(scope="module")
+def listed() -> Cluster:
+    # The virtual clusters' images from a mirror on the list (the program refuses the stack otherwise).
+    mirror = stack_virtual_clusters("prod", imageRegistry=f"{REGISTRY}/mirror")
+    return cluster(plan("prod", policy=stack_policy("prod", allowedRegistries=[REGISTRY]), virtualClusters=mirror))
+
+
+@pytest.mark.parametrize(("who", "namespace"), WRITERS)
+def test_an_image_volume_from_an_allowed_registry_that_always_pulls_is_admitted(
+    listed: Cluster, who: Subject, namespace: str
+) -> None:
+    """Pod Security `restricted` admits image volumes (on by default from 1.35); so does the platform."""
+    outcome = listed.attempt(who, "CREATE", PODS, with_image_volume(f"{REGISTRY}/acme/model:v1", "Always"), namespace)
+    assert outcome.stopped_by is None, outcome.decision.denials
+
+
+@pytest.mark.parametrize(("who", "namespace"), WRITERS)
+@pytest.mark.parametrize("pull", ["IfNotPresent", "Never", None])
+def test_an_image_volume_that_may_start_from_the_cache_is_denied(
+    listed: Cluster, who: Subject, namespace: str, pull: str | None
+) -> None:
+    obj = with_image_volume(f"{REGISTRY}/acme/model:v1", pull)
+    outcome = listed.attempt(who, "CREATE", PODS, obj, namespace)
+    assert outcome.denied_by("tenancy-workloads", "image volume model must set pullPolicy: Always"), outcome
+
+
+@pytest.mark.parametrize(("who", "namespace"), WRITERS)
+def test_an_image_volume_from_another_registry_is_denied(listed: Cluster, who: Subject, namespace: str) -> None:
+    for reference in ("ghcr.io/evil/model:v1", f"{REGISTRY}.evil.example/model:v1", "model:latest"):
+        outcome = listed.attempt(who, "CREATE", PODS, with_image_volume(reference, "Always"), namespace)
+        assert outcome.denied_by("tenancy-workloads", f"image {reference} is not from an allowed registry"), outcome

@@ -447,3 +447,95 @@ def test_a_zero_memory_limit_counts_as_no_limit(stack: Cluster, who: Subject, na
     for limit in SOME_MEMORY:
         outcome = stack.attempt(who, "CREATE", PODS, _with_memory_limit(limit), namespace)
         assert outcome.stopped_by is None, (limit, outcome.decision.denials)
+
+
+# --- Issue 43: a tenant pod under an operator's budget as well as its own ---------------------
+
+OPERATOR_LABELS_POLICY = "tenancy-scheduling-operator-labels"
+# CloudNativePG's primary budget selects these (tests/operators/writes.py, pkg/specs/poddisruptionbudget.go).
+PRIMARY = {"cnpg.io/cluster": "db", "cnpg.io/instanceRole": "primary"}
+CNPG = UserInfo("system:serviceaccount:cnpg-system:cloudnative-pg", ("system:serviceaccounts", "system:authenticated"))
+REPLICASET_CONTROLLER = UserInfo("system:serviceaccount:kube-system:replicaset-controller", ("system:masters",))
+
+
+def _labelled_pod(labels: dict[str, str]) -> dict[str, Any]:
+    obj = pod()
+    obj["metadata"]["labels"] = labels
+    return obj
+
+
+def _labelled_deployment(labels: dict[str, str]) -> dict[str, Any]:
+    obj = deployment()
+    obj["spec"]["template"]["metadata"]["labels"] = {"app": "web", **labels}
+    return obj
+
+
+@pytest.mark.parametrize(("who", "namespace"), WRITERS)
+def test_tenant_pods_may_not_carry_an_operators_budget_labels(stack: Cluster, who: Subject, namespace: str) -> None:
+    """With its own budget label too, the pod would be under two budgets: the eviction API answers
+    500 and drains wait."""
+    labels = {**PRIMARY, DISRUPTION_BUDGET_KEY: "web"}
+    for resource, obj in ((PODS, _labelled_pod(labels)), ("apps/v1/deployments", _labelled_deployment(labels))):
+        outcome = stack.attempt(who, "CREATE", resource, obj, namespace)
+        assert outcome.denied_by(OPERATOR_LABELS_POLICY, "carries cnpg.io/cluster=db, cnpg.io/instanceRole=primary"), (
+            resource,
+            outcome,
+        )
+    # Nor gained later, through an UPDATE of the pod's labels.
+    old = _labelled_pod({DISRUPTION_BUDGET_KEY: "web"})
+    outcome = stack.attempt(who, "UPDATE", PODS, _labelled_pod(labels), namespace, old=old)
+    assert outcome.denied_by(OPERATOR_LABELS_POLICY), outcome
+
+
+def test_a_stray_status_write_may_not_add_them(any_stack_plan: ProgramRun) -> None:
+    """pods/status keeps the labels a request carries (podStatusStrategy restores the spec only)."""
+    grant = [
+        {
+            "kind": "ClusterRole",
+            "metadata": {"name": "stray-pod-status"},
+            "rules": [{"apiGroups": [""], "resources": ["pods/status"], "verbs": ["update"]}],
+        },
+        {
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "stray-pod-status"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "stray-pod-status"},
+            "subjects": [{"kind": "Group", "name": "acme-admins"}],
+        },
+    ]
+    stack = cluster(any_stack_plan, extra=grant)
+    old = _labelled_pod({DISRUPTION_BUDGET_KEY: "web"})
+    new = _labelled_pod({**PRIMARY, DISRUPTION_BUDGET_KEY: "web"})
+    outcome = stack.attempt(ACME_ADMIN, "UPDATE", PODS, new, ACME_DEV, old=old, subresource="status")
+    assert outcome.denied_by(OPERATOR_LABELS_POLICY), outcome
+
+
+def test_the_operator_and_the_controllers_still_label_their_pods(dev_plan: ProgramRun) -> None:
+    """dev lists CloudNativePG's account in `operatorIdentities`: its instance pods and Pooler
+    templates carry the labels, and the ReplicaSet controller follows the templates it wrote."""
+    stack = cluster(dev_plan, extra=[])
+    for who in (CNPG, REPLICASET_CONTROLLER):
+        outcome = stack.attempt(who, "CREATE", PODS, _labelled_pod(PRIMARY), ACME_DEV, verb="create")
+        assert OPERATOR_LABELS_POLICY not in " ".join(outcome.decision.denials), (who, outcome)
+    # A tenant editing another label of a pod that has them (kubelets' status writes likewise) passes.
+    old = _labelled_pod(PRIMARY)
+    relabelled = _labelled_pod({**PRIMARY, "team": "db"})
+    outcome = stack.attempt(ACME_ADMIN, "UPDATE", PODS, relabelled, ACME_DEV, old=old)
+    assert outcome.stopped_by is None, outcome.decision.denials
+
+
+@pytest.mark.parametrize(("who", "namespace"), WRITERS)
+def test_tenant_pods_with_their_own_budget_label_are_admitted(stack: Cluster, who: Subject, namespace: str) -> None:
+    obj = _labelled_deployment({DISRUPTION_BUDGET_KEY: "web", "app.kubernetes.io/part-of": "shop"})
+    outcome = stack.attempt(who, "CREATE", "apps/v1/deployments", obj, namespace)
+    assert outcome.stopped_by is None, outcome.decision.denials
+    assert OPERATOR_LABELS_POLICY in outcome.decision.applied
+
+
+@pytest.mark.parametrize(("who", "namespace"), WRITERS)
+def test_the_tenants_budget_label_may_not_go_on_an_operators_pod(stack: Cluster, who: Subject, namespace: str) -> None:
+    """The mirror image: the operator's pod (created with its labels) given the tenant's budget label."""
+    old = _labelled_pod(PRIMARY)
+    outcome = stack.attempt(
+        who, "UPDATE", PODS, _labelled_pod({**PRIMARY, DISRUPTION_BUDGET_KEY: "web"}), namespace, old=old
+    )
+    assert outcome.denied_by(OPERATOR_LABELS_POLICY, f"and {DISRUPTION_BUDGET_KEY}: web"), outcome

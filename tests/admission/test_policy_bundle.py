@@ -44,6 +44,7 @@ VALIDATING = {
     "tenancy-scheduling-templates",
     "tenancy-scheduling-cronjobs",
     "tenancy-scheduling-disruption-budgets",
+    "tenancy-scheduling-operator-labels",
     "tenancy-service-account-token-secrets",
     "tenancy-pod-status",
     "tenancy-volume-claims",

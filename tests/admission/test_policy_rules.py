@@ -510,6 +510,7 @@ def _resource_of(obj: dict[str, Any]) -> str:
         "NetworkPolicy": "networkpolicies",
         "RoleBinding": "rolebindings",
         "Namespace": "namespaces",
+        "ServiceAccount": "serviceaccounts",
     }[obj["kind"]]
     group_version = obj["apiVersion"] if "/" in obj["apiVersion"] else "/" + obj["apiVersion"]
     return f"{group_version}/{plural}"

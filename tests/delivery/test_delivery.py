@@ -259,7 +259,7 @@ def _refused(tmp_path: Path, **fields: Any) -> list[str]:
         ),
         (
             {"apps": [{"name": "w", "image": {"repository": "ghcr.io/x/w", "tag": "latest"}}]},
-            "apps.0.image: Value error, tag 'latest' is not a pinned tag",
+            "apps.0.image: Value error, tag 'latest' names a branch or channel that moves",
         ),
         (
             {"apps": [_chart_app(env={"A": "b"})]},

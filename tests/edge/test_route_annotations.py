@@ -11,7 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
+from components.model.settings.edge import EXTERNAL_DNS_CHART
+from components.model.settings.edge_contracts import EXTERNAL_DNS_ANNOTATION_PREFIX, EXTERNAL_DNS_APP_VERSIONS
+from components.model.settings.ingress_annotations import EXTERNAL_DNS_PREFIXES, IngressAnnotationPolicy
 from tests.admission.layers import ACME_ADMIN, ACME_DEV, Cluster, cluster
 from tools.plan.harness import ProgramRun
 
@@ -83,3 +87,43 @@ def test_harmless_route_annotations_are_admitted(stack: Cluster, kind: str) -> N
     outcome = stack.attempt(ACME_ADMIN, "CREATE", resource, obj, ACME_DEV)
     assert outcome.stopped_by is None, outcome.decision.denials
     assert POLICY in outcome.decision.applied
+
+
+# --- Issue 43: external-dns's newer annotation prefix -----------------------------------------
+
+NEW_PREFIX = "external-dns.kubernetes.io"
+
+
+@pytest.mark.parametrize("kind", ["HTTPRoute", "ListenerSet"])
+@pytest.mark.parametrize(
+    ("name", "value"), [("hostname", "genomics-lab.tenants.example.com"), ("target", "203.0.113.7")]
+)
+def test_the_newer_external_dns_prefix_is_held_to_the_same_list(
+    stack: Cluster, kind: str, name: str, value: str
+) -> None:
+    """external-dns v0.22+ reads `external-dns.kubernetes.io/hostname` and `/target` (PR #6424): a
+    chart bump must not turn them into another tenant's name or address."""
+    resource, obj = _object(stack, kind, {f"{NEW_PREFIX}/{name}": value})
+    outcome = stack.attempt(ACME_ADMIN, "CREATE", resource, obj, ACME_DEV)
+    assert outcome.denied_by(POLICY, f"route annotation {NEW_PREFIX}/{name} is not allowed"), outcome
+    # The twin: its `ttl`, as under the alpha prefix.
+    resource, obj = _object(stack, kind, {f"{NEW_PREFIX}/ttl": "60"})
+    assert stack.attempt(ACME_ADMIN, "CREATE", resource, obj, ACME_DEV).stopped_by is None
+
+
+def test_a_stack_governing_one_external_dns_prefix_governs_all() -> None:
+    policy = IngressAnnotationPolicy(controllers={"external-dns.alpha.kubernetes.io": ["ttl", "ttl-x"]})
+    assert {p: policy.governed()[p] for p in EXTERNAL_DNS_PREFIXES} == {
+        p: ["ttl", "ttl-x"] for p in EXTERNAL_DNS_PREFIXES
+    }
+    with pytest.raises(ValidationError, match="must list the same names"):
+        IngressAnnotationPolicy(controllers={EXTERNAL_DNS_PREFIXES[0]: ["ttl"], EXTERNAL_DNS_PREFIXES[1]: ["hostname"]})
+
+
+def test_the_pinned_external_dns_reads_a_reviewed_and_governed_prefix() -> None:
+    """A chart bump to an app whose annotation prefix nobody reviewed fails here (edge_contracts.py)."""
+    app = EXTERNAL_DNS_APP_VERSIONS[EXTERNAL_DNS_CHART.version]
+    assert app in EXTERNAL_DNS_ANNOTATION_PREFIX, f"review the annotation keys external-dns {app} reads"
+    assert EXTERNAL_DNS_ANNOTATION_PREFIX[app] in EXTERNAL_DNS_PREFIXES
+    assert set(EXTERNAL_DNS_ANNOTATION_PREFIX.values()) <= set(EXTERNAL_DNS_PREFIXES)
+    assert all(p in IngressAnnotationPolicy().governed() for p in EXTERNAL_DNS_PREFIXES)

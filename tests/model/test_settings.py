@@ -67,7 +67,12 @@ def test_missing_domain_suffix() -> None:
         ("kubernetesVersion", "1.29", "tenancy:kubernetesVersion", "must be a Kubernetes minor version such as"),
         ("domainSuffix", "Not A Domain", "tenancy:domainSuffix", "is not a lowercase DNS name"),
         ("environments", '["dev", "dev"]', "tenancy:environments", "duplicate entries: dev"),
-        ("readOnlyEnvironments", '["staging"]', "tenancy", "readOnlyEnvironments names environments not in"),
+        (
+            "readOnlyEnvironments",
+            '["staging"]',
+            "tenancy:readOnlyEnvironments",
+            "names staging, which tenancy:environments (dev, prod) does not list",
+        ),
         ("defaultQuotaTier", "huge", "tenancy", "defaultQuotaTier 'huge' is not one of quotaTiers"),
         ("cloud", "gcp", "tenancy", "cloud is gcp but its account section tenancy:gcp is missing"),
         ("cloud", "aws", "tenancy", "cloud is aws but its account section tenancy:aws is missing"),

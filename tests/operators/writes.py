@@ -865,7 +865,13 @@ def vcluster_writes(run: ProgramRun) -> list[Write]:
             release["spec"].get("releaseName", release["metadata"]["name"]),
         )
         labels = {"vcluster.loft.sh/managed-by": vcluster, "vcluster.loft.sh/namespace": "default", "app": "web"}
+        # Translate sets the workload account on every pod (`pPod.Spec.ServiceAccountName =
+        # t.serviceAccount`): `controlPlane.advanced.workloadServiceAccount.name`, by default
+        # `vc-workload-<name>` (pkg/config/validation.go).
+        advanced = ((release["spec"].get("values") or {}).get("controlPlane") or {}).get("advanced") or {}
+        account = (advanced.get("workloadServiceAccount") or {}).get("name") or f"vc-workload-{vcluster}"
         spec: dict[str, Any] = {
+            "serviceAccountName": account,
             "automountServiceAccountToken": False,
             "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
             "containers": [

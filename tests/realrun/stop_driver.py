@@ -88,6 +88,9 @@ def main(work: Path, command: str, phase: str) -> int:
         def up(self, **_: object) -> None:
             engine("up")
 
+        def export_stack(self) -> SimpleNamespace:
+            return SimpleNamespace(deployment={})
+
     class StandIn:
         set: dict[str, str] = {}
         errors: list[str] = []
@@ -105,6 +108,10 @@ def main(work: Path, command: str, phase: str) -> int:
         module.seed_cluster = seed  # type: ignore[attr-defined]
         module.open_stack = lambda *_: Stack()  # type: ignore[attr-defined]
         module.ConditionStandIn = lambda *_: StandIn()  # type: ignore[attr-defined]
+    # The controllers (tools/realrun/controllers/) would render charts and start real processes.
+    run.controllers = SimpleNamespace(  # type: ignore[assignment,attr-defined]
+        start=lambda *_: SimpleNamespace(served=frozenset()), check=lambda *_: None, keep_evidence=lambda *_: None
+    )
     checks.Run = lambda *_: None  # type: ignore[assignment,misc]
     checks.run_all = lambda _: engine(phase) or False  # type: ignore[assignment,func-returns-value]
     run.destroy_without_data = lambda *_: None

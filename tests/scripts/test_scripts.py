@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tools.generators import e2e_manifests
-from tools.generators.admission_cases import ACCESS, CASES
+from tools.generators.admission_cases import ACCESS, CASES, Case
 from tools.plan.harness import PROJECT_ROOT
 
 SCRIPTS = sorted(path for folder in ("", "e2e", "ci") for path in (PROJECT_ROOT / "scripts" / folder).glob("*.sh"))
@@ -145,9 +145,20 @@ def test_other_stacks_need_their_backend_and_commands_are_checked(stubs: Stubs) 
     assert stubs.run("scripts/pulumi.sh").returncode == 1
 
 
+def _request(case: Case) -> str:
+    """The `case` pattern of the stub that matches the request the script sends for `case`."""
+    if case.verb != "replace":
+        return f"*{case.id}.yaml*"
+    namespace = f"/namespaces/{case.namespace}" if case.namespace else ""
+    plural = case.resource.rpartition("/")[2]
+    path = f"/api/v1{namespace}/{plural}/{case.target}/{case.subresource}?dryRun=All"
+    return f'*"replace --raw {path}"*"--as={case.who.name}"*'
+
+
 def _kubectl_cluster(stubs: Stubs, *, wrong: str = "") -> None:
     """A kubectl that answers the dry-runs as the offline judgement says (except case `wrong`, admitted)."""
-    branches = []
+    # The stray grant's apply, wait and removal, and the live object a replace reads and merges.
+    branches = ['  "apply "*|"delete "*|"auth "*|"get "*) exit 0 ;;', '  *"--local"*) echo "{}"; exit 0 ;;']
     for case in CASES:
         if case.expect == "admit" or case.id == wrong:
             answer = 'echo "created (server dry run)"; exit 0'
@@ -158,7 +169,7 @@ def _kubectl_cluster(stubs: Stubs, *, wrong: str = "") -> None:
             answer = (
                 f"echo \"Error: ValidatingAdmissionPolicy '{case.policy}' with binding 'x' denied request: no\"; exit 1"
             )
-        branches.append(f"  *{case.id}.yaml*) {answer} ;;")
+        branches.append(f"  {_request(case)}) {answer} ;;")
     stubs.add("kubectl", 'case "$*" in\n' + "\n".join(branches) + "\nesac")
 
 
@@ -170,7 +181,14 @@ def test_admission_cases_pass_when_the_cluster_agrees(stubs: Stubs) -> None:
     groups = " ".join(f"--as-group={g}" for g in CASES[0].who.groups)
     path = e2e_manifests.CASES_DIR / f"{CASES[0].id}.yaml"
     assert first == f"kubectl create --dry-run=server -f {path} --as={CASES[0].who.name} {groups}"
-    assert len(stubs.calls("kubectl")) == len(CASES)
+    requests = [c for c in stubs.calls("kubectl") if "--dry-run=server" in c or "dryRun=All" in c]
+    assert len(requests) == len(CASES)
+    # The stray identity's grant exists for the replay only.
+    grant = str(e2e_manifests.CASES_DIR / e2e_manifests.STRAY_GRANT_FILE)
+    calls = stubs.calls("kubectl")
+    assert calls[0] == f"kubectl apply -f {grant}" and calls[-1].startswith(f"kubectl delete -f {grant}")
+    [finalize] = [c for c in requests if "/finalize?" in c and "stray" in c]
+    assert finalize.startswith("kubectl replace --raw /api/v1/namespaces/tenant-acme-prod/finalize?dryRun=All -f ")
 
 
 def test_admission_cases_fail_naming_the_case_the_cluster_admits(stubs: Stubs) -> None:

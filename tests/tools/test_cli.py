@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tools.cli import main as cli
+from tools.cli.exit_codes import EXIT_CODES
 from tools.plan.harness import PROJECT_ROOT
 
 CLI_DOC = PROJECT_ROOT / "docs" / "cli.md"
@@ -45,6 +46,17 @@ def _imported_from(tree: ast.Module, name: str) -> str | None:
     return None
 
 
+# The shell's codes for a command a signal ended: 128 + SIGINT (Ctrl-C), 128 + SIGTERM.
+SIGNAL_CODES = {130, 143}
+
+
+def _called(call: ast.Call) -> str | None:
+    """The name a call calls: `f(...)` and `module.f(...)` both give `f`."""
+    if isinstance(call.func, ast.Name):
+        return call.func.id
+    return call.func.attr if isinstance(call.func, ast.Attribute) else None
+
+
 def returned_codes(module: str, function: str = "main") -> set[int]:
     """The exit codes `function` of `module` can return: int constants and named ones (also imported
     from another tool), conditional ones, EXIT_CODES-style tables, and what a helper of the project
@@ -59,6 +71,7 @@ def returned_codes(module: str, function: str = "main") -> set[int]:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, int):
             constants.update({t.id: node.value.value for t in node.targets if isinstance(t, ast.Name)})
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    nested = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name not in functions}
 
     def codes(value: ast.expr | None) -> set[int]:
         if isinstance(value, ast.Constant) and isinstance(value.value, int):
@@ -73,16 +86,37 @@ def returned_codes(module: str, function: str = "main") -> set[int]:
             source = _imported_from(tree, value.id)
             if source is not None:
                 return {_module_constant(source, value.id)}
+        if isinstance(value, ast.Call) and _called(value) == "entry_point" and value.args:
+            # A real-run entry point returns its body's code, or a signal's (tools/realrun/processes.py).
+            body = value.args[0]
+            if isinstance(body, ast.Lambda):
+                return codes(body.body) | SIGNAL_CODES
+            if isinstance(body, ast.Name) and body.id in nested:  # a function defined inside this one
+                returns = [node for node in ast.walk(nested[body.id]) if isinstance(node, ast.Return)]
+                return {code for node in returns for code in codes(node.value)} | SIGNAL_CODES
+            return codes(ast.Call(body, [], [])) | SIGNAL_CODES
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
             if value.func.id in functions:
                 return returned_codes(module, value.func.id)
-            source = _imported_from(tree, value.func.id)
-            if source is not None:
-                return returned_codes(source, value.func.id)
+            imported = _import_of(tree, value.func.id)
+            if imported is not None:
+                return returned_codes(*imported)
         raise AssertionError(f"{module}.{function} returns {ast.unparse(value) if value else None}: document it")
 
     body = functions[function]
     return {code for node in ast.walk(body) if isinstance(node, ast.Return) for code in codes(node.value)}
+
+
+def _import_of(tree: ast.Module, name: str) -> tuple[str, str] | None:
+    """(module, its own name) of the project function `name` is imported as, anywhere in `tree` (a
+    function may import lazily: `from tools.realrun.bench import main as bench`)."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom) or not (node.module or "").startswith("tools."):
+            continue
+        for alias in node.names:
+            if (alias.asname or alias.name) == name:
+                return node.module or "", alias.name
+    return None
 
 
 def _module_constant(module: str, name: str) -> int:
@@ -156,8 +190,38 @@ def test_the_exit_code_table_covers_every_subcommand_and_only_codes_it_can_retur
         module = module_of(name)
         path, codes = rows[name]
         assert path == module.replace(".", "/") + ".py", name
-        # 0 for --help and 2 for a usage error come from argparse in every tool.
-        assert returned_codes(module) | {0, 2} == codes, (name, sorted(returned_codes(module)), sorted(codes))
+        # 0 for --help and 2 for a usage error come from argparse in every tool; 130 (Ctrl-C) is a
+        # signal's code, listed in the help's table (tools/cli/exit_codes.py) and in the prose.
+        returned = returned_codes(module) | {0, 2}
+        assert returned - SIGNAL_CODES == codes, (name, sorted(returned_codes(module)), sorted(codes))
+        assert returned == set(EXIT_CODES[name]) | {0, 2}, name
+
+
+def test_every_help_page_ends_with_the_exit_codes_docs_cli_lists() -> None:
+    """The help's table and docs/cli.md's say the same, cell by cell."""
+    cells: dict[str, dict[int, str]] = {}
+    for line in CLI_DOC.read_text(encoding="utf-8").splitlines():
+        row = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(row) == 6 and row[0].startswith("`") and row[1].startswith("`tools/"):
+            cells[row[0].strip("`")] = {code: row[2 + code] for code in range(4) if row[2 + code]}
+    assert cells == {name: {c: t for c, t in codes.items() if c < 4} for name, codes in EXIT_CODES.items()}
+
+
+@pytest.mark.parametrize("argv", [[name] for name in SUBCOMMANDS] + [["shards", "layout"], ["shards", "write"]])
+def test_every_help_page_lists_exit_codes_and_explains_every_option(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main([*argv, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "\nexit codes:\n  0   " in out, argv
+    lines = out.split("options:", 1)[1].split("\nexit codes:", 1)[0].splitlines()
+    for index, line in enumerate(lines):
+        # An option line: `  --name VALUE   its help`, or its help on the next, deeper indented line.
+        if not line.startswith("  -"):
+            continue
+        has_help = re.search(r"\S\s{2,}\S", line.strip()) is not None
+        follows = index + 1 < len(lines) and lines[index + 1].startswith(" " * 8) and lines[index + 1].strip()
+        assert has_help or follows, (argv, line)
 
 
 def test_the_exit_code_check_sees_a_code_the_table_does_not_list(tmp_path: Path) -> None:

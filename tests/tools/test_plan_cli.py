@@ -9,12 +9,13 @@ import pytest
 import yaml
 
 from tests.support import tenant_document, write_tenants
+from tools.plan.harness import PROJECT_ROOT
 from tools.plan.run import main
 
 
 def test_plan_writes_manifests_and_resources(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "plan"
-    assert main(["--stack", "dev", "--out", str(out)]) == 0
+    assert main(["--stack", "dev", "--out", str(out), "--counts"]) == 0
     printed = capsys.readouterr().out
     assert "by type:" in printed and "kubernetes:core/v1:Namespace" in printed and "per tenant" in printed
     # A first plan has no changed tenants to list one by one.
@@ -112,6 +113,30 @@ def test_a_second_plan_lists_only_the_changed_tenant(tmp_path: Path, capsys: pyt
     assert main(["--stack", "dev", "--tenants-dir", str(tenants), "--out", str(out)]) == 0
     write_tenants(tenants, tenant_document("beta", quota={"tier": "medium"}))
     capsys.readouterr()
-    assert main(["--stack", "dev", "--tenants-dir", str(tenants), "--out", str(out)]) == 0
+    assert main(["--stack", "dev", "--tenants-dir", str(tenants), "--out", str(out), "--counts"]) == 0
     printed = capsys.readouterr().out
     assert "beta (changed):" in printed and "alpha (changed)" not in printed
+
+
+def test_without_counts_the_plan_is_one_line_and_where_it_went(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "plan"
+    assert main(["--stack", "dev", "--out", str(out)]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line]
+    assert lines[0].startswith("stack dev: ") and " resources: " in lines[0]
+    assert lines[1].startswith("wrote ") and lines[1].endswith(f" files to {out}")
+    assert len(lines) == 2
+
+
+def test_relative_paths_from_a_project_subfolder_are_refused_naming_the_root(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(PROJECT_ROOT / "tenants")
+    assert main(["--stack", "dev", "--out", "build/plan/dev"]) == 2
+    assert capsys.readouterr().err == (
+        f"tenancy plan: run it from the project root {PROJECT_ROOT} (this is tenants/): --out build/plan/dev "
+        f"would land in tenants/, a second plan tree with no earlier plan to diff against; cd {PROJECT_ROOT}, "
+        "or give absolute paths\n"
+    )
+    assert not (PROJECT_ROOT / "tenants" / "build").exists()

@@ -170,8 +170,20 @@ def test_plan_command_diff_option(base_plan: Path, tmp_path: Path, capsys: pytes
     code = plan_main(["--stack", "dev", "--tenants-dir", str(tenants), "--out", str(out), "--diff", str(base_plan)])
     assert code == 0
     printed = capsys.readouterr().out
-    assert "## Plan diff: dev" in printed
-    assert "### tenant `newco`" in printed
+    assert "Plan diff: stack dev\n" in printed
+    assert "\ntenant newco (" in printed
+    # A new tenant's quota shows its amounts, CPU in cores (issue 45: `cpu: "500"` is 500 cores).
+    assert "  - quota: requests.cpu 1 core, requests.memory 2Gi, limits.cpu 4 cores, limits.memory 4Gi" in printed
+    # Each of its Kubernetes objects says which environment's namespace it is in.
+    assert "(Namespace tenant-newco-prod) in environment prod" in printed
+    # --markdown: the pull request comment's form.
+    assert (
+        plan_main(
+            ["--stack", "dev", "--tenants-dir", str(tenants), "--out", str(out), "--diff", str(base_plan), "--markdown"]
+        )
+        == 0
+    )
+    assert "### tenant `newco`" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         plan_main(["--stack", "dev", "--diff", str(base_plan)])
     assert "give --out too" in capsys.readouterr().err

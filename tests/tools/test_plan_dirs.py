@@ -21,6 +21,20 @@ def test_out_that_is_not_a_plan_is_refused_and_left_alone(tmp_path: Path, capsys
     assert (precious / "src" / "main.py").read_text() == "print('keep me')\n"
 
 
+@pytest.mark.parametrize("out", [".", ".."])
+def test_out_dot_in_a_checkout_is_refused_in_one_line(
+    out: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`.` and `..` have no name to put `.partial` beside: still one line, never a traceback."""
+    checkout = tmp_path / "checkout" / "src"
+    checkout.mkdir(parents=True)
+    (checkout / "main.py").write_text("print('keep me')\n")
+    monkeypatch.chdir(checkout)
+    assert main(["--stack", "dev", "--out", out]) == 2
+    assert capsys.readouterr().err.startswith(f"--out {out}: not an earlier plan")
+    assert (checkout / "main.py").read_text() == "print('keep me')\n"
+
+
 def test_out_that_is_a_file_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = tmp_path / "notes.txt"
     target.write_text("keep\n")
@@ -53,8 +67,14 @@ def test_a_second_plan_shows_what_changed_since_the_first(tmp_path: Path, capsys
     write_tenants(tenants, tenant_document("beta"))
     assert main(["--stack", "dev", "--tenants-dir", str(tenants), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "## Changes since the last plan: dev" in printed
-    assert "### tenant `beta` (13 added, 0 removed, 0 changed)" in printed and "### tenant `acme`" not in printed
+    assert "Changes since the last plan: stack dev\n=====" in printed
+    assert "\ntenant beta (13 added, 0 removed, 0 changed):\n" in printed and "tenant acme" not in printed
+    # Terminal text: no Markdown markup; the last line says where the plan went.
+    assert "**" not in printed and "`" not in printed and "###" not in printed
+    assert (
+        printed.rstrip().splitlines()[-1]
+        == f"wrote {len(list((out / 'manifests').rglob('*.yaml'))) + 2} files to {out}"
+    )
     assert (tmp_path / "plan.previous" / "resources.json").is_file()
 
 

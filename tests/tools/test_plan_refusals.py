@@ -55,17 +55,20 @@ def test_removing_a_tenant_file_with_protected_data_exits_3_naming_tenant_and_re
     for name in ("acme-dev-db-orders-cluster (Cluster)", "acme-prod-db-legacy-billing-mariadb (MariaDB)"):
         assert name in lines[0]
     assert "set lifecycle: decommissioned first" in lines[0]
-    # The Markdown (what the pull request comment shows) leads with the same line.
-    assert "**The engine will refuse this change** (exit code 3):" in captured.out
-    assert f"- {lines[0]}" in captured.out
+    # At the terminal the refusal comes last, on stderr, not at the top of the diff.
+    assert "The engine will refuse this change" not in captured.out
     # The refused plan is written beside the previous one, so the diff can be read; the previous plan
     # stays the baseline.
     refused = tmp_path / "plan.refused"
     assert (refused / "resources.json").is_file()
     assert f"refused: this plan is in {refused}" in captured.out
-    # tools.plan.diff over the same two plans says the same and exits the same.
+    # tools.plan.diff over the same two plans says the same and exits the same; its Markdown (what the
+    # pull request comment shows) leads with the same line.
     assert diff_main([str(out), str(refused)]) == EXIT_REFUSED
-    assert capsys.readouterr().err.splitlines() == lines
+    markdown = capsys.readouterr()
+    assert markdown.err.splitlines() == lines
+    assert "**The engine will refuse this change** (exit code 3):" in markdown.out
+    assert f"- {lines[0]}" in markdown.out
 
 
 def test_a_refused_plan_is_not_a_baseline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

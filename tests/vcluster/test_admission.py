@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from components.model.core.labels import NODE_POOL_KEY
+from components.vcluster.values import WORKLOAD_ACCOUNT
 from tests.admission.layers import Cluster, cluster, stack_policy
 from tests.cel_admission import Request
 from tests.rbac import Subject, UserInfo
@@ -56,7 +57,14 @@ def synced_pod(**spec: Any) -> dict[str, Any]:
             "seccompProfile": {"type": "RuntimeDefault"},
         },
     }
-    body = {"containers": [container], "nodeSelector": {NODE_POOL_KEY: "research"}, "tolerations": [_POOL_TOLERATION]}
+    body = {
+        "containers": [container],
+        "nodeSelector": {NODE_POOL_KEY: "research"},
+        "tolerations": [_POOL_TOLERATION],
+        # The syncer sets its workload account on every pod, and no token (translator.go).
+        "serviceAccountName": WORKLOAD_ACCOUNT,
+        "automountServiceAccountToken": False,
+    }
     body.update(spec)
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "app-x-default-x-vcluster"}, "spec": body}
 
@@ -252,3 +260,35 @@ def test_the_syncer_account_needs_its_own_statefulset_as_controller(host: Cluste
 def test_pods_of_other_accounts_are_not_the_rules_business(host: Cluster) -> None:
     outcome = host.attempt(DEPLOYER, "CREATE", PODS, synced_pod(serviceAccountName="default"), HARD)
     assert "tenancy-syncer-account" not in " ".join(outcome.decision.denials), outcome
+
+
+# --- Issue 43: the syncer's reach -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("account", ["deployer", "default", "vcluster"])
+def test_the_syncer_runs_no_pod_as_another_account(host: Cluster, account: str) -> None:
+    """A pod running as the syncer may create pods; one running as `deployer` (token automounted)
+    would hold the deployer's role, one running as `vcluster` the syncer's again."""
+    pod = synced_pod(serviceAccountName=account, automountServiceAccountToken=True)
+    outcome = host.attempt(SYNCER, "CREATE", PODS, pod, HARD)
+    assert outcome.denied_by("tenancy-syncer-account", f"runs pods as the ServiceAccount {WORKLOAD_ACCOUNT} only"), (
+        outcome
+    )
+    # The deprecated field names the same account: both must be the workload account.
+    sneaky = synced_pod(serviceAccount="deployer")
+    assert host.attempt(SYNCER, "CREATE", PODS, sneaky, HARD).denied_by("tenancy-syncer-account")
+
+
+def test_the_syncers_own_pods_run_as_the_workload_account(host: Cluster) -> None:
+    outcome = host.attempt(SYNCER, "CREATE", PODS, synced_pod(), HARD)
+    assert outcome.stopped_by is None, outcome.decision.denials
+    assert "tenancy-syncer-account" in outcome.decision.applied
+
+
+def test_the_chart_names_the_workload_account_the_rule_expects(host: Cluster) -> None:
+    [release] = [r for r in objects_of_kind(host.run, "HelmRelease", HARD) if r["metadata"]["name"] == "vcluster"]
+    advanced = release["spec"]["values"]["controlPlane"]["advanced"]
+    assert advanced["workloadServiceAccount"] == {"enabled": False, "name": WORKLOAD_ACCOUNT}
+    accounts = objects_of_kind(host.run, "ServiceAccount", HARD)
+    [account] = [a for a in accounts if a["metadata"]["name"] == WORKLOAD_ACCOUNT]
+    assert account["automountServiceAccountToken"] is False

@@ -65,9 +65,9 @@ def bodies(drifted: list[str], failed: list[str], outcomes: dict[str, str], run_
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tenancy drift-report", description=__doc__.split("\n\n")[0])
     parser.add_argument("--stacks", required=True, help="the drift matrix: a JSON list of {stack, environment}")
-    parser.add_argument("--results", required=True, type=Path)
-    parser.add_argument("--run-url", required=True)
-    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--results", required=True, type=Path, help="folder holding every drift job's result.json")
+    parser.add_argument("--run-url", required=True, help="link to the workflow run, for the issue text")
+    parser.add_argument("--out", required=True, type=Path, help="folder for drift.md and failed.md")
     args = parser.parse_args(argv)
     try:
         entries = json.loads(args.stacks)

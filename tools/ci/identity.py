@@ -90,9 +90,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tenancy ci-identity", description=__doc__.split("\n\n")[0])
     parser.add_argument("--repository", required=True, help="owner/name of this repository on GitHub")
     parser.add_argument("--stack", required=True, help="a base stack (its shards use its environments)")
-    parser.add_argument("--aws-account", default="AWS_ACCOUNT_ID")
-    parser.add_argument("--gcp-project-number", default="PROJECT_NUMBER")
-    parser.add_argument("--gcp-pool", default="github")
+    parser.add_argument("--aws-account", default="AWS_ACCOUNT_ID", help="AWS account id in the role ARNs printed")
+    parser.add_argument(
+        "--gcp-project-number", default="PROJECT_NUMBER", help="Google project number in the principals printed"
+    )
+    parser.add_argument("--gcp-pool", default="github", help="workload identity pool id (default github)")
     args = parser.parse_args(argv)
     try:
         result = trust(args.repository, args.stack, args.aws_account, args.gcp_project_number, args.gcp_pool)

@@ -299,8 +299,8 @@ def rendered(types: set[str], helm_namespaces: list[str] | None = None) -> dict[
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tenancy preview-identity", description=__doc__.split("\n\n")[0])
     mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--write", action="store_true")
-    mode.add_argument("--check", action="store_true")
+    mode.add_argument("--write", action="store_true", help="write the generated files")
+    mode.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file is stale")
     args = parser.parse_args(argv)
     resources = planned_resources([s for s in committed_stacks() if s != "dev"])
     files = rendered({r.type for r in resources if r.custom}, release_namespaces(resources))

@@ -283,8 +283,8 @@ EXIT_CODES = {"succeeded": 0, "failed": 1, "drift": 2}
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tenancy ci-pulumi", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--command", required=True, choices=COMMANDS)
-    parser.add_argument("--stack", required=True)
+    parser.add_argument("--command", required=True, choices=COMMANDS, help="the Pulumi command to run")
+    parser.add_argument("--stack", required=True, help="stack name; reads Pulumi.<stack>.yaml")
     parser.add_argument("--out", required=True, type=Path, help="directory for summary.md, comment.md, result.json")
     args = parser.parse_args(argv)
     if not args.stack or args.stack.startswith("-"):

@@ -21,6 +21,8 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from tools.cli.exit_codes import help_text
+
 Tool = Callable[[list[str]], int]
 
 DESCRIPTION = "Multi-tenant Kubernetes platform: plan, check and operate the tenants of a stack."
@@ -275,6 +277,9 @@ def main(argv: list[str] | None = None) -> int:
         return command.run(rest)
     except SystemExit as done:  # argparse exits on --help (0) and on a usage error (2)
         code = done.code
+        if code in (0, None) and {"-h", "--help"} & set(rest):
+            # Every help page ends with the command's exit codes, from one table (docs/cli.md).
+            sys.stdout.write("\n" + help_text(name))
         return code if isinstance(code, int) else (0 if code is None else 1)
 
 

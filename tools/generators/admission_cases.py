@@ -8,7 +8,12 @@ kind cluster by scripts/e2e/admission.sh, which sends each exported manifest as 
 dry-run create impersonating the same identity (`tenancy e2e-manifests --write`). A case
 cannot drift between the two: both read it from here.
 
-Only CREATE requests: a dry-run create needs no object to exist first. The objects are the attack
+Most are CREATE requests: a dry-run create needs no object to exist first. Issue 43 adds requests
+against objects that exist after `up` (`verb` `patch`, a JSON merge patch sent as a server-side dry
+run, to the object or a subresource; `replace`, a PUT of the live object with the patch merged in,
+for the subresources only a PUT reaches (`namespaces/finalize`) and the identities RBAC gives
+`update` but not `patch`, as kube-controller-manager's), by every identity of the threat model,
+including a stray identity the run grants subresource writes (`STRAY_GRANT`). The objects are the attack
 tests' own (tests/admission/test_attacks_*.py), on the tenants `acme` and `operator-lab` (its
 virtual-cluster namespace) of Pulumi.dev.yaml, and only of kinds the real run serves (built-in
 kinds and the CRDs it installs). `LIVE_CLASSES` names the attack class of
@@ -31,6 +36,7 @@ PROD_HOST = "acme-prod.tenants.dev.example.com"
 PROD_DOMAIN_HOST = "v1.api.acme-corp.example"
 FOREIGN_HOST = "genomics-lab.tenants.dev.example.com"
 Expect = Literal["admit", "rbac", "deny"]
+Verb = Literal["create", "patch", "replace"]
 
 
 @dataclass(frozen=True)
@@ -62,10 +68,17 @@ class Case:
     namespace: str
     # `group/version/plural` as the RBAC evaluator and admission requests name resources.
     resource: str
+    # create: the object; patch and replace: the JSON merge patch applied to the live `target`.
     obj: dict[str, Any]
     expect: Expect
     policy: str = ""
     why: str = field(default="", compare=False)
+    verb: Verb = "create"
+    # patch and replace: the existing object's kind and name (in `namespace`, '' for a Namespace);
+    # replace reaches core-group objects only (scripts/e2e/admission.sh builds an /api/v1 path).
+    kind: str = ""
+    target: str = ""
+    subresource: str = ""
 
 
 def _container(**extra: Any) -> dict[str, Any]:
@@ -288,6 +301,69 @@ OPERATOR_LAB_DEV_SYNCER = Identity(
     f"system:serviceaccount:{OPERATOR_LAB_DEV}:vcluster",
     ("system:serviceaccounts", f"system:serviceaccounts:{OPERATOR_LAB_DEV}", "system:authenticated"),
 )
+
+# Issue 43: an identity granted more than it should have (an operator's account, a future role),
+# the attacker of every "second lock". The real run grants it STRAY_GRANT for the replay and takes
+# the grant away afterwards (scripts/e2e/admission.sh); no tenant identity holds any of it.
+STRAY = Identity("tenancy-e2e-stray@example.com", ("tenancy-e2e-strays", "system:authenticated"))
+STRAY_GRANT: list[dict[str, Any]] = [
+    {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "tenancy-e2e-stray"},
+        "rules": [
+            {
+                "apiGroups": [""],
+                "resources": ["namespaces", "namespaces/status", "namespaces/finalize", "resourcequotas/status"],
+                "verbs": ["get", "update", "patch"],
+            },
+            {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["rolebindings"], "verbs": ["create"]},
+            # RBAC's escalation check: who binds a role must hold what it grants (or `bind`).
+            {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"], "verbs": ["bind"]},
+        ],
+    },
+    {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": "tenancy-e2e-stray"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "tenancy-e2e-stray"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "tenancy-e2e-strays"}],
+    },
+]
+# kube-controller-manager's controllers, as the real run starts it (one service account per controller).
+NAMESPACE_CONTROLLER = Identity(
+    "system:serviceaccount:kube-system:namespace-controller",
+    ("system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"),
+)
+QUOTA_CONTROLLER = Identity(
+    "system:serviceaccount:kube-system:resourcequota-controller",
+    ("system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"),
+)
+NAMESPACES, QUOTAS = "/v1/namespaces", "/v1/resourcequotas"
+# The platform's quota in every tenant namespace (components/guardrails/quota.py).
+QUOTA = "tenancy-quota"
+# CloudNativePG's primary budget selects these (components/admission/rules/scheduling.py OPERATOR_BUDGET_LABELS).
+CNPG_PRIMARY = {"cnpg.io/cluster": "db", "cnpg.io/instanceRole": "primary"}
+
+
+def _labelled_pod(name: str, labels: dict[str, str]) -> dict[str, Any]:
+    obj = _pod(name)
+    obj["metadata"]["labels"] = labels
+    return obj
+
+
+def _image_volume_pod(name: str, pull: str) -> dict[str, Any]:
+    obj = _pod(name)
+    source = {"reference": "docker.io/library/busybox:1.37.0", "pullPolicy": pull}
+    obj["spec"]["volumes"] = [{"name": "tools", "image": source}]
+    obj["spec"]["containers"][0]["volumeMounts"] = [{"name": "tools", "mountPath": "/tools", "readOnly": True}]
+    return obj
+
+
+def _synced_pod(name: str, account: str) -> dict[str, Any]:
+    """A pod as the virtual cluster's syncer writes it to the host (operator-lab's pool, no token)."""
+    return _pod(name, pool="research", serviceAccountName=account, automountServiceAccountToken=False)
+
 
 CASES: list[Case] = [
     # --- Hole 5: scheduling and priority --------------------------------------------------------
@@ -1100,10 +1176,228 @@ CASES: list[Case] = [
     ),
 ]
 
+CASES += [
+    # --- Issue 43: subresource side doors, by a stray identity the run grants them ---------------
+    Case(
+        "stray-drops-tenant-label-via-status",
+        STRAY,
+        "",
+        NAMESPACES,
+        {"metadata": {"labels": {"tenancy.io/tenant": None}}},
+        "deny",
+        "tenancy-platform-owned-namespaces",
+        "namespaces/status keeps the labels a request carries: no policy would match the namespace after",
+        verb="patch",
+        kind="Namespace",
+        target=ACME_DEV,
+        subresource="status",
+    ),
+    Case(
+        "stray-grants-admin-via-finalize",
+        STRAY,
+        "",
+        NAMESPACES,
+        {"metadata": {"annotations": {"tenancy.io/group-roles": "tenancy-tenant-admin=acme-admins"}}},
+        "deny",
+        "tenancy-platform-owned-namespaces",
+        "namespaces/finalize keeps the annotations: tenancy-rbac would then admit an admin binding in prod",
+        verb="replace",
+        kind="Namespace",
+        target=ACME_PROD,
+        subresource="finalize",
+    ),
+    Case(
+        "stray-drops-tenant-label",
+        STRAY,
+        "",
+        NAMESPACES,
+        {"metadata": {"labels": {"tenancy.io/tenant": None}}},
+        "deny",
+        "tenancy-platform-owned-namespaces",
+        "the Namespace lock matches the old object's label too (objectSelector)",
+        verb="patch",
+        kind="Namespace",
+        target=ACME_DEV,
+    ),
+    Case(
+        "namespace-controller-finalizes",
+        NAMESPACE_CONTROLLER,
+        "",
+        NAMESPACES,
+        {},
+        "admit",
+        why="the namespace controller's finalize, the subresource's one legitimate writer",
+        verb="replace",
+        kind="Namespace",
+        target=ACME_DEV,
+        subresource="finalize",
+    ),
+    Case(
+        "stray-unlabels-quota-via-status",
+        STRAY,
+        ACME_DEV,
+        QUOTAS,
+        {"metadata": {"labels": {"tenancy.io/platform-owned": None}}},
+        "deny",
+        "tenancy-platform-owned",
+        "resourcequotas/status keeps the labels: the next ordinary update would raise spec.hard unchecked",
+        verb="patch",
+        kind="ResourceQuota",
+        target=QUOTA,
+        subresource="status",
+    ),
+    Case(
+        "stray-raises-quota-status",
+        STRAY,
+        ACME_DEV,
+        QUOTAS,
+        {"status": {"hard": {"pods": "100000"}}},
+        "deny",
+        "tenancy-platform-owned",
+        "quota admission enforces status.hard until the controller's next resync",
+        verb="patch",
+        kind="ResourceQuota",
+        target=QUOTA,
+        subresource="status",
+    ),
+    Case(
+        "quota-controller-counts",
+        QUOTA_CONTROLLER,
+        ACME_DEV,
+        QUOTAS,
+        {"status": {"used": {"pods": "0"}}},
+        "admit",
+        why="the quota controller writes the status it computes (RBAC gives it update, not patch)",
+        verb="replace",
+        kind="ResourceQuota",
+        target=QUOTA,
+        subresource="status",
+    ),
+    Case(
+        "stray-binds-admin-in-prod",
+        STRAY,
+        ACME_PROD,
+        "rbac.authorization.k8s.io/v1/rolebindings",
+        _role_binding("e2e-stray-admin", "tenancy-tenant-admin", "acme-admins"),
+        "deny",
+        "tenancy-rbac",
+        "the second lock on RoleBindings: people are viewers in prod, whoever writes the binding",
+    ),
+    Case(
+        "stray-binds-viewers-in-prod",
+        STRAY,
+        ACME_PROD,
+        "rbac.authorization.k8s.io/v1/rolebindings",
+        _role_binding("e2e-stray-viewers", "tenancy-tenant-viewer", "acme-admins"),
+        "admit",
+        why="the binding the platform itself renders there",
+    ),
+    # --- Issue 43: the syncer's reach ------------------------------------------------------------
+    Case(
+        "syncer-runs-pod-as-deployer",
+        OPERATOR_LAB_DEV_SYNCER,
+        OPERATOR_LAB_DEV,
+        PODS,
+        _pod("e2e-syncer-as-deployer", pool="research", serviceAccountName="deployer"),
+        "deny",
+        "tenancy-syncer-account",
+        "a pod of the syncer running as the deployer (token automounted) would hold the deployer's role",
+    ),
+    Case(
+        "syncer-runs-synced-pod",
+        OPERATOR_LAB_DEV_SYNCER,
+        OPERATOR_LAB_DEV,
+        PODS,
+        _synced_pod("e2e-synced", "vc-workload-vcluster"),
+        "admit",
+        why="a synced pod under the virtual cluster's workload account",
+    ),
+    # --- Issue 43: a tenant pod under an operator's budget and its own ---------------------------
+    Case(
+        "pod-operator-budget-labels",
+        ACME_ADMIN,
+        ACME_DEV,
+        PODS,
+        _labelled_pod("e2e-operator-labels", {**CNPG_PRIMARY, DISRUPTION_BUDGET_KEY: "web"}),
+        "deny",
+        "tenancy-scheduling-operator-labels",
+        "under CloudNativePG's primary budget and its own: the eviction API evicts no such pod",
+    ),
+    Case(
+        "deployment-operator-budget-labels",
+        ACME_PROD_DEPLOYER,
+        ACME_PROD,
+        DEPLOYMENTS,
+        {
+            **_deployment("e2e-operator-labels"),
+            "spec": {
+                **_deployment("e2e-operator-labels")["spec"],
+                "template": {
+                    "metadata": {"labels": {"app.kubernetes.io/name": "e2e-operator-labels", **CNPG_PRIMARY}},
+                    "spec": pod_spec(),
+                },
+            },
+        },
+        "deny",
+        "tenancy-scheduling-operator-labels",
+        "the same through a pod template",
+    ),
+    Case(
+        "pod-own-budget-label",
+        ACME_ADMIN,
+        ACME_DEV,
+        PODS,
+        _labelled_pod("e2e-own-budget-label", {DISRUPTION_BUDGET_KEY: "web"}),
+        "admit",
+        why="a pod under the tenant's own budget only",
+    ),
+    # --- Issue 43: image volumes ------------------------------------------------------------------
+    Case(
+        "pod-image-volume-cached",
+        ACME_ADMIN,
+        ACME_DEV,
+        PODS,
+        _image_volume_pod("e2e-image-volume-cached", "IfNotPresent"),
+        "deny",
+        "tenancy-workloads",
+        "an image volume started from a shared node's cache without the registry checking credentials",
+    ),
+    Case(
+        "pod-image-volume-always",
+        ACME_ADMIN,
+        ACME_DEV,
+        PODS,
+        _image_volume_pod("e2e-image-volume", "Always"),
+        "admit",
+        why="an image volume pulled like a container image (Pod Security restricted admits it)",
+    ),
+    # --- Issue 43: external-dns's newer annotation prefix ------------------------------------------
+    Case(
+        "route-ga-external-dns-hostname",
+        ACME_ADMIN,
+        ACME_DEV,
+        ROUTES,
+        _route("e2e-ga-dns-hostname", OWN_HOST, annotations={"external-dns.kubernetes.io/hostname": FOREIGN_HOST}),
+        "deny",
+        "tenancy-route-annotations",
+        "external-dns v0.22+ would publish another tenant's name",
+    ),
+    Case(
+        "route-ga-external-dns-ttl",
+        ACME_ADMIN,
+        ACME_DEV,
+        ROUTES,
+        _route("e2e-ga-dns-ttl", OWN_HOST, annotations={"external-dns.kubernetes.io/ttl": "60"}),
+        "admit",
+        why="its TTL, as under the alpha prefix",
+    ),
+]
+
 # --- Which attack class of docs/admission-attacks.md each case replays ---------------------------
 
-# Every class a tenant identity can attempt as a CREATE: its attacks (refused) and legitimate uses
-# (admitted), by case id. tests/admission/test_admission_cases.py checks each has both.
+# Every class that can be expressed against the live server (a create, or a patch or PUT of an
+# object `up` leaves): its attacks (refused) and legitimate uses (admitted), by case id.
+# tests/admission/test_admission_cases.py checks each has both.
 LIVE_CLASSES: dict[str, tuple[str, ...]] = {
     "Hole 3: hand-written Endpoints or EndpointSlices": (
         "admin-writes-endpoints",
@@ -1193,6 +1487,32 @@ LIVE_CLASSES: dict[str, tuple[str, ...]] = {
     ),
     "Issue 33: the edge path by namespace alone": ("policy-edge-namespace-only", "policy-edge-proxies"),
     "Issue 33: pods as the virtual cluster's syncer": ("deployer-runs-pod-as-syncer", "deployer-runs-pod"),
+    "Hole 7: the Namespace lock (a stray identity)": ("stray-drops-tenant-label", "namespace-controller-finalizes"),
+    "Issue 43: tenant Namespace labels and annotations through namespaces/status and /finalize": (
+        "stray-drops-tenant-label-via-status",
+        "stray-grants-admin-via-finalize",
+        "namespace-controller-finalizes",
+    ),
+    "Issue 43: a platform-owned ResourceQuota through resourcequotas/status": (
+        "stray-unlabels-quota-via-status",
+        "stray-raises-quota-status",
+        "quota-controller-counts",
+    ),
+    "Issue 26: tenancy-rbac, the second lock on RoleBindings (a stray identity)": (
+        "stray-binds-admin-in-prod",
+        "stray-binds-viewers-in-prod",
+    ),
+    "Issue 43: the syncer's pods under other accounts": ("syncer-runs-pod-as-deployer", "syncer-runs-synced-pod"),
+    "Issue 43: tenant pods under an operator's budget": (
+        "pod-operator-budget-labels",
+        "deployment-operator-budget-labels",
+        "pod-own-budget-label",
+    ),
+    "Issue 43: image volumes": ("pod-image-volume-cached", "pod-image-volume-always"),
+    "Issue 43: external-dns's newer annotation prefix": (
+        "route-ga-external-dns-hostname",
+        "route-ga-external-dns-ttl",
+    ),
     "Tenancy: prod and other tenants' namespaces": (
         "admin-writes-prod",
         "admin-writes-other-tenant",

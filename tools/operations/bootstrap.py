@@ -719,9 +719,9 @@ def cluster_access(runner: Runner, stack: str, settings: StackSettings) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tenancy bootstrap", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--stack", required=True)
+    parser.add_argument("--stack", required=True, help="stack name; reads Pulumi.<stack>.yaml")
     parser.add_argument("--github-repo", help="OWNER/REPO whose environments' jobs may act as the CI identities")
-    parser.add_argument("--skip-identities", action="store_true")
+    parser.add_argument("--skip-identities", action="store_true", help="do not create the CI identities")
     parser.add_argument("--skip-cluster", action="store_true", help="no system pool check, no preview ClusterRole")
     parser.add_argument(
         "--no-approval",

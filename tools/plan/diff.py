@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from components.model.core.errors import ConfigurationError
-from components.model.core.labels import QUOTA_TIER_KEY
+from components.model.core.labels import NAMESPACE_PREFIX, QUOTA_TIER_KEY
 from tools.plan.cost import cost_line
 from tools.plan.dirs import deployed_tenants, read_stack_outputs
 from tools.plan.lists import FieldChange, diff_values, join
@@ -87,9 +87,15 @@ class PlanDiff:
     # base plan stands for what is deployed. A tenant outside it was never deployed: removing its
     # file deletes nothing, so it is never refused.
     deployed: frozenset[str] | None = None
+    # Tenants the plan was told to forget (`tenancy plan --forget`): only ever planned, never deployed.
+    forgotten: frozenset[str] = frozenset()
+    # The tenants the head plan has resources of: a scope outside it is a tenant whose file is gone.
+    head_tenants: frozenset[str] = frozenset()
 
     def never_deployed(self, scope: str) -> bool:
-        return self.deployed is not None and scope != CLUSTER_SCOPE and scope not in self.deployed
+        if scope == CLUSTER_SCOPE:
+            return False
+        return scope in self.forgotten or (self.deployed is not None and scope not in self.deployed)
 
     def empty(self) -> bool:
         return not self.outputs and all(changes.empty() for changes in self.scopes.values())
@@ -169,7 +175,8 @@ def diff_dirs(base_dir: Path, head_dir: Path) -> PlanDiff:
         for path in sorted(set(old_outputs) | set(new_outputs))
         if old_outputs.get(path) != new_outputs.get(path)
     ]
-    return PlanDiff(diff_records(base, head), outputs, len(base), len(head))
+    head_tenants = frozenset(record["tenant"] for record in head if record.get("tenant"))
+    return PlanDiff(diff_records(base, head), outputs, len(base), len(head), head_tenants=head_tenants)
 
 
 def _value(value: Any, limit: int = _MAX_VALUE_CHARS) -> str:
@@ -218,10 +225,28 @@ def _resource_label(record: dict[str, Any]) -> str:
     if "kind" in inputs and metadata.get("name"):
         namespace = f"{metadata['namespace']}/" if metadata.get("namespace") else ""
         kind_name = f" ({inputs['kind']} {namespace}{metadata['name']})"
-    return f"`{record['name']}` `{record['type']}`{kind_name}"
+    environment = _environment(record, metadata)
+    where = f" in environment `{environment}`" if environment else ""
+    return f"`{record['name']}` `{record['type']}`{kind_name}{where}"
 
 
-def _removal_note(record: dict[str, Any], never_deployed: bool = False) -> str:
+def _environment(record: dict[str, Any], metadata: dict[str, Any]) -> str | None:
+    """The tenant environment a Kubernetes object is in, from its namespace `tenant-<tenant>-<env>`
+    (a Namespace: its own name), so a change from `overrides.prod` (a stack) reads with the
+    environment whose namespace it changes."""
+    tenant = record.get("tenant")
+    namespace = metadata.get("namespace") or (
+        metadata.get("name") if record.get("inputs", {}).get("kind") == "Namespace" else None
+    )
+    prefix = f"{NAMESPACE_PREFIX}{tenant}-"
+    if not tenant or not isinstance(namespace, str) or not namespace.startswith(prefix):
+        return None
+    return namespace.removeprefix(prefix)
+
+
+def _removal_note(record: dict[str, Any], never_deployed: bool = False, forgotten: bool = False) -> str:
+    if forgotten:
+        return " — forgotten (`--forget`): only ever planned, nothing to delete"
     if never_deployed:
         return " — never deployed (not in the stack's last outputs): nothing to delete"
     if record.get("protect"):
@@ -281,14 +306,43 @@ def guard_summary(record: dict[str, Any], before: dict[str, Any] | None) -> str 
     return f"**{what}** `{metadata.get('namespace', '')}`: {'; '.join(parts)}"
 
 
+def _cpu_words(value: Any) -> str:
+    """A CPU amount as a reviewer reads it: `500m`, `1 core`, `500 cores`."""
+    text = str(value)
+    if text.endswith("m") or not text.replace(".", "", 1).isdigit():
+        return text
+    return f"{text} core" if text == "1" else f"{text} cores"
+
+
+def quota_amounts(record: dict[str, Any]) -> str | None:
+    """A new quota's amounts, compute and storage first, CPU in cores (`cpu: "500"` reads `500 cores`):
+    a new tenant's diff shows what it may use, not only that it gets a quota. None for other resources."""
+    if record.get("type") != _QUOTA:
+        return None
+    amounts = _amounts(record)
+    keys = sorted(amounts, key=lambda key: (_FIRST.index(key) if key in _FIRST else len(_FIRST), key))
+    shown = [
+        f"{key} {_cpu_words(amounts[key]) if key.endswith('.cpu') else amounts[key]}" for key in keys[:_MAX_AMOUNTS]
+    ]
+    if len(keys) > _MAX_AMOUNTS:
+        shown.append(f"and {len(keys) - _MAX_AMOUNTS} more")
+    return ", ".join(shown) if shown else None
+
+
 def refusal_lines(diff: PlanDiff) -> list[str]:
     """One line per tenant (or cluster-wide) whose protected resources the change deletes or replaces."""
     scopes = {scope: changes for scope, changes in diff.scopes.items() if not diff.never_deployed(scope)}
-    return [refusal.line(CLUSTER_SCOPE) for refusal in refusals(scopes)]
+    known = diff.deployed is not None
+    return [
+        refusal.line(CLUSTER_SCOPE, removed=refusal.scope not in diff.head_tenants, deployed_known=known)
+        for refusal in refusals(scopes)
+    ]
 
 
-def render_markdown(diff: PlanDiff, title: str = "Plan diff") -> str:
-    """The diff as Markdown: a summary line, then per tenant the added, removed, changed resources."""
+def render_markdown(diff: PlanDiff, title: str = "Plan diff", *, refusals_first: bool = True) -> str:
+    """The diff as Markdown: a summary line, then per tenant the added, removed, changed resources.
+    `refusals_first`: lead with what the engine will refuse (the pull request comment); the terminal
+    prints those lines last instead (tools/plan/text.py)."""
     added = sum(len(s.added) for s in diff.scopes.values())
     removed = sum(len(s.removed) for s in diff.scopes.values())
     changed = sum(len(s.changed) for s in diff.scopes.values())
@@ -300,7 +354,7 @@ def render_markdown(diff: PlanDiff, title: str = "Plan diff") -> str:
     if diff.empty():
         lines += ["", "No changes."]
         return "\n".join(lines) + "\n"
-    if refused := refusal_lines(diff):
+    if refusals_first and (refused := refusal_lines(diff)):
         lines += ["", f"**The engine will refuse this change** (exit code {EXIT_REFUSED}):", ""]
         lines += [f"- {line}" for line in refused]
     for scope, changes in diff.scopes.items():
@@ -314,10 +368,13 @@ def render_markdown(diff: PlanDiff, title: str = "Plan diff") -> str:
                 lines.append(f"- {line}")
         for record in changes.added:
             lines.append(f"- **added** {_resource_label(record)}")
+            if amounts := quota_amounts(record):
+                lines.append(f"  - quota: {amounts}")
             if cost := cost_line(record):
                 lines.append(f"  - cost: {cost}")
         for record in changes.removed:
-            lines.append(f"- **removed** {_resource_label(record)}{_removal_note(record, diff.never_deployed(scope))}")
+            note = _removal_note(record, diff.never_deployed(scope), scope in diff.forgotten)
+            lines.append(f"- **removed** {_resource_label(record)}{note}")
         for record, fields in changes.changed:
             lines.append(f"- **changed** {_resource_label(record)}")
             if cost := cost_line(record, changes.before.get(record["urn"])):
@@ -343,10 +400,6 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FILE",
         help="the stack's last outputs (`pulumi stack output --json`): tenants they do not list were never "
         "deployed, and removing them is not refused",
-    )
-    parser.epilog = (
-        f"exit codes: 0 diffed; 2 a plan is missing; {EXIT_REFUSED} the change would delete or replace "
-        "protected resources"
     )
     args = parser.parse_args(argv)
     try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import runpy
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -249,6 +249,10 @@ class _Mocks(pulumi.runtime.Mocks):
         return {}, []
 
 
+# Called with 1 for each resource registered (tools/plan/progress.py draws a bar with it).
+ON_REGISTER: list[Callable[[int], object]] = []
+
+
 class RecordingMonitor(mocks.MockMonitor):
     """A mock monitor that also keeps each registration request and the stack's outputs."""
 
@@ -266,6 +270,8 @@ class RecordingMonitor(mocks.MockMonitor):
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         response = super().RegisterResource(request)
+        for on_register in ON_REGISTER:
+            on_register(1)
         if request.type != "pulumi:pulumi:Stack":
             self.recorded.append(
                 RecordedResource(

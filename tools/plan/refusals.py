@@ -28,6 +28,7 @@ from tools.plan.lists import FieldChange
 # (2 is invalid input; docs/ci.md "Plan diff").
 EXIT_REFUSED = 3
 OFFBOARDING = "docs/operations.md#offboarding-a-tenant"
+RENAMING = "docs/data-and-secrets.md#renaming-or-removing-a-database"
 
 
 class ScopeChanges(Protocol):
@@ -45,8 +46,10 @@ class Refusal:
     deleted: list[dict[str, Any]] = field(default_factory=list)
     replaced: list[tuple[dict[str, Any], tuple[str, ...]]] = field(default_factory=list)
 
-    def line(self, cluster_scope: str) -> str:
-        """One line naming the tenant and every protected resource, and what to do instead."""
+    def line(self, cluster_scope: str, *, removed: bool = True, deployed_known: bool = False) -> str:
+        """One line naming the tenant and every protected resource, and what to do instead. `removed`:
+        the tenant's file is gone (else a part of it, a database say, is); `deployed_known`: the stack's
+        real outputs say the tenant was deployed, so forgetting it is no way out."""
         who = "cluster-wide" if self.scope == cluster_scope else f"tenant {self.scope}"
         parts = []
         if self.deleted:
@@ -55,12 +58,27 @@ class Refusal:
         if self.replaced:
             names = ", ".join(f"{_name(record)} (changes {', '.join(props)})" for record, props in self.replaced)
             parts.append(f"would replace {len(self.replaced)} protected resource(s): {names}")
-        advice = (
-            f"set lifecycle: decommissioned first ({OFFBOARDING})"
-            if self.deleted and self.scope != cluster_scope
-            else "the engine refuses to delete a protected resource"
+        return f"refused: {who} {'; '.join(parts)}; {self._advice(cluster_scope, removed, deployed_known)}"
+
+    def _advice(self, cluster_scope: str, removed: bool, deployed_known: bool) -> str:
+        """What to do instead: offboard a removed tenant, put a renamed database's name back, or forget
+        a tenant that was only ever planned."""
+        if not self.deleted or self.scope == cluster_scope:
+            return "the engine refuses to delete a protected resource"
+        if removed:
+            advice = f"put its file back and set lifecycle: decommissioned first ({OFFBOARDING})"
+        else:
+            advice = (
+                "an entry's name is its identity: renaming or removing an entry of `databases`, `secrets` or "
+                "`environments` deletes what it holds (a renamed database is a new, empty one); put the entry back "
+                f"under its old name, and add a new name beside it ({RENAMING})"
+            )
+        if deployed_known:
+            return advice
+        return (
+            f"{advice}; if tenant {self.scope} was only ever planned, never deployed, drop it from the baseline "
+            f"with `tenancy plan ... --forget {self.scope}` (`make plan FORGET={self.scope}`)"
         )
-        return f"refused: {who} {'; '.join(parts)}; {advice}"
 
 
 def _name(record: dict[str, Any]) -> str:

@@ -17,35 +17,47 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
+import signal
 import sys
+import threading
 from collections import Counter, defaultdict
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from components.model.core.errors import ConfigurationError
-from tools.plan.diff import EXIT_REFUSED, diff_dirs, render_markdown, report_refusals
+from tools.plan import progress
+from tools.plan.diff import diff_dirs, refusal_lines, render_markdown, report_refusals
 from tools.plan.dirs import (
     as_last_deployment,
     attribute_overrides,
+    commit_plan,
     deployed_tenants,
     diff_problem,
-    keep_previous,
+    forget_problems,
+    is_plan,
     out_problem,
     previous_plan,
     read_stack_outputs,
     real_stack_outputs,
+    recover_interrupted,
     set_aside_refused,
+    staging_dir,
 )
 from tools.plan.harness import PROJECT_ROOT, ProgramRun, RecordedResource, run_stack
 from tools.plan.mock_marks import manifest_header, matcher, mock_paths
+from tools.plan.text import as_text
 
 CLUSTER_SCOPE = "_cluster"
 WRITERS = 8
+# The shell's code for a command ended by Ctrl-C (128 + SIGINT).
+EXIT_INTERRUPTED = 130
 
 try:  # libyaml's emitter and parser when PyYAML was built with them: several times faster.
     from yaml import CSafeDumper as _SafeDumper
@@ -140,8 +152,9 @@ def _manifest_path(out: Path, scope: str, resource: RecordedResource) -> Path:
     return out / "manifests" / scope / file_name
 
 
-def write_plan(run: ProgramRun, out: Path) -> int:
-    """Write manifests and resources.json under `out` (replacing an older plan); returns files written."""
+def write_plan(run: ProgramRun, out: Path, on_written: Callable[[int], object] | None = None) -> int:
+    """Write manifests and resources.json under `out` (replacing an older plan); returns files written.
+    `on_written` is called with 1 per file (a progress bar)."""
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
@@ -168,7 +181,9 @@ def write_plan(run: ProgramRun, out: Path) -> int:
     files.append((out / "outputs.json", json.dumps(run.outputs, indent=2, sort_keys=True) + "\n"))
     # Creating a file mostly waits on the filesystem; a few threads overlap those waits.
     with ThreadPoolExecutor(max_workers=WRITERS) as pool:
-        list(pool.map(_write, files))
+        for _ in pool.map(_write, files):
+            if on_written is not None:
+                on_written(1)
     return len(files)
 
 
@@ -190,13 +205,78 @@ def main(argv: list[str] | None = None) -> int:
         help="the stack's last outputs (`pulumi stack output --json`): read as the last deployment before "
         "any earlier plan; tenants they do not list were never deployed, and removing them is not refused",
     )
-    parser.epilog = (
-        "exit codes: 0 planned; 2 invalid input; 3 the change would delete or replace protected resources "
-        "(without --diff, the refused plan goes to OUT.refused and OUT keeps the previous plan)"
+    parser.add_argument(
+        "--counts", action="store_true", help="print the resources by type (and per changed tenant), not one line"
+    )
+    parser.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print the diff as Markdown, refusals first (what the pull request comment shows), not terminal text",
+    )
+    parser.add_argument(
+        "--forget",
+        action="append",
+        default=[],
+        metavar="TENANT",
+        help="a tenant that was only ever planned, never deployed: its removal from the earlier plan in --out "
+        "is not refused, and the new plan, without it, becomes the baseline; refused for a tenant the "
+        "--stack-outputs list (it was deployed: offboard it)",
     )
     args = parser.parse_args(argv)
     if args.diff is not None and args.out is None:
         parser.error("--diff compares against the plan written by --out; give --out too")
+    if args.forget and args.out is None:
+        parser.error("--forget drops a tenant from the earlier plan in --out; give --out too")
+    try:
+        with _exit_on_interrupt(args.out):
+            return _plan(args)
+    except KeyboardInterrupt:
+        print(_interrupted(args.out), file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _interrupted(out: Path | None) -> str:
+    """The one line an interrupted plan prints, after putting the earlier plan back where needed."""
+    if out is None:
+        return "tenancy plan: interrupted"
+    recover_interrupted(out)
+    return (
+        f"tenancy plan: interrupted; {out} keeps the last complete plan"
+        if is_plan(out)
+        else "tenancy plan: interrupted"
+    )
+
+
+@contextmanager
+def _exit_on_interrupt(out: Path | None) -> Iterator[None]:
+    """Ctrl-C ends the plan at once with one line: a KeyboardInterrupt raised inside the program run
+    surfaces as whatever the SDK's event loop or a half-imported module makes of it (a traceback of
+    dozens of lines). Stopping at any point is safe: a plan is written beside `out` and renamed into
+    place whole (tools/plan/dirs.py). Only in the main thread, where handlers can be installed."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        sys.stderr.write(("\n" if sys.stderr.isatty() else "") + _interrupted(out) + "\n")
+        sys.stderr.flush()
+        os._exit(EXIT_INTERRUPTED)
+
+    previous = signal.signal(signal.SIGINT, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _plan(args: argparse.Namespace) -> int:
+    """Plan, write and diff as `args` say; returns the exit code."""
+    if (outside := subfolder_problem(args, Path.cwd())) is not None:
+        print(outside, file=sys.stderr)
+        return 2
+    recovered = recover_interrupted(args.out) if args.out is not None else None
+    if recovered is not None:
+        print(recovered, file=sys.stderr)
     refusal = out_problem(args.out) or diff_problem(args.diff)
     if refusal is not None:
         print(refusal, file=sys.stderr)
@@ -207,7 +287,15 @@ def main(argv: list[str] | None = None) -> int:
         overrides["tenancy:tenantsDir"] = str(args.tenants_dir.resolve())
     try:
         real = read_stack_outputs(args.stack_outputs) if args.stack_outputs is not None else None
-        with real_stack_outputs(args.stack, real), as_last_deployment(args.stack, previous_plan(args.out, args.diff)):
+        if args.forget:
+            forget_problems(args.forget, args.diff or args.out, real, args.stack_outputs)
+        baseline = previous_plan(args.out, args.diff)
+        expected = len(json.loads((baseline / "resources.json").read_text(encoding="utf-8"))) if baseline else None
+        with (
+            real_stack_outputs(args.stack, real),
+            as_last_deployment(args.stack, baseline),
+            progress.registering(expected),
+        ):
             run = run_stack(args.stack, overrides)
     except ConfigurationError as error:
         print(str(attribute_overrides(error, args.stack, overrides)), file=sys.stderr)
@@ -215,33 +303,69 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError as error:
         print(str(error), file=sys.stderr)
         return 2
-    previous = None
-    count = 0
-    if args.out is not None:
-        # The earlier plan of this directory is kept as DIR.previous and, without --diff, diffed.
-        previous = keep_previous(args.out)
-        count = write_plan(run, args.out)
-    base, title = (args.diff, "Plan diff") if args.diff is not None else (previous, "Changes since the last plan")
-    diff = diff_dirs(base, args.out) if base is not None and args.out is not None else None
-    if diff is not None and real is not None:
-        diff.deployed = deployed_tenants(real)
+    if args.out is None:
+        print(summary(run) if args.counts else headline(run))
+        return 0
+    staging = staging_dir(args.out)
+    with progress.writing(len(run.resources)) as bar:
+        count = write_plan(run, staging, bar.update)
+    earlier = args.out if is_plan(args.out) else None
+    base, title = (args.diff, "Plan diff") if args.diff is not None else (earlier, "Changes since the last plan")
+    diff = diff_dirs(base, staging) if base is not None else None
+    if diff is not None:
+        diff.deployed = deployed_tenants(real) if real is not None else None
+        diff.forgotten = frozenset(args.forget)
     changed = [scope for scope, changes in diff.scopes.items() if not changes.empty()] if diff is not None else None
-    print(summary(run, changed))
-    if args.out is not None:
-        print(f"\nwrote {count} files to {args.out}")
-    if diff is None:
-        return 0
-    print("\n" + render_markdown(diff, f"{title}: {args.stack}"), end="")
-    if report_refusals(diff) != EXIT_REFUSED:
-        return 0
-    if args.diff is None and previous is not None and args.out is not None:
-        # A refused plan is no baseline: the next plan is compared with the previous one again.
-        refused = set_aside_refused(args.out, previous)
+    print(summary(run, changed) if args.counts else headline(run))
+    if diff is not None:
+        markdown = render_markdown(diff, f"{title}: stack {args.stack}", refusals_first=args.markdown)
+        print("\n" + (markdown if args.markdown else as_text(markdown)), end="")
+    refused = diff is not None and bool(refusal_lines(diff))
+    if refused and args.diff is None and earlier is not None:
+        # A refused plan is no baseline: the next plan is compared with the earlier one again.
+        where = set_aside_refused(staging, args.out)
         print(
-            f"\nrefused: this plan is in {refused}; {args.out} keeps the previous plan, so the next plan "
-            "is compared with it again"
+            f"\nrefused: this plan is in {shown(where)}; {shown(args.out)} keeps the previous plan, so the next "
+            "plan is compared with it again"
         )
-    return EXIT_REFUSED
+    else:
+        commit_plan(staging, args.out)
+        print(f"\nwrote {count} files to {shown(args.out)}")
+    # What needs action comes last: one line per refused tenant, on stderr.
+    return report_refusals(diff) if diff is not None else 0
+
+
+def headline(run: ProgramRun) -> str:
+    """The plan in one line: resources, cluster-wide and per tenant (`--counts` for the table by type)."""
+    return summary(run).split("\n", 1)[0]
+
+
+def shown(path: Path) -> str:
+    """A directory as the user gave it, and where that is when it is not below the current directory."""
+    if path.is_absolute():
+        return str(path)
+    resolved = path.resolve()
+    return str(path) if resolved.is_relative_to(Path.cwd()) else f"{path} ({resolved})"
+
+
+def subfolder_problem(args: argparse.Namespace, cwd: Path, root: Path = PROJECT_ROOT) -> str | None:
+    """Relative paths given from a subfolder of the project (`tenants/`) would land in that subfolder,
+    a second plan tree with no earlier plan to diff against: refused, naming the project root."""
+    if cwd == root or not cwd.is_relative_to(root):
+        return None
+    relative = [
+        f"--{name.replace('_', '-')} {value}"
+        for name, value in vars(args).items()
+        if isinstance(value, Path) and not value.is_absolute()
+    ]
+    if not relative:
+        return None
+    here = cwd.relative_to(root)
+    return (
+        f"tenancy plan: run it from the project root {root} (this is {here}/): {', '.join(relative)} would "
+        f"land in {here}/, a second plan tree with no earlier plan to diff against; cd {root}, or give "
+        "absolute paths"
+    )
 
 
 if __name__ == "__main__":

@@ -181,7 +181,7 @@ EXPLAINED_WARNINGS: dict[str, str] = {
     "resource plugin kubernetes is expected to have version >=4.34.2, but has 4.25.0": "the module proxy serves the "
     "provider at v4.25.0 only; the SDK pins 4.34.2 (docs/real-run.md#skew)",
     "Has no .status.conditions": "the provider's await of a `pulumi.com/waitFor` object reports this until the "
-    "operator (here the stand-in, docs/real-run.md#operators) has written its first condition",
+    "operator (here the stand-in, docs/real-run.md#controllers) has written its first condition",
 }
 
 
@@ -247,7 +247,7 @@ def live_equals_plan(run: Run) -> None:
 def access_and_admission(run: Run) -> None:
     """The e2e cases (scripts/e2e/cases, judged offline by the real CEL engine and the RBAC model)
     replayed against the live API server, impersonating each identity (scripts/e2e/*.sh)."""
-    for script, name in (("can-i.sh", "access (kubectl auth can-i)"), ("admission.sh", "admission (dry-run creates)")):
+    for script, name in (("can-i.sh", "access (kubectl auth can-i)"), ("admission.sh", "admission (dry runs)")):
         result = subprocess.run(
             ["bash", str(ROOT / "scripts/e2e" / script)],
             cwd=ROOT,

@@ -1,11 +1,13 @@
-"""The operators' part of `pulumi up`'s waiting, stood in for (docs/real-run.md#operators).
+"""The operators' part of `pulumi up`'s waiting, stood in for (docs/real-run.md#controllers).
 
-No operator runs in the real run, but the program awaits the platform's custom resources
+Some operators run in the real run (tools/realrun/controllers/), but the program awaits the platform's custom resources
 (`pulumi.com/waitFor`, components/model/core/await_rules.py): a Gateway until `Programmed`,
 cert-manager objects, CloudNativePG Clusters and MariaDB objects until `Ready`. Without someone to
 set those conditions every `up` would wait until its timeout. This stand-in does what each
 operator does once the object serves, and nothing else: it sets the awaited condition to True on
-the status subresource of every object that carries a `waitFor` annotation. So the run verifies
+the status subresource of every object that carries a `waitFor` annotation, of the kinds whose
+controller does not run here (`served` names those that do: the stand-in never touches them, so a
+condition on them was written by their real controller). So for the stood-in kinds the run verifies
 that the program asks to wait for the right condition on the right objects and that the provider
 waits for it; it cannot verify that the operator ever gets there.
 """
@@ -23,11 +25,20 @@ from components.model.core.await_rules import AWAITED, WAIT_FOR, expected_condit
 from tools.realrun.kube import dynamic
 
 
+def stood_in_kinds(served: frozenset[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The awaited kinds the stand-in serves: every one of AWAITED whose controller does not run."""
+    return [key for key in AWAITED if key not in served]
+
+
 class ConditionStandIn:
     """A thread that sets awaited conditions until stopped; `set` counts what it set."""
 
-    def __init__(self, api: client.ApiClient, interval: float = 1.0) -> None:
+    def __init__(
+        self, api: client.ApiClient, served: frozenset[tuple[str, str]] = frozenset(), interval: float = 1.0
+    ) -> None:
         self._api = api
+        # (group, kind) of the kinds whose real controller runs: never stood in for.
+        self.served = served
         self._interval = interval
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="condition-stand-in", daemon=True)
@@ -45,7 +56,7 @@ class ConditionStandIn:
     def _loop(self) -> None:
         dyn = dynamic(self._api)
         while not self._stop.is_set():
-            for (group, kind), _rule in AWAITED.items():
+            for group, kind in stood_in_kinds(self.served):
                 try:
                     self._serve(dyn, group, kind)
                 except Exception as error:  # a kind the cluster does not serve, a race with a delete
@@ -74,7 +85,7 @@ class ConditionStandIn:
                     "type": condition,
                     "status": "True",
                     "reason": "RealRunStandIn",
-                    "message": "set by the real run's operator stand-in (docs/real-run.md#operators)",
+                    "message": "set by the real run's operator stand-in (docs/real-run.md#controllers)",
                     "lastTransitionTime": now,
                     "observedGeneration": meta.get("generation", 1),
                 }

@@ -19,6 +19,7 @@ from pulumi import automation as auto
 from components.model.catalog.stack_config import parse_settings
 from tools.realrun import checks, cluster, processes, toolchain
 from tools.realrun.conditions import ConditionStandIn
+from tools.realrun.controllers import platform as controllers
 from tools.realrun.engine import CI_DISPLAY, EngineSetup, open_stack, stack_config
 from tools.realrun.kube import dynamic
 from tools.realrun.lifecycle import run_lifecycle
@@ -44,10 +45,11 @@ def destroy_without_data(report: Report, folder: Path, binaries: dict[str, Path]
     settings = parse_settings(document["config"], f"Pulumi.{STACK}.yaml")
     with cluster.control_plane(folder / "cluster-nodata", binaries, toolchain.kwok_stages()) as plane:
         api = seed_cluster(report, plane, settings)
+        served = controllers.start(report, plane, api, binaries, settings).served
         setup = EngineSetup(folder / "engine-nodata", plane.kubeconfig, engine_bin, secrets.token_hex(16))
         stack = open_stack(setup, STACK, document, engine_bin.parent)
         try:
-            with ConditionStandIn(api):
+            with ConditionStandIn(api, served):
                 up = stack.up(**CI_DISPLAY)
                 destroyed = stack.destroy(color="never")
             left = [
@@ -122,11 +124,18 @@ def run() -> int:
         components = "etcd, kube-apiserver, controller-manager, scheduler, kwok"
         report.check("control plane", True, f"{plane.server} ({components})")
         api = seed_cluster(report, plane, settings)
+        running = controllers.start(report, plane, api, binaries, settings)
         setup = EngineSetup(folder / "engine", plane.kubeconfig, engine_bin, secrets.token_hex(16))
         stack = open_stack(setup, STACK, document, engine_bin.parent)
-        with ConditionStandIn(api) as stand_in:
+        with ConditionStandIn(api, running.served) as stand_in:
             run = checks.Run(report, stack, setup, api, document["config"], tenants, binaries["kubectl"].parent)
-            if checks.run_all(run):
+            converged = checks.run_all(run)
+            if converged:
+                controllers.check(report, running, api, settings, STACK)
+            # Kept also when `up` failed: then it is what shows why.
+            deployment = stack.export_stack().deployment or {}
+            controllers.keep_evidence(report, running, api, deployment, folder / "evidence")
+            if converged:
                 run_lifecycle(run)
         report.check(
             "awaited conditions stood in for",

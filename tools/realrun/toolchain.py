@@ -159,7 +159,15 @@ def binaries() -> list[Binary]:
         Binary("kubectl", "kubernetes", "k8s.io/kubernetes/cmd/kubectl", kube, ("version", "--client"), kube_minor),
         Binary("etcd", "etcd", "go.etcd.io/etcd/server/v3", version_pattern=r"etcd Version: 3\.6\."),
         Binary("kwok", "kwok", "sigs.k8s.io/kwok/cmd/kwok", version_pattern=r"v0\.8\."),
+        *_controllers(),
     ]
+
+
+def _controllers() -> list[Binary]:
+    """The platform's controllers and what renders their charts (tools/realrun/controllers/binaries.py)."""
+    from tools.realrun.controllers.binaries import BINARIES
+
+    return list(BINARIES)
 
 
 def _stamp(binary: Binary, go_version: str) -> str:
@@ -167,8 +175,9 @@ def _stamp(binary: Binary, go_version: str) -> str:
     for name in ("go.mod", "go.sum"):
         digest.update((MODULES / binary.module / name).read_bytes())
     digest.update("\0".join([binary.package, *binary.ldflags, go_version]).encode())
-    if binary.module == "provider":
-        for main in sorted((MODULES / "provider/cmd").rglob("*.go")):
+    # A module with a main of our own (the provider, cert-manager): its source is part of the build.
+    if (MODULES / binary.module / "cmd").is_dir():
+        for main in sorted((MODULES / binary.module / "cmd").rglob("*.go")):
             digest.update(main.read_bytes())
     return digest.hexdigest()
 

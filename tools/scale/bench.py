@@ -186,7 +186,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tenancy bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", "--tenants", default="10,100,1000,3000", help="comma-separated tenant counts")
     parser.add_argument("--stack", default="dev", help="stack whose settings the generated tenants use")
-    parser.add_argument("--out", type=Path, default=Path("build/bench.json"))
+    parser.add_argument(
+        "--out", type=Path, default=Path("build/bench.json"), help="where the figures go as JSON (build/bench.json)"
+    )
     parser.add_argument("--markdown", action="store_true", help="print the Markdown table for docs/scale.md")
     parser.add_argument("--floors", default=",".join(FLOORS), help="floors to measure (default: all three)")
     parser.add_argument("--figures", type=Path, help="also write the largest size's per-resource figures here")

@@ -76,8 +76,8 @@ def measure_capture(tenants: int, stack_name: str = "dev") -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tenancy bench-capture", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tenants", type=int, default=20)
-    parser.add_argument("--stack", default="dev")
+    parser.add_argument("--tenants", type=int, default=20, help="how many tenants to plan (default 20)")
+    parser.add_argument("--stack", default="dev", help="stack whose settings the tenants use (default dev)")
     args = parser.parse_args(argv)
     figures = measure_capture(args.tenants, args.stack)
     for key, value in figures.items():

@@ -180,18 +180,24 @@ def stale_operator_manifest(stack: str, root: Path = PROJECT_ROOT) -> Path | Non
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tenancy shards", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    show = sub.add_parser("layout")
-    show.add_argument("--stack", required=True)
-    show.add_argument("--count", type=int)
-    write = sub.add_parser("write")
-    write.add_argument("--stack", required=True)
-    write.add_argument("--count", type=int, required=True)
+    show = sub.add_parser(
+        "layout", help="print the resources per shard", description="Print the platform's and each shard's resources."
+    )
+    show.add_argument("--stack", required=True, help="the stack to split; reads Pulumi.<stack>.yaml")
+    show.add_argument("--count", type=int, help="number of shards (default: the stack's tenancy:shards.count)")
+    write = sub.add_parser(
+        "write",
+        help="write the shard stacks' files",
+        description="Write the platform and shard stack files (and the operator's Stack objects) for a split.",
+    )
+    write.add_argument("--stack", required=True, help="the stack to split; reads Pulumi.<stack>.yaml")
+    write.add_argument("--count", type=int, required=True, help="number of tenant shards")
     write.add_argument("--org", required=True, help="Pulumi organization (or `organization` for DIY backends)")
     write.add_argument("--repo", required=True, help="Git URL of this repository, for the operator")
-    write.add_argument("--branch", default="main")
+    write.add_argument("--branch", default="main", help="Git branch the operator deploys from (default main)")
     write.add_argument("--backend", default=PULUMI_CLOUD, help="state backend the operator uses (gs://, s3://)")
     write.add_argument("--cloud-identity", help="Google service account or IAM role ARN of the operator's runs")
-    write.add_argument("--check", action="store_true")
+    write.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file is stale or left over")
     write.add_argument("--root", type=Path, default=PROJECT_ROOT, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 

@@ -70,9 +70,9 @@ def per_tenant(count: int, stack: str) -> dict[str, dict[str, float]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tenancy tenant-mix", description=__doc__.splitlines()[0])
-    parser.add_argument("--tenants", type=int, default=100)
+    parser.add_argument("--tenants", type=int, default=100, help="how many tenants the mix has (default 100)")
     parser.add_argument("--hard", type=float, default=0.1, help="share of virtual-cluster tenants (0..1)")
-    parser.add_argument("--stack", default="dev")
+    parser.add_argument("--stack", default="dev", help="stack to plan with --measure (default dev)")
     parser.add_argument("--write", type=Path, help="write the mix's tenant files here")
     parser.add_argument("--measure", action="store_true", help="plan all-soft and all-hard sets and compare")
     args = parser.parse_args(argv)

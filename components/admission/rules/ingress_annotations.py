@@ -40,7 +40,7 @@ _UNSAFE_PATH = (
 
 def _governed_map(policy: IngressAnnotationPolicy) -> str:
     entries = ", ".join(
-        f"{literal(prefix)}: {literal_list(names)}" for prefix, names in sorted(policy.controllers.items())
+        f"{literal(prefix)}: {literal_list(names)}" for prefix, names in sorted(policy.governed().items())
     )
     return "{" + entries + "}"
 
@@ -127,13 +127,30 @@ def routes_policy(policy: IngressAnnotationPolicy) -> PolicyDefinition:
     )
 
 
+# Issue 43: `ingresses/status` keeps the annotations a request carries (k8s.io/kubernetes v1.36.3
+# pkg/registry/networking/ingress/strategy.go, ingressStatusStrategy.PrepareForUpdate restores only
+# the spec), so an identity allowed to write the status (the controller's, or a stray grant) could add
+# a snippet there. Status writes are judged when they change an annotation, and only then: the
+# controller's own status writes leave them as they are, also on Ingresses admitted under an older
+# allow-list. (Routes and ListenerSets are custom resources, whose status strategy restores all but
+# the status: nothing to judge there.)
+STATUS_CHANGING_ANNOTATIONS = (
+    "request.subResource == '' || (has(object.metadata.annotations) ? object.metadata.annotations : {})"
+    " != (has(oldObject.metadata.annotations) ? oldObject.metadata.annotations : {})"
+)
+
+
 def policies(policy: IngressAnnotationPolicy) -> list[PolicyDefinition]:
     classes = [class_check(policy.classes)] if policy.classes else []
     return [
         PolicyDefinition(
             name="tenancy-ingress-annotations",
             rule="hostnames",
-            resource_rules=[resource_rule("networking.k8s.io", ["ingresses"], ["CREATE", "UPDATE"])],
+            resource_rules=[
+                resource_rule("networking.k8s.io", ["ingresses"], ["CREATE", "UPDATE"]),
+                resource_rule("networking.k8s.io", ["ingresses/status"], ["UPDATE"]),
+            ],
+            match_conditions=[{"name": "annotations-written", "expression": STATUS_CHANGING_ANNOTATIONS}],
             variables=_annotation_variables(policy),
             validations=[
                 *_annotation_checks("Ingress"),

@@ -45,9 +45,27 @@ KUBERNETES_CONTROLLERS = [
 
 # Every resource of every group (the label is the lock's only criterion). `*` names resources, not
 # subresources (k8s.io/apiserver admission/plugin/policy/matching, rules.Matcher.resource: `*`
-# matches a resource only, `*/*` a subresource too), so status writes by the controllers that own
-# these kinds (ESO, the VPC resource controller, GKE's FQDN controller) are never caught here.
+# matches a resource only, `*/*` a subresource too).
 OWNED_KINDS = resource_rule("*", ["*"], _ALL)
+# Issue 43: and every subresource UPDATE. Several registry strategies keep the labels and
+# annotations a subresource request carries (k8s.io/kubernetes v1.36.3 pkg/registry/*/*/strategy.go,
+# the status strategies' PrepareForUpdate: `resourcequotas/status` restores only the spec, and so do
+# services, claims, workloads, budgets, ingresses; `namespaces/finalize` restores only the status).
+# Validating admission sees the object after PrepareForUpdate (k8s.io/apiserver registry/generic/
+# registry/store.go Update: BeforeUpdate, then the validating chain), so a subresource whose
+# strategy resets metadata (custom resources' status, pods/ephemeralcontainers, pods/resize)
+# arrives with the old labels and passes untouched.
+OWNED_SUBRESOURCES = resource_rule("*", ["*/*"], ["UPDATE"])
+# Who computes a ResourceQuota's status: kube-controller-manager's quota controller (with and without
+# --use-service-account-credentials) and the API server's quota admission (its loopback user,
+# k8s.io/apiserver pkg/authentication/user APIServerUser). `status.hard` is what quota admission
+# enforces (k8s.io/apiserver pkg/admission/plugin/resourcequota/controller.go checkRequest reads
+# `Status.Hard`), so a status written by anyone else raises the quota until the next resync.
+QUOTA_STATUS_WRITERS = [
+    "system:serviceaccount:kube-system:resourcequota-controller",
+    "system:kube-controller-manager",
+    "system:apiserver",
+]
 
 
 def _labelled(var: str) -> str:
@@ -108,21 +126,34 @@ def _finalizer_only(identity: str) -> str:
     )
 
 
+def _status_write() -> str:
+    """A subresource UPDATE that changes no label or annotation (the controllers' status writes),
+    and on a ResourceQuota only from those who compute its status."""
+    quota = literal_list(QUOTA_STATUS_WRITERS)
+    return (
+        f"request.subResource != '' && {_same('labels')} && {_same('annotations')}"
+        " && !(request.resource.group == '' && request.resource.resource == 'resourcequotas'"
+        f" && !(request.userInfo.username in {quota}))"
+    )
+
+
 def policies(users: list[str], groups: list[str], secrets_operator: str | None = None) -> list[PolicyDefinition]:
     objects = _lock("tenancy-platform-owned", users, groups)
+    doors: list[Variable] = [{"name": "statusWrite", "expression": _status_write()}]
     if secrets_operator is not None:
         # ESO's finalizer patch (see the module docstring): one more way to pass, nothing else.
-        door: Variable = {"name": "esoFinalizer", "expression": _finalizer_only(secrets_operator)}
-        validation: Validation = {
-            **objects.validations[0],
-            "expression": "variables.platform || variables.esoFinalizer",
-        }
-        objects = replace(objects, variables=[*objects.variables, door], validations=[validation])
+        doors.append({"name": "esoFinalizer", "expression": _finalizer_only(secrets_operator)})
+    validation: Validation = {
+        **objects.validations[0],
+        "expression": " || ".join(["variables.platform", *(f"variables.{d['name']}" for d in doors)]),
+    }
+    objects = replace(objects, variables=[*objects.variables, *doors], validations=[validation])
     objects = replace(
         objects,
         # Every kind: the label decides, not a list of kinds that falls behind what the platform
-        # renders with it (issue 33: SecurityGroupPolicy and FQDNNetworkPolicy were missed).
-        resource_rules=[OWNED_KINDS],
+        # renders with it (issue 33: SecurityGroupPolicy and FQDNNetworkPolicy were missed); and
+        # every subresource through which a label can change (issue 43).
+        resource_rules=[OWNED_KINDS, OWNED_SUBRESOURCES],
         match_conditions=[
             {"name": "platform-owned", "expression": f"{_labelled('object')} || {_labelled('oldObject')}"}
         ],
@@ -130,9 +161,13 @@ def policies(users: list[str], groups: list[str], secrets_operator: str | None =
     # Tenant Namespaces are matched by their own tenant label through objectSelector, which the
     # API server applies to the old object as well: an UPDATE removing the label still matches.
     # (A namespaceSelector would not: for Namespace CREATE/UPDATE it reads the new object only.)
+    # Its subresources too (issue 43): `namespaces/finalize` keeps the labels and annotations of the
+    # request (its strategy restores only the status) and `namespaces/status` keeps them (only the
+    # spec is restored), so a stray grant on either could drop the tenant label. The namespace
+    # controller, the only legitimate writer of both, is among the Kubernetes controllers allowed.
     namespaces = replace(
         _lock("tenancy-platform-owned-namespaces", users, groups),
-        resource_rules=[resource_rule("", ["namespaces"], _ALL)],
+        resource_rules=[resource_rule("", ["namespaces", "namespaces/*"], _ALL)],
         object_selector={"match_expressions": [{"key": TENANT_KEY, "operator": "Exists"}]},
     )
     return [objects, namespaces]

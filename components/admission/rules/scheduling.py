@@ -207,6 +207,105 @@ def _budget_validations(lets_one_go: str, write: str) -> list[Validation]:
     ]
 
 
+# Issue 43: the label keys the data operators' own budgets select by (they are exempt from the one
+# shape above). CloudNativePG 1.30 pkg/specs/poddisruptionbudget.go selects the primary by
+# `cnpg.io/cluster: <cluster>` and `cnpg.io/instanceRole: primary` (the replicas' budget by
+# `instanceRole: replica`); the operator puts them on its instance pods, and `cnpg.io/cluster` on the
+# pod templates of its Jobs and Poolers. A tenant pod carrying them and its own budget label would be
+# under two budgets, and the eviction API evicts no such pod (drains wait). tests/operators checks
+# that every operator budget selects by these keys only.
+OPERATOR_BUDGET_LABELS = ["cnpg.io/cluster", "cnpg.io/instanceRole"]
+# kube-controller-manager's controllers create pods (and Jobs) from templates, which this rule
+# judges where they are written; with and without --use-service-account-credentials.
+TEMPLATE_CONTROLLERS = [
+    "system:serviceaccount:kube-system:deployment-controller",
+    "system:serviceaccount:kube-system:replicaset-controller",
+    "system:serviceaccount:kube-system:statefulset-controller",
+    "system:serviceaccount:kube-system:daemon-set-controller",
+    "system:serviceaccount:kube-system:job-controller",
+    "system:serviceaccount:kube-system:cronjob-controller",
+    "system:serviceaccount:kube-system:replication-controller",
+    "system:kube-controller-manager",
+]
+
+
+def _pod_labels(root: str) -> str:
+    """CEL: the labels of the pod (or pod template) the request writes, by resource; {} when none."""
+    template = f"{root}.spec.template"
+    cron = f"{root}.spec.jobTemplate.spec.template"
+
+    def labels(owner: str, guard: str) -> str:
+        present = f"{guard} && has({owner}.metadata) && has({owner}.metadata.labels)"
+        return f"({present} ? {owner}.metadata.labels : {{}})"
+
+    return (
+        f"{root} == null ? {{}} : request.resource.resource == 'pods' ? {labels(root, 'true')}"
+        f" : request.resource.resource == 'cronjobs'"
+        f" ? {labels(cron, f'has({root}.spec.jobTemplate.spec) && has({cron})')}"
+        f" : {labels(template, f'has({template})')}"
+    )
+
+
+def operator_labels_policy(operators: list[str] | None = None) -> PolicyDefinition:
+    """Pods and pod templates carry the operators' budget labels only when an operator writes them
+    (or a controller follows a template an operator wrote); a change that leaves them as they were
+    passes (kubelets' status writes, tenants' edits of other labels)."""
+    keys = literal_list(OPERATOR_BUDGET_LABELS)
+    trusted = literal_list([*(operators or []), *TEMPLATE_CONTROLLERS])
+
+    def reserved(root: str) -> str:
+        labels = _pod_labels(root)
+        return f"{keys}.filter(k, k in ({labels})).map(k, k + '=' + ({labels})[k])"
+
+    def budget(root: str) -> str:
+        labels, key = _pod_labels(root), literal(DISRUPTION_BUDGET_KEY)
+        return f"{key} in ({labels}) ? ({labels})[{key}] : ''"
+
+    return PolicyDefinition(
+        name="tenancy-scheduling-operator-labels",
+        rule="scheduling",
+        resource_rules=[
+            resource_rule("", ["pods"], _WRITE),
+            # pods/status keeps the labels a request carries (k8s.io/kubernetes v1.36.3
+            # pkg/registry/core/pod/strategy.go podStatusStrategy restores the spec only).
+            resource_rule("", ["pods/status"], ["UPDATE"]),
+            *(resource_rule(group, resources, _WRITE) for group, resources in _TEMPLATED),
+            resource_rule("batch", ["cronjobs"], _WRITE),
+        ],
+        match_conditions=[{"name": "not-an-operator", "expression": f"!(request.userInfo.username in {trusted})"}],
+        variables=[
+            TENANT_VARIABLE,
+            {"name": "reserved", "expression": reserved("object")},
+            {"name": "oldReserved", "expression": f"oldObject == null ? [] : {reserved('oldObject')}"},
+            {"name": "budget", "expression": budget("object")},
+            {"name": "oldBudget", "expression": f"oldObject == null ? '' : {budget('oldObject')}"},
+        ],
+        validations=[
+            {
+                "expression": "size(variables.reserved) == 0 || variables.reserved == variables.oldReserved",
+                "message_expression": (
+                    "request.kind.kind + ' ' + object.metadata.name + ' of tenant ' + variables.tenant + ' carries '"
+                    " + variables.reserved.join(', ') + ', labels a data operator selects its own"
+                    " PodDisruptionBudget by: a pod under two budgets cannot be evicted (drains wait);"
+                    " only the operator labels its pods so'"
+                ),
+                "reason": "Forbidden",
+            },
+            {
+                # The mirror image: the tenant's budget label put on an operator's pod.
+                "expression": "size(variables.reserved) == 0 || variables.budget == ''"
+                " || variables.budget == variables.oldBudget",
+                "message_expression": (
+                    "request.kind.kind + ' ' + object.metadata.name + ' carries ' + variables.reserved.join(', ')"
+                    f" + ', labels a data operator budget selects by, and {DISRUPTION_BUDGET_KEY}: ' + variables.budget"
+                    " + ': a pod under two budgets cannot be evicted (drains wait)'"
+                ),
+                "reason": "Forbidden",
+            },
+        ],
+    )
+
+
 def policies(allowed_priority_classes: list[str], operators: list[str] | None = None) -> list[PolicyDefinition]:
     templated = [resource_rule(group, resources, _WRITE) for group, resources in _TEMPLATED]
     template = "object.spec.template"
@@ -234,4 +333,5 @@ def policies(allowed_priority_classes: list[str], operators: list[str] | None = 
             allowed_priority_classes,
         ),
         disruption_budgets_policy(operators),
+        operator_labels_policy(operators),
     ]

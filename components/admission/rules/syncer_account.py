@@ -10,15 +10,19 @@ A pod may run as the syncer's account only when the StatefulSet controller creat
 platform's vCluster: the request comes from kube-controller-manager's StatefulSet controller (with
 or without --use-service-account-credentials) and the pod's controller owner is the StatefulSet
 `vcluster` (the Helm release name, components/vcluster/values.py). Pods naming the account through
-the deprecated `spec.serviceAccount` are judged the same way. What is left: the StatefulSet itself
-is written by helm-controller as the namespace's deployer; in a virtual-cluster host namespace people
-only view and GitOps applies inside the virtual cluster, so only the platform's HelmRelease drives it.
+the deprecated `spec.serviceAccount` are judged the same way.
+
+Issue 43, the syncer's own reach: the syncer may create pods, so without a limit a pod running as
+`vcluster` could create a pod running as the namespace's `deployer` (its token automounted) and
+gain the deployer's role. The pods the syncer writes run as the virtual cluster's workload account
+(WORKLOAD_ACCOUNT, set on every synced pod by the syncer and bound to nothing), so that is the only
+account a pod created by the namespace's syncer may name.
 """
 
 from __future__ import annotations
 
 from components.admission.base import TENANT_VARIABLE, PolicyDefinition, literal, literal_list, resource_rule
-from components.vcluster.values import RELEASE_NAME, SYNCER_ACCOUNT
+from components.vcluster.values import RELEASE_NAME, SYNCER_ACCOUNT, WORKLOAD_ACCOUNT
 
 # kube-controller-manager's StatefulSet controller, with and without --use-service-account-credentials.
 STATEFULSET_CONTROLLER = [
@@ -39,6 +43,12 @@ def policies() -> list[PolicyDefinition]:
         f" && o.apiVersion.startsWith('apps/') && o.name == {literal(RELEASE_NAME)}"
         " && has(o.controller) && o.controller)"
     )
+    workload = literal(WORKLOAD_ACCOUNT)
+    by_syncer = f"request.userInfo.username == 'system:serviceaccount:' + request.namespace + ':' + {account}"
+    as_workload = (
+        f"has({spec}.serviceAccountName) && {spec}.serviceAccountName == {workload}"
+        f" && (!has({spec}.serviceAccount) || {spec}.serviceAccount == {workload})"
+    )
     return [
         PolicyDefinition(
             name="tenancy-syncer-account",
@@ -52,7 +62,13 @@ def policies() -> list[PolicyDefinition]:
                     "message": f"only the virtual cluster's own StatefulSet {RELEASE_NAME} runs pods as the "
                     f"ServiceAccount {SYNCER_ACCOUNT} (the syncer's rights); use another ServiceAccount",
                     "reason": "Forbidden",
-                }
+                },
+                {
+                    "expression": f"!({by_syncer}) || ({as_workload})",
+                    "message": f"the virtual cluster's syncer runs pods as the ServiceAccount {WORKLOAD_ACCOUNT} "
+                    "only (the account its synced pods use, bound to nothing)",
+                    "reason": "Forbidden",
+                },
             ],
         )
     ]

@@ -39,6 +39,13 @@ _CLAIM_OR_EPHEMERAL = (
 )
 
 
+# Issue 43: `image` volumes (an OCI artifact or image mounted read-only; on by default from 1.35,
+# allowed by Pod Security `restricted`) are pulled like a container image, so they are held to the
+# same registry and pull rules (`pullPolicy` is defaulted before admission: Always for `:latest`,
+# IfNotPresent otherwise; k8s.io/kubernetes v1.36.3 pkg/apis/core/v1/defaults.go SetDefaults_Volume).
+_IMAGE_VOLUMES = f"(has({_SPEC}.volumes) ? {_SPEC}.volumes.filter(v, has(v.image)) : [])"
+
+
 def _containers(*fields: str) -> str:
     return " + ".join(f"(has({_SPEC}.{f}) ? {_SPEC}.{f} : [])" for f in fields)
 
@@ -84,7 +91,7 @@ def _variables() -> list[Variable]:
             # Storage comes through claims (MTB "require PersistentVolumeClaim for storage"): the
             # volume types Pod Security `restricted` allows, checked here too; hostPath has its own.
             "name": "directVolumes",
-            "expression": f"has({_SPEC}.volumes) ? {_SPEC}.volumes.filter(v, !has(v.hostPath)"
+            "expression": f"has({_SPEC}.volumes) ? {_SPEC}.volumes.filter(v, !has(v.hostPath) && !has(v.image)"
             f" && !({' || '.join(f'has(v.{kind})' for kind in _CLAIM_OR_EPHEMERAL)})).map(v, v.name) : []",
         },
         {
@@ -132,7 +139,12 @@ def _registry_check(allowed_registries: list[str]) -> tuple[Variable, Validation
     `ghcr.io/example/app:1.0` but not `ghcr.io/example-evil/app`.
     """
     registries = literal_list(allowed_registries)
-    variable = _names("foreignImages", f"!{registries}.exists(r, c.image.startsWith(r + '/'))", value="c.image")
+    foreign = f"!{registries}.exists(r, i.startsWith(r + '/'))"
+    variable: Variable = {
+        "name": "foreignImages",
+        "expression": f"(variables.containers.map(c, c.image) + {_IMAGE_VOLUMES}.map(v, has(v.image.reference)"
+        f" ? v.image.reference : '')).filter(i, {foreign})",
+    }
     validation: Validation = {
         "expression": "size(variables.foreignImages) == 0",
         "message_expression": f"'image ' + variables.foreignImages[0] + ' is not from an allowed registry ('"
@@ -148,11 +160,17 @@ def _always_pull_check() -> tuple[Variable, Validation]:
     The API server defaults `imagePullPolicy` before admission (`IfNotPresent` for a tagged
     image), so a container that leaves it out is caught here too, with the fix in the message.
     """
-    variable = _names("cachedPulls", "!has(c.imagePullPolicy) || c.imagePullPolicy != 'Always'", value="c.name")
+    variable: Variable = {
+        "name": "cachedPulls",
+        "expression": "variables.containers.filter(c, !has(c.imagePullPolicy) || c.imagePullPolicy != 'Always')"
+        f".map(c, 'container ' + c.name + ' must set imagePullPolicy') + {_IMAGE_VOLUMES}.filter(v,"
+        " !has(v.image.pullPolicy) || v.image.pullPolicy != 'Always').map(v, 'image volume ' + v.name"
+        " + ' must set pullPolicy')",
+    }
     validation: Validation = {
         "expression": "size(variables.cachedPulls) == 0",
-        "message_expression": "'container ' + variables.cachedPulls[0] + ' must set imagePullPolicy: Always "
-        "(a cached image on a shared node is otherwise started without the registry checking credentials)'",
+        "message_expression": "variables.cachedPulls[0] + ': Always (a cached image on a shared node is otherwise "
+        "started without the registry checking credentials)'",
         "reason": "Forbidden",
     }
     return variable, validation
@@ -173,8 +191,12 @@ def policies(allowed_registries: list[str], require_always_pull: bool = True) ->
         PolicyDefinition(
             name="tenancy-workloads",
             rule="workloads",
-            # `kubectl debug` adds containers through the ephemeralcontainers subresource.
-            resource_rules=[resource_rule("", ["pods", "pods/ephemeralcontainers"], ["CREATE", "UPDATE"])],
+            # `kubectl debug` adds containers through the ephemeralcontainers subresource; `pods/resize`
+            # keeps the containers' new resources (k8s.io/kubernetes v1.36.3 pkg/registry/core/pod/
+            # strategy.go dropNonResizeUpdates), a memory limit of 0 among them (issue 43).
+            resource_rules=[
+                resource_rule("", ["pods", "pods/ephemeralcontainers", "pods/resize"], ["CREATE", "UPDATE"])
+            ],
             variables=variables,
             validations=validations,
         )

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from components.model.catalog.cascades import without_cascades
+from components.model.catalog.stack_config import missing_cloud_first
+from components.model.catalog.tenant_yaml import label_of, nested_file_problems, read_yaml
 from components.model.checks import engine_support
 from components.model.checks.capabilities import CloudRules
 from components.model.checks.data import data_problems, pool_problems, stack_data_problems
@@ -27,7 +28,7 @@ from components.model.checks.edge_contracts import edge_contract_problems
 from components.model.checks.isolation import stack_isolation_problems, switch_back_problems
 from components.model.checks.names import file_name_problems
 from components.model.checks.network import consent_problems, network_problems, network_stack_problems
-from components.model.checks.quota import quota_placement_problems, quota_split_problems
+from components.model.checks.quota import quota_ceiling_problems, quota_placement_problems, quota_split_problems
 from components.model.checks.released_names import reonboarding_problems
 from components.model.checks.stack import catalog_problems
 from components.model.checks.stack_references import reference_problems
@@ -35,7 +36,7 @@ from components.model.checks.storage import shrink_problems
 from components.model.core.errors import ConfigurationError, Problem
 from components.model.core.fields import format_location
 from components.model.core.labels import default_domain
-from components.model.core.messages import problem_message, yaml_hint
+from components.model.core.messages import problem_message
 from components.model.settings.people import people_problems
 from components.model.settings.sharding import shard_of
 from components.model.settings.stack import StackSettings
@@ -79,31 +80,6 @@ def _managed(entries: Sequence[CatalogEntry], settings: StackSettings) -> list[C
     return list(entries)
 
 
-try:
-    # libyaml's parser (PyYAML's wheels carry it): it reads a thousand tenant files several times
-    # faster than the pure-Python parser, with the same safe constructors and error marks.
-    from yaml import CSafeLoader as _SafeLoader
-except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
-
-
-class _UniqueKeyLoader(_SafeLoader):
-    """A YAML loader that refuses duplicate keys instead of silently keeping the last one."""
-
-
-def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
-        seen.add(key)
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
 def merge_override(base: Any, override: Any) -> Any:
     """Deep-merge an override into a base document.
 
@@ -130,24 +106,6 @@ def merge_override(base: Any, override: Any) -> Any:
 
 def _is_named_list(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(item, dict) and "name" in item for item in value)
-
-
-def _read_yaml(path: Path, label: str) -> tuple[dict[str, Any] | None, list[Problem]]:
-    try:
-        text = path.read_text(encoding="utf-8")
-        document = yaml.load(text, Loader=_UniqueKeyLoader)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(file)"
-        reason = getattr(error, "problem", None) or str(error)
-        lines = text.splitlines()
-        hint = yaml_hint(reason, lines[mark.line] if mark and mark.line < len(lines) else "")
-        return None, [Problem(label, where, f"malformed YAML: {reason}" + (f"; {hint}" if hint else ""))]
-    except (OSError, UnicodeDecodeError) as error:
-        return None, [Problem(label, "(file)", f"cannot read: {error}")]
-    if not isinstance(document, dict):
-        return None, [Problem(label, "(file)", "a tenant file must be a YAML mapping")]
-    return document, []
 
 
 def _validation_problems(
@@ -273,6 +231,7 @@ def _cross_check(
             problems += [Problem(label, where, message) for where, message in quota_split_problems(spec, settings)]
             placed = quota_placement_problems(spec, settings, cloud.capabilities)
             problems += [Problem(label, where, message) for where, message in placed]
+        problems += [Problem(label, where, message) for where, message in quota_ceiling_problems(spec, settings)]
         problems += stack_isolation_problems(spec, label, settings)
         problems += [
             Problem(label, where, message) for where, message in reference_problems(spec, settings, "this stack")
@@ -369,9 +328,10 @@ def load_catalog(
     if not tenants_dir.is_dir():
         raise ConfigurationError([Problem(str(tenants_dir), "(directory)", "tenants directory does not exist")])
     paths = sorted([*tenants_dir.glob("*.yaml"), *tenants_dir.glob("*.yml")])
+    problems += nested_file_problems(tenants_dir, root)
     for path in paths:
-        label = str(path.relative_to(root)) if root is not None and path.is_relative_to(root) else str(path)
-        document, read_problems = _read_yaml(path, label)
+        label = label_of(path, root)
+        document, read_problems = read_yaml(path, label)
         problems += read_problems
         if document is None:
             continue
@@ -393,5 +353,5 @@ def load_catalog(
     problems += _cross_check(entries, settings, cloud, frozenset(invalid))
     problems += _previous_run_problems(entries, settings, cloud, previous_virtual_clusters, previous_outputs)
     if problems:
-        raise ConfigurationError(without_cascades(problems))
+        raise ConfigurationError(missing_cloud_first(settings, without_cascades(problems)))
     return Catalog(stack=stack, tenants=entries)

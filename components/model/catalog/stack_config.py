@@ -36,10 +36,56 @@ def _decode(value: Any) -> Any:
         return value
 
 
+# What in a stack file says which cloud it was written for: its account section, or its pools' kinds.
+_CLOUD_OF_SECTION = {"gcp": "gcp", "aws": "aws"}
+_CLOUD_OF_POOL_KIND = {"gke": "gcp", "eks": "aws", "karpenter": "aws"}
+
+
+def _missing_cloud(source: str, written_for: set[str]) -> list[Problem]:
+    """The first problem of a stack file without `tenancy:cloud` whose keys are for gcp or aws: it is
+    read as `local`, and every such key then fails on its own, none naming the key that is missing."""
+    if not written_for:
+        return []
+    return [
+        Problem(
+            source,
+            f"{CONFIG_NAMESPACE}:cloud",
+            f"not set, so the stack is read as cloud 'local' (a kind cluster); its other keys are for "
+            f"{' or '.join(sorted(written_for))}: set tenancy:cloud to local, gcp or aws (the problems after this "
+            "one may follow from it)",
+        )
+    ]
+
+
+def missing_cloud_first(settings: StackSettings, problems: list[Problem]) -> list[Problem]:
+    """`problems`, led by one naming `tenancy:cloud` when the stack file leaves it out and a problem
+    is charged to that file."""
+    if "cloud" in settings.model_fields_set or not any(problem.file == settings.source for problem in problems):
+        return problems
+    written_for = {cloud for section, cloud in _CLOUD_OF_SECTION.items() if getattr(settings, section) is not None}
+    kinds = {pool.kind for pool in settings.node_pools.values()}
+    written_for |= {_CLOUD_OF_POOL_KIND[kind] for kind in kinds if kind in _CLOUD_OF_POOL_KIND}
+    return [*_missing_cloud(settings.source, written_for), *problems]
+
+
+def _written_for(values: Mapping[str, Any]) -> set[str]:
+    """The clouds a stack file's raw keys are for (their account sections, their pools' kinds)."""
+    written_for = {cloud for section, cloud in _CLOUD_OF_SECTION.items() if values.get(section) is not None}
+    pools = values.get("nodePools")
+    if isinstance(pools, dict):
+        written_for |= {
+            _CLOUD_OF_POOL_KIND[pool["kind"]]
+            for pool in pools.values()
+            if isinstance(pool, dict) and pool.get("kind") in _CLOUD_OF_POOL_KIND
+        }
+    return written_for
+
+
 def parse_settings(raw_config: Mapping[str, Any], source: str) -> StackSettings:
     """Validate the `tenancy:*` keys of a stack's config; raise ConfigurationError naming each key."""
     prefix = f"{CONFIG_NAMESPACE}:"
     values = {key[len(prefix) :]: _decode(value) for key, value in raw_config.items() if key.startswith(prefix)}
+    first = [] if "cloud" in values else _missing_cloud(source, _written_for(values))
     try:
         settings = StackSettings.model_validate(values)
     except ValidationError as error:
@@ -47,12 +93,12 @@ def parse_settings(raw_config: Mapping[str, Any], source: str) -> StackSettings:
             Problem(source, f"{CONFIG_NAMESPACE}:{format_location(e['loc'])}", problem_message(e, StackSettings))
             for e in error.errors()
         ]
-        raise ConfigurationError(problems) from None
+        raise ConfigurationError(first + problems) from None
     settings._source = source
     # Checks that need the whole settings and name a key of the file (stack_checks.py).
     problems = settings_problems(settings)
     if problems:
-        raise ConfigurationError(problems)
+        raise ConfigurationError(missing_cloud_first(settings, problems))
     return settings
 
 

@@ -1,9 +1,14 @@
-"""Refuse a quota split that leaves an environment with nothing (before anything is registered).
+"""Refuse a quota that leaves an environment with nothing, or that asks for more than any tier.
 
 Shares are rounded down so a tenant's environments never add up to more than its tier; with a
 small amount and several environments (or a light `tenancy:quotaSplit` weight) that rounding can
 reach zero, and the environment could then create none of that kind, or start no pod. That is a
 configuration mistake, so it is reported against the tenant file with the amount to raise.
+
+A custom quota above the stack's largest tier is refused too (`quota_ceiling_problems`): `cpu: "500"`
+is 500 cores where millicores (`500m`) were meant, and nothing else would notice until the cluster
+runs out. A tenant that really needs more gets a tier of its own in `tenancy:quotaTiers`, which the
+platform team reviews.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from components.model.checks.quota_budget import (
     split_hard,
     tenant_total,
 )
+from components.model.core.fields import quantity_value
 from components.model.core.labels import namespace_name
 from components.model.settings.stack import StackSettings
 from components.model.tenant_file.isolation import virtual_environments
@@ -117,4 +123,51 @@ def quota_placement_problems(
                     f"gets at least {_shown(key, need)} (its share under tenancy:quotaSplit), or place less there",
                 )
             )
+    return problems
+
+
+# The compute amounts a custom quota is held to the stack's largest tier on, by field below quota.custom.
+_CEILING_FIELDS = {
+    "requests.cpu": "requests.cpu",
+    "limits.cpu": "limits.cpu",
+    "requests.memory": "requests.memory",
+    "limits.memory": "limits.memory",
+}
+
+
+def _amount_words(key: str, value: Decimal) -> str:
+    """An amount as a person says it: `500 CPU cores`, `2 cores (2000m)`, `64Gi of memory`."""
+    if key.endswith(".cpu"):
+        cores = f"{value:.0f}" if value % 1 == 0 else f"{value:g}"
+        return f"{cores} CPU cores"
+    return f"{_shown(key, value)} of memory"
+
+
+def quota_ceiling_problems(spec: TenantSpec, settings: StackSettings) -> list[tuple[str, str]]:
+    """(field, message) for each custom quota amount above what the stack's largest quota tier gives."""
+    if spec.quota is None or spec.quota.custom is None or not settings.quota_tiers:
+        return []
+    custom = spec.quota.custom.hard()
+    problems: list[tuple[str, str]] = []
+    for key, field in _CEILING_FIELDS.items():
+        if key not in custom:
+            continue
+        tiers = {name: tier.hard()[key] for name, tier in settings.quota_tiers.items() if key in tier.hard()}
+        if not tiers:
+            continue
+        largest = max(tiers, key=lambda name: quantity_value(tiers[name]))
+        asked, ceiling = quantity_value(custom[key]), quantity_value(tiers[largest])
+        if asked <= ceiling:
+            continue
+        hint = ""
+        if key.endswith(".cpu") and custom[key].isdigit():
+            hint = f"; for millicores write '{custom[key]}m' ({_amount_words(key, asked / 1000)})"
+        problems.append(
+            (
+                f"quota.custom.{field}",
+                f"{custom[key]!r} is {_amount_words(key, asked)}, more than this stack's largest quota tier gives "
+                f"({largest}: {_amount_words(key, ceiling)}){hint}; a tenant that needs more gets a tier of its own "
+                f"in tenancy:quotaTiers ({settings.source})",
+            )
+        )
     return problems

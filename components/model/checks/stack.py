@@ -151,6 +151,17 @@ def settings_problems(settings: StackSettings) -> list[Problem]:
     """Every check here that needs only the settings (called from stack.parse_settings)."""
     problems = [*platform_identity_problems(settings), *secrets_operator_problems(settings)]
     problems += edge_settings_problems(settings)
+    # Checked here, with the key named, not in the model: a model-wide error names no key, and `--set
+    # tenancy:environments=[dev]` must be seen as the cause (tools/plan/dirs.py attribute_overrides).
+    if unknown := sorted(set(settings.read_only_environments) - set(settings.environments)):
+        problems.append(
+            Problem(
+                settings.source,
+                "tenancy:readOnlyEnvironments",
+                f"names {', '.join(unknown)}, which tenancy:environments ({', '.join(settings.environments)}) "
+                "does not list",
+            )
+        )
     for environment in settings.quota_split:
         if environment not in settings.environments:
             problems.append(

@@ -40,6 +40,18 @@ def reference_problems(spec: TenantSpec, settings: StackSettings, stack: str) ->
                 f"{', '.join(unknown_envs)} not hosted by {stack} (environments: {', '.join(settings.environments)})",
             )
         )
+    elif (ordered := [env for env in settings.environments if env in spec.environments]) != list(spec.environments):
+        # The last environment serves the tenant's bare name and domains (hostnames.py): an order other
+        # than the stack's would silently move the production names to another environment.
+        problems.append(
+            (
+                "environments",
+                f"[{', '.join(spec.environments)}] is not in the order of {stack}'s tenancy:environments "
+                f"({', '.join(settings.environments)}): the last one listed serves the tenant's own name and "
+                f"domains, so environment {spec.environments[-1]} would serve them instead of "
+                f"environment {ordered[-1]}; write [{', '.join(ordered)}]",
+            )
+        )
     return problems
 
 

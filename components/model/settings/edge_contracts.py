@@ -144,6 +144,15 @@ EXTERNAL_DNS_LISTENER_SETS_SINCE = (0, 21, 0)
 EXTERNAL_DNS_POLICY = "sync"
 # external-dns chart -> the app version it runs (Chart.yaml appVersion at the chart's tag).
 EXTERNAL_DNS_APP_VERSIONS: dict[str, str] = {"1.20.0": "0.20.0", "1.21.1": "0.21.0"}
+# external-dns app -> the annotation prefix it reads by default, reviewed against the admission
+# allow-list (source/annotations/annotations.go DefaultAnnotationPrefix at the app's tag; v0.22.0
+# moves it to `external-dns.kubernetes.io/`, PR #6424). A chart bump to an app missing here fails
+# tests/edge/test_route_annotations.py until its annotation keys are reviewed and the prefix is
+# governed (components/model/settings/ingress_annotations.py EXTERNAL_DNS_PREFIXES).
+EXTERNAL_DNS_ANNOTATION_PREFIX: dict[str, str] = {
+    "0.20.0": "external-dns.alpha.kubernetes.io",
+    "0.21.0": "external-dns.alpha.kubernetes.io",
+}
 
 
 def version_tuple(version: str) -> tuple[int, ...]:

@@ -17,9 +17,9 @@ cert-manager's ACME solver editing the Ingress in place.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from components.model.core.fields import StrictModel
 
@@ -65,6 +65,13 @@ NGINX_HARMLESS: list[str] = [
     "denylist-source-range",
 ]
 
+# Every prefix external-dns reads annotations under, by release: the alpha prefix up to v0.21, and
+# `external-dns.kubernetes.io` as the default from v0.22.0 (kubernetes-sigs/external-dns PR #6424,
+# source/annotations/annotations.go DefaultAnnotationPrefix). One controller, one allow-list: a
+# stack that governs either prefix governs all of them with the same names, so an external-dns
+# upgrade never turns an ungoverned prefix into a published `hostname` or `target`.
+EXTERNAL_DNS_PREFIXES = ("external-dns.alpha.kubernetes.io", "external-dns.kubernetes.io")
+
 DEFAULT_CONTROLLERS: dict[str, list[str]] = {
     "nginx.ingress.kubernetes.io": NGINX_HARMLESS,
     # external-dns would publish records for any name in `hostname`/`target`; only TTL is harmless.
@@ -91,6 +98,7 @@ class IngressAnnotationPolicy(StrictModel):
     # Per annotation prefix (`nginx.ingress.kubernetes.io`), the names tenants may set; any other annotation
     # with a listed prefix is refused, annotations under unlisted prefixes are not governed. The defaults
     # cover ingress-nginx, external-dns, cert-manager and its ACME solver; replacing the map replaces them.
+    # Listing either external-dns prefix governs both (`external-dns.kubernetes.io` is v0.22's default).
     controllers: dict[AnnotationPrefix, list[AnnotationName]] = Field(
         default_factory=lambda: {k: list(v) for k, v in DEFAULT_CONTROLLERS.items()}
     )
@@ -98,3 +106,23 @@ class IngressAnnotationPolicy(StrictModel):
     # shared public one (an internal one for platform tools, say); an Ingress naming that class is
     # served there. Empty (the default): any class, because class names are the cluster's own.
     classes: list[AnnotationPrefix] = []
+
+    @model_validator(mode="after")
+    def _one_list_for_external_dns(self) -> Self:
+        listed = {
+            prefix: sorted(self.controllers[prefix]) for prefix in EXTERNAL_DNS_PREFIXES if prefix in self.controllers
+        }
+        if len({tuple(names) for names in listed.values()}) > 1:
+            raise ValueError(
+                f"controllers: {' and '.join(listed)} are both external-dns prefixes and must list the same names"
+            )
+        return self
+
+    def governed(self) -> dict[str, list[str]]:
+        """The allow-list per governed prefix, every external-dns prefix included once one is governed."""
+        governed = {prefix: list(names) for prefix, names in self.controllers.items()}
+        external_dns = next((governed[p] for p in EXTERNAL_DNS_PREFIXES if p in governed), None)
+        if external_dns is not None:
+            for prefix in EXTERNAL_DNS_PREFIXES:
+                governed[prefix] = list(external_dns)
+        return governed

@@ -222,9 +222,6 @@ class StackSettings(StrictModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> StackSettings:
-        unknown_ro = sorted(set(self.read_only_environments) - set(self.environments))
-        if unknown_ro:
-            raise ValueError(f"readOnlyEnvironments names environments not in environments: {', '.join(unknown_ro)}")
         if self.default_quota_tier not in self.quota_tiers:
             raise ValueError(f"defaultQuotaTier {self.default_quota_tier!r} is not one of quotaTiers")
         if self.stack_role == "tenants":

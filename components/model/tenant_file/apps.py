@@ -27,7 +27,15 @@ from components.model.tenant_file.hostnames import HostnameTemplate
 _PINNED_VERSION = re.compile(r"^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
 _IMAGE_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 _DIGEST = re.compile(r"^sha256:[a-f0-9]{64}$")
-_FLOATING_TAGS = {"latest", "stable", "main", "master", "edge", "nightly"}
+# A tag that names a branch or a channel moves with every push to it. Such a tag has no digit
+# (`latest`, `main`, `develop`, `staging`), or starts with a branch prefix (`release-2.3`, `hotfix-12`);
+# a version, a date or a commit hash has a digit and no such prefix (`1.29.4-alpine3.23`, `v2.3.0`).
+_BRANCH_PREFIX = re.compile(r"^(release|releases|hotfix|feature|bugfix|branch)[-_.]", re.IGNORECASE)
+
+
+def floating_tag(tag: str) -> bool:
+    """Whether an image tag names a branch or channel that moves (see `_BRANCH_PREFIX`)."""
+    return not any(character.isdigit() for character in tag) or bool(_BRANCH_PREFIX.match(tag))
 
 
 def _pinned(value: str) -> str:
@@ -60,8 +68,9 @@ class ImageSource(StrictModel):
 
     # Image reference without tag or digest, such as `ghcr.io/acme/web`.
     repository: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9._/:-]*[a-z0-9]$")]
-    # An exact tag; floating tags (`latest`, `stable`, `main`, `master`, `edge`, `nightly`) are refused. Set a
-    # tag, a digest or both.
+    # An exact tag. A tag that names a branch or channel is refused: one without a digit (`latest`, `main`,
+    # `develop`, `staging`) or with a branch prefix (`release-2.3`, `hotfix-12`, `feature-x1`), unless a digest
+    # pins the image or `floatingTagAcknowledged` is set. Set a tag, a digest or both.
     tag: str | None = None
     # `sha256:<64 hex>`: the strongest pin (the tag may move, the digest cannot).
     digest: str | None = None
@@ -70,13 +79,28 @@ class ImageSource(StrictModel):
     port: Annotated[int, Field(ge=1, le=65535)] | None = None
     # Pull credentials for a private registry: one of the tenant's secrets or shared secrets.
     pull_secret: DnsLabel | None = None
+    # A tag that names a branch (`develop`, `release-2.3`) follows every push to it, unreviewed. Refused unless
+    # the file says the app follows that branch on purpose (a dev build), like `gitops.sharedBranchAcknowledged`.
+    floating_tag_acknowledged: bool = False
 
     @model_validator(mode="after")
     def _pinned(self) -> ImageSource:
         if self.tag is None and self.digest is None:
             raise ValueError("pin the image with a tag or a digest")
-        if self.tag is not None and (not _IMAGE_TAG.match(self.tag) or self.tag in _FLOATING_TAGS):
-            raise ValueError(f"tag {self.tag!r} is not a pinned tag (floating tags such as latest are refused)")
+        if self.tag is not None and not _IMAGE_TAG.match(self.tag):
+            raise ValueError(f"tag {self.tag!r} is not an image tag (letters, digits, '_', '.', '-'; at most 128)")
+        if (
+            self.tag is not None
+            and self.digest is None
+            and floating_tag(self.tag)
+            and not self.floating_tag_acknowledged
+        ):
+            raise ValueError(
+                f"tag {self.tag!r} names a branch or channel that moves with every push (a tag without a digit, or "
+                "with a prefix such as release-), so the app would change unreviewed; pin a version tag (1.4.2), add "
+                "a digest, or, for an app that follows that branch on purpose, set image.floatingTagAcknowledged: true "
+                "(docs/delivery.md#image-tags)"
+            )
         if self.digest is not None and not _DIGEST.match(self.digest):
             raise ValueError(f"digest {self.digest!r} is not a sha256 digest")
         return self

@@ -84,7 +84,8 @@ class TenantSpec(StrictModel):
     # `cost-center` label on the tenant's cloud resources.
     cost_center: Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,63}$")]
     # Tenant environments: each becomes a namespace `tenant-<name>-<environment>`. Every entry must be one of
-    # the stack's `environments`, so a tenant cannot ask for an environment the cluster does not host.
+    # the stack's `environments`, so a tenant cannot ask for an environment the cluster does not host, and in
+    # the stack's order: the last one serves the tenant's own name and domains.
     environments: Annotated[list[DnsLabel], Field(min_length=1), AfterValidator(unique)] = ["dev", "prod"]
     # Stacks this tenant exists in; None means every stack.
     stacks: list[DnsLabel] | None = None

@@ -1,0 +1,30 @@
+"""The controllers' binaries (realrun/cert-manager, realrun/helm), appended to toolchain.binaries()."""
+
+from __future__ import annotations
+
+import re
+
+from tools.realrun.toolchain import Binary
+
+CERT_MANAGER_VERSION = "v1.21.1"
+HELM_VERSION = "v3.22.0"
+
+BINARIES = [
+    # Our own main over the pinned module's registered controllers: upstream's main is a nested module
+    # the proxy does not serve (realrun/cert-manager/cmd/cert-manager-controller/main.go says more).
+    Binary(
+        "cert-manager-controller",
+        "cert-manager",
+        "./cmd/cert-manager-controller",
+        (f"-X github.com/cert-manager/cert-manager/pkg/util.AppVersion={CERT_MANAGER_VERSION}",),
+    ),
+    # Renders the controllers' charts from the pinned modules' own chart folders (chart.py).
+    Binary(
+        "helm",
+        "helm",
+        "helm.sh/helm/v3/cmd/helm",
+        (f"-X helm.sh/helm/v3/internal/version.version={HELM_VERSION}",),
+        ("version", "--short"),
+        f"^{re.escape(HELM_VERSION)}",
+    ),
+]

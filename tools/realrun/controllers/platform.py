@@ -1,0 +1,80 @@
+"""Start the platform's controllers that can be built here, check what they reconciled, keep evidence.
+
+run.py calls `start` after the cluster is seeded (before the first `up`, as the charts are installed
+before tenants on a cluster), `check` after the converged `up`, and `keep_evidence` at its end. The
+kinds of the controllers started go to the condition stand-in as `served`: it never writes on them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kubernetes import client
+
+from components.model.settings.stack import StackSettings
+from tools.realrun.cluster import ControlPlane
+from tools.realrun.controllers import cert_manager, evidence
+from tools.realrun.controllers.binaries import CERT_MANAGER_VERSION
+from tools.realrun.controllers.chart import ChartIdentity
+from tools.realrun.report import Report
+
+
+@dataclass
+class Controllers:
+    """The controllers running on one control plane: their identities and the kinds they serve."""
+
+    plane: ControlPlane
+    identities: dict[str, ChartIdentity] = field(default_factory=dict)
+    served: frozenset[tuple[str, str]] = frozenset()
+
+    def log_files(self) -> dict[str, Path]:
+        return {name: self.plane.folder / "logs" / f"{name}.log" for name in self.identities}
+
+
+def start(
+    report: Report, plane: ControlPlane, api: client.ApiClient, binaries: Mapping[str, Path], settings: StackSettings
+) -> Controllers:
+    """Start every controller the stack installs that the run builds; one line saying who runs as whom."""
+    controllers = Controllers(plane)
+    if settings.edge.tls.enabled:
+        started = cert_manager.start(plane, api, binaries, settings)
+        controllers.identities["cert-manager"] = started.identity
+        controllers.served |= cert_manager.SERVED
+        added = f"; its chart's CRDs added: {', '.join(started.crds_added)}" if started.crds_added else ""
+        report.check(
+            "controllers started",
+            True,
+            f"cert-manager {CERT_MANAGER_VERSION} as {started.identity.username} "
+            f"({len(started.identity.objects)} objects of its chart: account, roles, bindings), "
+            f"args {' '.join(started.identity.args)}{added}",
+        )
+    return controllers
+
+
+def check(report: Report, controllers: Controllers, api: client.ApiClient, settings: StackSettings, stack: str) -> None:
+    """The controllers' lines, after the converged `up`."""
+    controllers.plane.check_alive()
+    if "cert-manager" in controllers.identities:
+        ok, detail = cert_manager.issued(api, settings, stack)
+        report.check("cert-manager issued every Certificate", ok, detail)
+
+
+def keep_evidence(
+    report: Report, controllers: Controllers, api: client.ApiClient, deployment: Mapping[str, Any], folder: Path
+) -> None:
+    """`.realrun/run/evidence/`: live objects, status writers and the controllers' logs (evidence.py)."""
+    owned = evidence.stack_cluster_objects(deployment)
+    for identity in controllers.identities.values():
+        for item in identity.objects:
+            if not item["metadata"].get("namespace"):
+                owned.add((item["apiVersion"], item["kind"], item["metadata"]["name"]))
+    written = evidence.write(folder, evidence.live_objects(api, owned), controllers.log_files())
+    report.check(
+        "evidence kept",
+        not written.left_out,
+        f"{written.objects} objects and {len(controllers.log_files())} controller logs, {written.size / 1e6:.1f} MB "
+        f"in {folder}" + (f"; left out by the cap: {written.left_out[:20]}" if written.left_out else ""),
+    )
