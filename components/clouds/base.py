@@ -16,8 +16,7 @@ from typing import Any, Protocol
 
 import pulumi
 
-# The Kubernetes ServiceAccount in each tenant namespace that carries the tenant's cloud identity;
-# the tenant's SecretStore authenticates as it and its apps may run as it.
+# The ServiceAccount in each tenant namespace carrying its cloud identity (its SecretStore and apps).
 WORKLOAD_ACCOUNT = "workload"
 ENGINE_PORTS = {"postgres": 5432, "mysql": 3306}
 # Postgres identifiers and MySQL database names stop at 63/64 characters.
@@ -62,13 +61,10 @@ class Guard:
 
     def data_access(self, **extra: Any) -> pulumi.ResourceOptions:
         """Options for a grant without which kept data cannot be read (a service agent's use of the
-        keys that encrypt it): protected like the data, and retained always, so neither a removal
-        from the program, a rename without alias, a replacement nor `destroy --exclude-protected`
-        revokes it in the cloud. Cloud SQL and Secret Manager reach a customer-managed key through
-        their service agents (https://cloud.google.com/sql/docs/postgres/cmek,
-        https://cloud.google.com/secret-manager/docs/cmek); without the agent's use of the key its
-        data is as unreachable as under a disabled key version ("data that was encrypted with the
-        key can't be accessed", https://cloud.google.com/kms/docs/enable-disable)."""
+        keys), and what it stands on: protected, and retained always, so no removal, rename,
+        replacement or `destroy --exclude-protected` revokes it. Without it the data is as unreadable
+        as under a disabled key ("data that was encrypted with the key can't be accessed",
+        https://cloud.google.com/kms/docs/enable-disable; https://cloud.google.com/sql/docs/postgres/cmek)."""
         return pulumi.ResourceOptions.merge(
             self.base, pulumi.ResourceOptions(protect=self.protect, retain_on_delete=True, **extra)
         )
@@ -333,17 +329,13 @@ def shared_names(tenant: str, environment: str, database: str) -> tuple[str, str
 class PlatformValues:
     """Cluster-wide values tenants read from the platform part, as the platform stack exports them
     (`{"sharedInstances": {name: {attribute: value}}, ...}`); never a secret, so a shard's
-    StackReference to the platform stays readable.
-
-    `values` is the platform's dict itself where the platform is built in the same program (each
-    value then depends on its own resources only), or one Output of it read from the platform stack
-    (a shard: everything waits for the reference, which is read before anything is created)."""
+    StackReference to the platform stays readable. `values` is the platform's own dict where it is
+    built in this program (each value depends on its own resources only), else the reference's Output."""
 
     values: pulumi.Output[dict[str, Any]] | dict[str, Any]
 
     def value(self, *path: str) -> pulumi.Output[Any]:
-        """The value at `path` (`"sharedInstances", "pg16", "privateIp"`), depending on nothing else
-        of the platform's where the platform is built here."""
+        """The value at `path` (`"sharedInstances", "pg16", "privateIp"`), and nothing else of the platform's."""
 
         def pick(values: Any) -> Any:
             for key in path:

@@ -13,16 +13,16 @@ import json
 from typing import Any
 
 from components.clouds.aws import deploy_rules
-from components.model.catalog.stack_config import read_stack_settings
+from components.model.catalog.stack_config import parse_settings
 from tests.clouds.iam_policy import Request, allowed
-from tools.plan.harness import PROJECT_ROOT, ProgramRun, RecordedResource
+from tools.plan.harness import PROJECT_ROOT, ProgramRun, RecordedResource, stack_config
 
 RUNBOOK = PROJECT_ROOT / "docs" / "runbooks" / "eks.md"
 ACCOUNT_ROLE = "arn:aws:iam::111122223333:role/"
 
 
 def _policy() -> dict[str, Any]:
-    return deploy_rules.deploy_policy(read_stack_settings("prod-aws"))
+    return deploy_rules.deploy_policy(parse_settings(stack_config("prod-aws")[0], "Pulumi.prod-aws.yaml"))
 
 
 def _real_role_arn(run: ProgramRun, arn: str) -> str:

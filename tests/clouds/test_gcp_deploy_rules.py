@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from components.clouds.gcp import deploy_rules
-from components.model.catalog.stack_config import read_stack_settings
+from components.model.catalog.stack_config import parse_settings
 from tools.operations.bootstrap import GCP_DEPLOY_ROLES
-from tools.plan.harness import PROJECT_ROOT, ProgramRun
+from tools.plan.harness import PROJECT_ROOT, ProgramRun, stack_config
 
 RUNBOOK = Path(PROJECT_ROOT) / "docs" / "runbooks" / "gke.md"
 
@@ -56,7 +56,9 @@ def test_the_deploy_identity_cannot_make_itself_any_service_account() -> None:
     # Every project binding the bootstrap makes for the deploy identity carries its condition, and
     # actAs is bound on the node pools' account alone.
     runner = bootstrap.Runner(dry_run=True)
-    bootstrap.gcp_identities(runner, "prod", read_stack_settings("prod"), "acme/tenancy", None, None)
+    bootstrap.gcp_identities(
+        runner, "prod", parse_settings(stack_config("prod")[0], "Pulumi.prod.yaml"), "acme/tenancy", None, None
+    )
     commands = [" ".join(c) for c in runner.log]
     project_bindings = [
         c for c in commands if c.startswith("gcloud projects add-iam-policy-binding") and "tenancy-ci@" in c
@@ -98,7 +100,9 @@ def test_cert_manager_and_external_dns_get_record_sets_not_zone_administration(p
     assert {g.inputs["role"] for g in grants} == {dns_records_role("tenancy-prod")}
     assert not set(NEVER) & set(DNS_RECORDS_PERMISSIONS)
     runner = bootstrap.Runner(dry_run=True)
-    bootstrap.gcp_identities(runner, "prod", read_stack_settings("prod"), "acme/tenancy", None, None)
+    bootstrap.gcp_identities(
+        runner, "prod", parse_settings(stack_config("prod")[0], "Pulumi.prod.yaml"), "acme/tenancy", None, None
+    )
     (create,) = [c for c in runner.log if c[:4] == ["gcloud", "iam", "roles", "create"] and "tenancyDnsRecords" in c]
     assert f"--permissions={','.join(DNS_RECORDS_PERMISSIONS)}" in create
 

@@ -20,6 +20,10 @@ from components.model.settings.clouds import AwsSettings
 from components.model.settings.data import DataSettings
 
 CLASSES = {"small": "db.t4g.small", "medium": "db.m7g.large", "large": "db.m7g.xlarge"}
+# Unset is gp2 ("The default is "io1" if `iops` is specified, "gp2" if not", pulumi-aws 7.51.1
+# `rds/instance.py`): 3 IOPS per GiB at a higher price than gp3's 3,000 IOPS baseline
+# (https://docs.aws.amazon.com/AmazonRDS/latest/UserGuide/CHAP_Storage.html#gp3-storage). An existing
+# gp2 instance is modified in place (a storage modification, no replacement).
 STORAGE_TYPE = "gp3"
 
 
@@ -54,13 +58,8 @@ def rds_instance(
         engine_version=version,
         instance_class=CLASSES[size],
         allocated_storage=storage_gb,
-        # Storage autoscaling up to the stack's factor (tenancy:data.storageGrowthFactor).
         max_allocated_storage=storage_gb * data.storage_growth_factor,
-        # Unset is gp2 ("The default is "io1" if `iops` is specified, "gp2" if not", pulumi-aws 7.51.1
-        # `rds/instance.py`): 3 IOPS per GiB at a higher price than gp3's 3,000 IOPS baseline
-        # (https://docs.aws.amazon.com/AmazonRDS/latest/UserGuide/CHAP_Storage.html#gp3-storage).
-        # An existing gp2 instance is modified in place (a storage modification, no replacement).
-        storage_type=STORAGE_TYPE,
+        storage_type=STORAGE_TYPE,  # not gp2 (STORAGE_TYPE)
         db_name=db_name,
         username=engine_rules.master_username(engine, username),
         password=password,
@@ -76,8 +75,7 @@ def rds_instance(
         vpc_security_group_ids=[*settings_aws.db_security_group_ids, *security_groups],
         publicly_accessible=False,
         multi_az=size == "large",
-        # Guards: no delete, a final snapshot if it ever is, automated backups outlive it.
-        deletion_protection=True,
+        deletion_protection=True,  # with a final snapshot and backups that outlive it
         skip_final_snapshot=False,
         final_snapshot_identifier=name_rules.fit("rds-final-snapshot", final_snapshot),
         backup_retention_period=data.backup_retention_days,

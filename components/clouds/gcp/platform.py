@@ -32,14 +32,16 @@ from components.model.settings.data import DataSettings, SharedInstance
 def platform(settings_gcp: GcpSettings, data: DataSettings, labels: dict[str, str], guard: Guard) -> dict[str, Any]:
     """Register the key ring, the service agents' use of it, and shared instances; return the
     values tenants need (exported by the platform stack, so tenant shards can use them too)."""
+    # Kept like the grants on it (a ring is never deleted in the cloud anyway, key_ring.py).
     ring = gcp.kms.KeyRing(
-        "tenancy-keyring", name=settings_gcp.key_ring, location=settings_gcp.region, opts=guard.data()
+        "tenancy-keyring", name=settings_gcp.key_ring, location=settings_gcp.region, opts=guard.data_access()
     )
     # Cloud SQL and Secret Manager encrypt with tenant keys through their service agents; one grant
     # on the ring covers every tenant key in it (instead of two grants per tenant).
     grants: list[gcp.kms.KeyRingIAMMember] = []
     for service, short in (("sqladmin.googleapis.com", "sql"), ("secretmanager.googleapis.com", "secrets")):
-        agent = gcp.projects.ServiceIdentity(f"tenancy-{short}-agent", service=service, opts=guard.plain())
+        # Never destroyed in the cloud ("destroyed ... a no-op", pulumi_gcp projects/service_identity.py).
+        agent = gcp.projects.ServiceIdentity(f"tenancy-{short}-agent", service=service, opts=guard.data_access())
         grant = gcp.kms.KeyRingIAMMember(
             f"tenancy-{short}-agent-keys",
             key_ring_id=ring.id,

@@ -292,14 +292,7 @@ def _previous_run_problems(
     return [
         *switch_back_problems(pairs, previous_virtual_clusters or {}),
         *reonboarding_problems(pairs, previous, settings.data.reused_tenant_names, settings.source),
-        *engine_support.past_support_problems(
-            managed,
-            settings,
-            cloud.capabilities.end_of_standard_support,
-            previous,
-            engine_support.today(),
-            cloud.capabilities.past_support_reason,
-        ),
+        *engine_support.past_support_problems(managed, settings, cloud.capabilities, previous, engine_support.today()),
         *shrink_problems(managed, settings, previous),
     ]
 

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from datetime import date
 from typing import Any
 
+from components.model.checks.capabilities import CloudCapabilities
 from components.model.core.errors import Problem
 from components.model.settings.stack import StackSettings
 from components.model.tenant_file.spec import TenantSpec
@@ -47,14 +48,15 @@ def _deployed(previous: Any, tenant: str, environment: str, database: str) -> bo
 def past_support_problems(
     entries: Sequence[tuple[TenantSpec, str]],
     settings: StackSettings,
-    end_of_standard_support: Mapping[tuple[str, str], date],
+    capabilities: CloudCapabilities,
     previous: Any,
     on: date,
-    reason: str = "this stack creates instances without paid extended support, and the cloud refuses to create one "
-    "on that version",
 ) -> list[Problem]:
     """A dedicated database this stack would create on a version whose end of standard support
-    (`end_of_standard_support[(engine, version)]`) is before `on`."""
+    (`capabilities.end_of_standard_support[(engine, version)]`) is before `on`, refused for the
+    cloud's reason (`capabilities.past_support_reason`)."""
+    end_of_standard_support: Mapping[tuple[str, str], date] = capabilities.end_of_standard_support
+    reason = capabilities.past_support_reason
     problems: list[Problem] = []
     for spec, source in entries:
         if spec.lifecycle == "decommissioned":
