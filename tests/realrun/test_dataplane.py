@@ -14,9 +14,18 @@ from pathlib import Path
 import pytest
 
 from tests.admission.layers import WRITERS, Cluster, cluster
+from tests.rbac import UserInfo
 from tools.plan.harness import ProgramRun
 from tools.realrun.dataplane import enforcer, host, images, matrix, nodes
-from tools.realrun.dataplane.probes import OTHER_PORT, Port, Probe, manifest, platform_probes, tenant_probes
+from tools.realrun.dataplane.probes import (
+    OPERATOR_WRITTEN,
+    OTHER_PORT,
+    Port,
+    Probe,
+    manifest,
+    platform_probes,
+    tenant_probes,
+)
 
 ACME_DEV = tenant_probes("tenant-acme-dev", "acme", "dev", [8080])
 ACME_PROD = tenant_probes("tenant-acme-prod", "acme", "prod", [8080])
@@ -117,7 +126,31 @@ def test_tenant_probes_are_admitted_as_a_tenants_workload(dev_cluster: Cluster, 
     for probe in tenant_probes(namespace, "acme", "dev", [8080]):
         pod = manifest(probe, "127.0.0.1:5000/realrun/agnhost:v1", "real-shared")
         outcome = dev_cluster.attempt(who, "CREATE", "/v1/pods", pod, namespace)  # type: ignore[arg-type]
-        assert outcome.stopped_by is None, outcome
+        if probe.role in OPERATOR_WRITTEN:
+            # The operator's budget labels are the operator's to write (issue 43): refused here.
+            assert outcome.stopped_by == "admission", outcome
+            assert "tenancy-scheduling-operator-labels" in " ".join(outcome.decision.denials), outcome
+        else:
+            assert outcome.stopped_by is None, outcome
+
+
+@pytest.mark.parametrize("namespace", ["tenant-acme-dev", "tenant-acme-prod"])
+def test_the_database_probe_is_admitted_as_the_data_operator_writes_it(dev_plan: ProgramRun, namespace: str) -> None:
+    """The run writes it as the stack's operator identity, with the pod writes the operator's chart
+    grants (tools/realrun/dataplane/live.py operator_client), as CloudNativePG writes its instances."""
+    operator = "system:serviceaccount:cnpg-system:cloudnative-pg"
+    grant = [
+        {"kind": "ClusterRole", "metadata": {"name": "pods"},
+         "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["create"]}]},
+        {"kind": "ClusterRoleBinding", "metadata": {"name": "pods"},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "pods"},
+         "subjects": [{"kind": "User", "name": operator}]},
+    ]  # fmt: skip
+    probe = next(p for p in tenant_probes(namespace, "acme", "dev", [8080]) if p.role in OPERATOR_WRITTEN)
+    pod = manifest(probe, "127.0.0.1:5000/realrun/agnhost:v1", "real-shared")
+    who = UserInfo(operator, ("system:serviceaccounts", "system:serviceaccounts:cnpg-system", "system:authenticated"))
+    outcome = cluster(dev_plan, grant).attempt(who, "CREATE", "/v1/pods", pod, namespace)
+    assert outcome.stopped_by is None, outcome
 
 
 def test_tenant_probes_pull_always_and_leave_the_pool_to_the_platform() -> None:
@@ -242,7 +275,12 @@ def test_what_pods_leave_mounted_below_a_node_folder_is_found_deepest_first(tmp_
 
 def test_only_the_shims_of_the_nodes_socket_are_killed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     killed: list[list[str]] = []
-    monkeypatch.setattr(host, "run", lambda command, check=True, input_text=None: killed.append(list(command)) or "")
+
+    def record(command: list[str], check: bool = True, input_text: str | None = None) -> str:
+        killed.append(list(command))
+        return ""
+
+    monkeypatch.setattr(host, "run", record)
     socket = tmp_path / "real-shared" / "containerd.sock"
     for pid, command in {
         "11": ["/usr/bin/containerd-shim-runc-v2", "-namespace", "k8s.io", "-id", "a", "-address", str(socket)],

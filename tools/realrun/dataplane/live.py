@@ -20,7 +20,7 @@ from components.model.core.labels import ENVIRONMENT_KEY, SUSPENDED_KEY, TENANT_
 from components.model.settings.stack import StackSettings
 from tools.realrun.cluster import ControlPlane
 from tools.realrun.dataplane import enforcer, host, images, matrix, nodes, offline
-from tools.realrun.dataplane.probes import Probe, manifest, platform_probes, tenant_probes
+from tools.realrun.dataplane.probes import OPERATOR_WRITTEN, Probe, manifest, platform_probes, tenant_probes
 from tools.realrun.kube import plain
 from tools.realrun.report import Report
 
@@ -108,10 +108,42 @@ def _ensure_namespace(core: client.CoreV1Api, name: str) -> None:
         core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
 
 
-def place(data: DataPlane, probes: Sequence[Probe], timeout: float = 240) -> tuple[list[Probe], list[str]]:
+def operator_client(api: client.ApiClient, identity: str) -> client.ApiClient:
+    """A client that acts as the data operator (impersonation), with the pod writes its chart grants
+    it cluster-wide (CloudNativePG's ClusterRole: pods create/get/delete); the run's charts are
+    `managedElsewhere`, so the run grants that much itself."""
+    rbac = client.RbacAuthorizationV1Api(api)
+    name = "realrun-data-operator-pods"
+    role = {"metadata": {"name": name}, "rules": [{"apiGroups": [""], "resources": ["pods"],
+                                                   "verbs": ["create", "get", "delete"]}]}  # fmt: skip
+    binding = {
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": identity}],
+    }
+    for create, body in ((rbac.create_cluster_role, role), (rbac.create_cluster_role_binding, binding)):
+        try:
+            create(body)
+        except client.ApiException as error:
+            if error.status != 409:
+                raise
+    acting = client.ApiClient(api.configuration)
+    acting.set_default_header("Impersonate-User", identity)
+    return acting
+
+
+def place(
+    data: DataPlane, probes: Sequence[Probe], operator: str | None = None, timeout: float = 240
+) -> tuple[list[Probe], list[str]]:
     """Create the probes that do not run yet (admitted by the real chain) and wait until every
-    one is Ready; returns them with their addresses, and what was refused or never got Ready."""
+    one is Ready; returns them with their addresses, and what was refused or never got Ready.
+
+    A database probe is written by the data operator (`operator`), as CloudNativePG writes its
+    instance pods: only an operator identity may put the labels its budgets select by on a pod
+    (`tenancy-scheduling-operator-labels`), so a tenant's identity, or the run's administrator,
+    is refused there, as it must be."""
     core = client.CoreV1Api(data.api)
+    as_operator = client.CoreV1Api(operator_client(data.api, operator)) if operator else core
     problems: list[str] = []
     platform_node = next(n.name for n in data.nodes if n.pool == "shared")
     for probe in probes:
@@ -124,7 +156,8 @@ def place(data: DataPlane, probes: Sequence[Probe], timeout: float = 240) -> tup
             if error.status != 404:
                 raise
         try:
-            core.create_namespaced_pod(probe.namespace, manifest(probe, data.agnhost_image, platform_node))  # type: ignore[arg-type]
+            writer = as_operator if probe.role in OPERATOR_WRITTEN else core
+            writer.create_namespaced_pod(probe.namespace, manifest(probe, data.agnhost_image, platform_node))  # type: ignore[arg-type]
         except client.ApiException as error:
             problems.append(f"{probe.key} refused: {_message(error)}")
     deadline = time.monotonic() + timeout
@@ -163,7 +196,8 @@ def check_matrix(
     """Probes in place, every pair measured, compared with the model and nca; one check line."""
     started = time.monotonic()
     wanted = tenant_namespace_probes(data.api, settings, tenants) + platform_probes()
-    probes, problems = place(data, wanted)
+    operators = settings.policy.operator_identities
+    probes, problems = place(data, wanted, operators[0] if operators else None)
     placed = time.monotonic() - started
     all_pairs = matrix.pairs(probes)
     measured = matrix.measure(all_pairs)

@@ -70,6 +70,11 @@ PLATFORM_PROBES: tuple[tuple[str, str, str, dict[str, str], tuple[Port, ...]], .
 )
 
 
+# Probes a data operator writes, not the tenant: CloudNativePG creates its instance pods, with the
+# labels its budgets select by (components/admission/rules/scheduling.py OPERATOR_BUDGET_LABELS).
+OPERATOR_WRITTEN = frozenset({"database"})
+
+
 def tenant_probes(namespace: str, tenant: str, environment: str, route_ports: Sequence[int]) -> list[Probe]:
     app_ports = [Port(p) for p in sorted({*route_ports, OTHER_PORT})]
     return [
