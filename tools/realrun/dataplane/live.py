@@ -9,6 +9,7 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 from pathlib import Path
 
 from kubernetes import client
@@ -121,14 +122,18 @@ def operator_client(api: client.ApiClient, identity: str) -> client.ApiClient:
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
         "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": identity}],
     }
-    for create, body in ((rbac.create_cluster_role, role), (rbac.create_cluster_role_binding, binding)):
+    writes: list[tuple[Any, dict[str, Any]]] = [
+        (rbac.create_cluster_role, role),
+        (rbac.create_cluster_role_binding, binding),
+    ]
+    for create, body in writes:
         try:
             create(body)
         except client.ApiException as error:
             if error.status != 409:
                 raise
     acting = client.ApiClient(api.configuration)
-    acting.set_default_header("Impersonate-User", identity)
+    acting.set_default_header("Impersonate-User", identity)  # type: ignore[no-untyped-call]
     return acting
 
 
