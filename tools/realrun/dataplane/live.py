@@ -9,8 +9,8 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from kubernetes import client
 
