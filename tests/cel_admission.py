@@ -133,7 +133,7 @@ class Request:
     def as_cel(self) -> dict[str, Any]:
         group, version, resource = self.gvr
         name, namespace = self.name_and_namespace()
-        return {
+        request = {
             "operation": self.operation,
             "kind": {"group": group, "version": version, "kind": self.kind},
             "resource": {"group": group, "version": version, "resource": resource},
@@ -143,6 +143,14 @@ class Request:
             "userInfo": {"username": self.username, "groups": list(self.groups)},
             "dryRun": self.dry_run,
         }
+        # The API server hands CEL the AdmissionRequest converted to a map, and its `omitempty` fields
+        # are absent when empty (k8s.io/api admission/v1 AdmissionRequest: `subResource`, `name`,
+        # `namespace`; k8s.io/apiserver pkg/admission/plugin/cel CreateAdmissionRequest), so
+        # `request.subResource` on a main-resource request is "no such key" (found by the real run).
+        return {key: value for key, value in request.items() if value != "" or key not in OMITTED_WHEN_EMPTY}
+
+
+OMITTED_WHEN_EMPTY = ("subResource", "name", "namespace")
 
 
 @dataclass

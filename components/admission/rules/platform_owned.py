@@ -131,7 +131,7 @@ def _status_write() -> str:
     and on a ResourceQuota only from those who compute its status."""
     quota = literal_list(QUOTA_STATUS_WRITERS)
     return (
-        f"request.subResource != '' && {_same('labels')} && {_same('annotations')}"
+        f"has(request.subResource) && request.subResource != '' && {_same('labels')} && {_same('annotations')}"
         " && !(request.resource.group == '' && request.resource.resource == 'resourcequotas'"
         f" && !(request.userInfo.username in {quota}))"
     )
