@@ -292,3 +292,21 @@ def test_only_the_shims_of_the_nodes_socket_are_killed(tmp_path: Path, monkeypat
         (tmp_path / "proc" / pid / "cmdline").write_bytes(b"\0".join(c.encode() for c in command) + b"\0")
     assert host.kill_shims_of(socket, tmp_path / "proc") == [11]
     assert killed == [["kill", "-KILL", "11"]]
+
+
+def test_each_kubelet_acts_as_its_own_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not as the run's administrator: `tenancy-pod-status` lets only `system:node:*` set pod
+    addresses, and the real run found every tenant pod's status refused under the admin's identity."""
+    commands: list[list[str]] = []
+
+    def record(command: list[str], check: bool = True, input_text: str | None = None) -> str:
+        commands.append(list(command))
+        return ""
+
+    monkeypatch.setattr(host, "run", record)
+    node = nodes.plan_nodes({"customers": "customers"}, tmp_path)[0]
+    kubeconfig = nodes.node_kubeconfig(node, tmp_path / "pki", "https://127.0.0.1:6443")
+    subjects = [c[c.index("-subj") + 1] for c in commands if "-subj" in c]
+    assert subjects == ["/O=system:nodes/CN=system:node:real-customers"]
+    text = kubeconfig.read_text()
+    assert "user: system:node:real-customers" in text and "client-certificate:" in text and "token" not in text

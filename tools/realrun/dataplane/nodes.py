@@ -197,6 +197,40 @@ def _serving_certificate(node: Node, pki: Path) -> None:
               "-days", "2", "-extfile", str(folder / "ext")])  # fmt: skip
 
 
+def node_kubeconfig(node: Node, pki: Path, server: str) -> Path:
+    """The kubelet's own identity, as kubeadm gives it: a client certificate for
+    `system:node:<name>` in `system:nodes`, signed by the run's CA. So the API server's Node
+    authorizer and NodeRestriction judge the kubelet, and the platform's rules that trust only
+    kubelets (`tenancy-pod-status`: pod addresses are set by `system:node:*` only) see a kubelet,
+    not the run's administrator (found by the real run: with the admin's kubeconfig every status
+    write of a tenant pod was refused there)."""
+    folder = node.folder / "pki"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "client.ext").write_text("extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature,keyEncipherment\n")
+    host.run(["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(folder / "node.key"),
+              "-out", str(folder / "node.csr"), "-subj", f"/O=system:nodes/CN=system:node:{node.name}"])  # fmt: skip
+    host.run(["openssl", "x509", "-req", "-in", str(folder / "node.csr"), "-CA", str(pki / "ca.crt"),
+              "-CAkey", str(pki / "ca.key"), "-CAcreateserial", "-out", str(folder / "node.crt"),
+              "-days", "2", "-extfile", str(folder / "client.ext")])  # fmt: skip
+    kubeconfig = folder / "kubeconfig"
+    kubeconfig.write_text(node_kubeconfig_text(node.name, server, pki / "ca.crt", folder))
+    kubeconfig.chmod(0o600)
+    return kubeconfig
+
+
+def node_kubeconfig_text(name: str, server: str, ca: Path, folder: Path) -> str:
+    """A kubeconfig that authenticates with the node's client certificate."""
+    user = f"system:node:{name}"
+    return (
+        "apiVersion: v1\nkind: Config\n"
+        f"clusters:\n- name: realrun\n  cluster:\n    server: {server}\n    certificate-authority: {ca}\n"
+        f"users:\n- name: {user}\n  user:\n    client-certificate: {folder / 'node.crt'}\n"
+        f"    client-key: {folder / 'node.key'}\n"
+        f"contexts:\n- name: {name}\n  context:\n    cluster: realrun\n    user: {user}\n"
+        f"current-context: {name}\n"
+    )
+
+
 def start_containerd(plane: ControlPlane, node: Node, sandbox_image: str, registry_hosts: Path) -> None:
     """containerd of the node. What its pods leave when it is stopped with them (their rootfs
     and network namespace mounts, all under the node's folder) is unmounted after every process
@@ -226,7 +260,8 @@ def start_kubelet(plane: ControlPlane, node: Node, binary: Path) -> None:
     _serving_certificate(node, pki)
     config = node.folder / "kubelet.yaml"
     config.write_text(yaml.safe_dump(kubelet_config(node, pki / "ca.crt", free_port(), free_port())))
-    plane.start(f"kubelet-{node.name}", kubelet_command(binary, node, config, plane.kubeconfig))
+    kubeconfig = node_kubeconfig(node, pki, plane.server)
+    plane.start(f"kubelet-{node.name}", kubelet_command(binary, node, config, kubeconfig))
 
 
 def wait_ready(plane: ControlPlane, api: client.ApiClient, nodes: Sequence[Node], timeout: float = 180) -> float:
