@@ -17,9 +17,16 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
+# Each package of the run keeps its own list of binaries (docs/real-run.md); `Binary` and the
+# Kubernetes version live in binary.py, which every list imports, so nothing here is imported back.
+from tools.realrun.binary import KUBERNETES_VERSION as KUBERNETES_VERSION
+from tools.realrun.binary import Binary as Binary
+from tools.realrun.binary import kubernetes_ldflags as kubernetes_ldflags
+from tools.realrun.binary import kubernetes_version_pattern as kubernetes_version_pattern
+from tools.realrun.controllers.binaries import BINARIES
+from tools.realrun.dataplane.binaries import binaries as dataplane_binaries
 from tools.realrun.processes import entry_point
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,27 +37,10 @@ BIN = ROOT / ".realrun" / "bin"
 # (github.com/pulumi/pulumi-kubernetes/provider/v4 v4.0.0-20260115033456-f47bc2d6f199); the binary
 # reports this version. The Python SDK pin (requirements.txt) is newer: docs/real-run.md#skew.
 KUBERNETES_PROVIDER_VERSION = "4.25.0"
-KUBERNETES_VERSION = "v1.36.3"
 
 
 class ToolchainError(RuntimeError):
     """What is missing to build the real run's binaries, said so a user can act on it."""
-
-
-@dataclass(frozen=True)
-class Binary:
-    """One binary of the real run: where it is built from and how a matching one is recognised."""
-
-    name: str
-    module: str  # folder under realrun/
-    package: str  # Go package path (or ./cmd/... inside the module)
-    ldflags: tuple[str, ...] = ()
-    # Arguments that print the version of a binary found on PATH, and the pattern it must match.
-    version_args: tuple[str, ...] = ("--version",)
-    version_pattern: str = ""
-    prepare: Callable[[Binary], None] | None = field(default=None, compare=False)
-    # Environment of the build, e.g. CGO_ENABLED=0 for a binary that runs alone in an image.
-    env: tuple[tuple[str, str], ...] = ()
 
 
 def go_env(*names: str) -> list[str]:
@@ -106,29 +96,8 @@ def _stamp_provider_schema(binary: Binary) -> None:
     )
 
 
-def kubernetes_ldflags() -> tuple[str, ...]:
-    """Without these the binaries report v0.0.0-master, and clients that read /version (the
-    Kubernetes provider among them) would judge the server by a version it is not."""
-    major, minor, _ = KUBERNETES_VERSION.lstrip("v").split(".")
-    base = "k8s.io/component-base/version"
-    return (
-        f"-X {base}.gitVersion={KUBERNETES_VERSION}",
-        f"-X {base}.gitMajor={major}",
-        f"-X {base}.gitMinor={minor}",
-        f"-X {base}.gitTreeState=clean",
-    )
-
-
-def kubernetes_version_pattern() -> str:
-    """What a Kubernetes binary of the pinned minor prints in its version."""
-    return re.escape(".".join(KUBERNETES_VERSION.split(".")[:2]))
-
-
 def binaries() -> list[Binary]:
     """Every binary the real run needs, in build order (the engine first: it is the longest)."""
-    # Each package of the run keeps its own list (docs/real-run.md); imported here, as it imports us.
-    from tools.realrun.dataplane.binaries import binaries as dataplane_binaries
-
     pulumi_version = "3.274.1"
     kube = kubernetes_ldflags()
     kube_minor = kubernetes_version_pattern()
@@ -176,8 +145,6 @@ def binaries() -> list[Binary]:
 
 def _controllers() -> list[Binary]:
     """The platform's controllers and what renders their charts (tools/realrun/controllers/binaries.py)."""
-    from tools.realrun.controllers.binaries import BINARIES
-
     return list(BINARIES)
 
 

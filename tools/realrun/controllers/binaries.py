@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tools.realrun.toolchain import Binary
+from tools.realrun.binary import Binary
 
 CERT_MANAGER_VERSION = "v1.21.1"
 HELM_VERSION = "v3.22.0"

@@ -3,7 +3,7 @@ NetworkPolicy enforcer, kube-network-policies, from its own pinned module (realr
 
 from __future__ import annotations
 
-from tools.realrun.toolchain import Binary, kubernetes_ldflags, kubernetes_version_pattern
+from tools.realrun.binary import Binary, kubernetes_ldflags, kubernetes_version_pattern
 
 
 def binaries() -> list[Binary]:
