@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from components.clouds.gcp.edge_roles import dns_records_role
 from components.model.catalog.stack_config import parse_settings
 from components.model.core.errors import ConfigurationError
 from tests.k8s_schema import require_crds, validate_builtin, validate_custom
@@ -116,10 +117,11 @@ def test_gke_uses_its_built_in_class_and_cloud_dns_through_workload_identity(pro
     assert bindings["platform-edge-external-dns-workload-identity"]["members"] == [
         "serviceAccount:tenancy-prod.svc.id.goog[external-dns/external-dns]"
     ]
-    # DNS admin on the stack's zone only, never on the project.
+    # Record writes on the stack's zone only (the custom role, never roles/dns.admin: issue 44), never
+    # on the project.
     zones = prod_plan.of_type("gcp:dns/dnsManagedZoneIamMember:DnsManagedZoneIamMember")
     assert sorted(r.inputs["managedZone"] for r in zones) == ["tenants-example-com", "tenants-example-com"]
-    assert all(r.inputs["role"] == "roles/dns.admin" for r in zones)
+    assert {r.inputs["role"] for r in zones} == {dns_records_role("tenancy-prod")}
     # On the project: only external-dns's zone list (it lists the project's zones before filtering).
     project_dns = [r for r in prod_plan.of_type("gcp:projects/iAMMember:IAMMember") if "dns" in r.inputs["role"]]
     assert [(r.name, r.inputs["role"]) for r in project_dns] == [

@@ -41,7 +41,12 @@ class Failure:
 class FakeCloud:
     """Everything that exists, by kind, and the mutating calls made so far."""
 
-    things: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # What exists before the bootstrap: the prod stack's GKE cluster runs its node pools as this
+    # account (Pulumi.prod.yaml `serviceAccount`), made with the cluster, not by the bootstrap, which
+    # grants the deploy identity actAs on it (docs/bootstrap.md).
+    things: dict[str, dict[str, Any]] = field(
+        default_factory=lambda: {"service-account": {"gke-nodes@tenancy-prod.iam.gserviceaccount.com": {}}}
+    )
     # What every cluster has before the first `up`.
     namespaces: set[str] = field(default_factory=lambda: {"default", "kube-system"})
     mutations: list[str] = field(default_factory=list)

@@ -121,7 +121,7 @@ def test_prod_on_gcp_from_nothing(clis: Stubs) -> None:
     subject = (
         "principal://iam.googleapis.com/projects/123456789012/locations/global/workloadIdentityPools/github/subject/"
     )
-    members = [c.split("--member=")[1] for c in calls if "roles/iam.workloadIdentityUser" in c]
+    members = [c.split("--member=")[1] for c in calls if "--role=roles/iam.workloadIdentityUser" in c]
     assert members == [
         f"{subject}repo:acme/tenancy:environment:prod",
         f"{subject}repo:acme/tenancy:environment:prod-preview",

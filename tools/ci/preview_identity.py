@@ -72,6 +72,9 @@ READS: dict[str, tuple[str, ...]] = {
     "gcp:secretmanager/secret:Secret": ("secretmanager.secrets.get",),
     "gcp:secretmanager/secretIamMember:SecretIamMember": ("secretmanager.secrets.getIamPolicy",),
     "gcp:dns/dnsManagedZoneIamMember:DnsManagedZoneIamMember": ("dns.managedZones.getIamPolicy",),
+    # Prerequisites read before use (ADR 0037): the zone (managedZones.get) and the edge's custom role.
+    "gcp:dns/managedZone:ManagedZone": ("dns.managedZones.get",),
+    "gcp:projects/iAMCustomRole:IAMCustomRole": ("iam.roles.get",),
     # Read fetches the payload (`versions/<n>:access`) to compare `secretData`.
     "gcp:secretmanager/secretVersion:SecretVersion": ("secretmanager.versions.get", "secretmanager.versions.access"),
     "gcp:serviceaccount/account:Account": ("iam.serviceAccounts.get",),
@@ -90,6 +93,8 @@ READS: dict[str, tuple[str, ...]] = {
     "aws:kms/alias:Alias": ("kms:ListAliases",),
     "aws:kms/key:Key": ("kms:DescribeKey", "kms:GetKeyPolicy", "kms:GetKeyRotationStatus", "kms:ListResourceTags"),
     "aws:rds/instance:Instance": ("rds:DescribeDBInstances", "rds:ListTagsForResource"),
+    # A prerequisite read before use (ADR 0037): resourceSubnetGroupRead, DescribeDBSubnetGroups and tags.
+    "aws:rds/subnetGroup:SubnetGroup": ("rds:DescribeDBSubnetGroups", "rds:ListTagsForResource"),
     # terraform-provider-aws internal/service/rds/parameter_group.go, resourceParameterGroupRead:
     # findDBParameterGroupByName, then DescribeDBParameters; tags through ListTagsForResource.
     "aws:rds/parameterGroup:ParameterGroup": (

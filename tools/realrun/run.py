@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FILE",
         type=Path,
         help="with --bench: write the real engine's per-resource figures the shard layout reads "
-        "(tools/scale/engine_figures.json; needs a count whose first `up` kept its checkpoints)",
+        "(`tenancy shards layout`, docs/scale.md; needs a count whose first `up` kept its checkpoints)",
     )
     parser.add_argument(
         "--env",
