@@ -164,10 +164,13 @@ def test_a_real_ctrl_c_prints_one_line_and_exits_130_at_once(
 
     monkeypatch.setattr(os, "_exit", exit_now)
     out.with_name("plan.partial").mkdir()  # a plan half-written when Ctrl-C came
+    # What the suite started with: Python's own handler, or SIG_IGN where the suite runs as a
+    # background job of a non-interactive shell (as CI may run it).
+    previous = signal.getsignal(signal.SIGINT)
     with pytest.raises(ExitedError) as exited, plan_run._exit_on_interrupt(out):
         os.kill(os.getpid(), signal.SIGINT)
     assert exited.value.args == (EXIT_INTERRUPTED,)
     assert capsys.readouterr().err == f"tenancy plan: interrupted; {out} keeps the last complete plan\n"
     assert (out / "resources.json").read_text(encoding="utf-8") == before
     assert not out.with_name("plan.partial").exists()
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
+    assert signal.getsignal(signal.SIGINT) is previous  # put back
