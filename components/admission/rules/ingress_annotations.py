@@ -135,7 +135,8 @@ def routes_policy(policy: IngressAnnotationPolicy) -> PolicyDefinition:
 # allow-list. (Routes and ListenerSets are custom resources, whose status strategy restores all but
 # the status: nothing to judge there.)
 STATUS_CHANGING_ANNOTATIONS = (
-    "!has(request.subResource) || request.subResource == '' || (has(object.metadata.annotations) ? object.metadata.annotations : {})"
+    "!has(request.subResource) || request.subResource == ''"
+    " || (has(object.metadata.annotations) ? object.metadata.annotations : {})"
     " != (has(oldObject.metadata.annotations) ? oldObject.metadata.annotations : {})"
 )
 
