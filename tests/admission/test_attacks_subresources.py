@@ -26,6 +26,7 @@ from components.model.core.labels import (
     TENANT_KEY,
 )
 from tests.admission.layers import ACME_DEV, Cluster, cluster, platform_identity
+from tests.admission.test_attacks_workloads import pod_spec
 from tests.rbac import UserInfo
 from tests.registry_strategies import prepare_for_update
 from tests.support import kubernetes_objects
@@ -255,20 +256,8 @@ def test_the_registry_model_follows_the_strategies() -> None:
 
 
 def _running_pod(memory: str) -> dict[str, Any]:
-    container = {
-        "name": "app",
-        "image": "registry.acme-corp.example/acme/app:1.0.0",
-        "imagePullPolicy": "Always",
-        "resources": {"limits": {"memory": memory}, "requests": {"memory": "0"}},
-        "securityContext": {
-            "allowPrivilegeEscalation": False,
-            "runAsNonRoot": True,
-            "capabilities": {"drop": ["ALL"]},
-            "seccompProfile": {"type": "RuntimeDefault"},
-        },
-    }
-    toleration = {"key": NODE_POOL_KEY, "operator": "Equal", "value": "customers", "effect": "NoSchedule"}
-    spec = {"containers": [container], "nodeSelector": {NODE_POOL_KEY: "customers"}, "tolerations": [toleration]}
+    spec = pod_spec()
+    spec["containers"][0]["resources"] = {"limits": {"memory": memory}, "requests": {"memory": "0"}}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"}, "spec": spec}
 
 
