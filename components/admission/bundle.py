@@ -22,7 +22,7 @@ from components.admission.rules import PolicyDefinition, node_pool, validating_p
 from components.model.core.labels import TENANT_KEY, platform_labels
 from components.model.settings.admission import PolicySettings, RuleAction
 from components.platform.roles import ROLE_NAMES
-from components.vcluster.rbac import ROLE_RULES as VIRTUAL_CLUSTER_ROLES
+from components.vcluster.rbac import BINDABLE_ROLES as VIRTUAL_CLUSTER_ROLES
 
 # Deny and Warn may not be combined in one binding; Warn also records the violation in the audit log.
 VALIDATION_ACTIONS: dict[RuleAction, list[str]] = {"Deny": ["Deny"], "Warn": ["Warn", "Audit"], "Audit": ["Audit"]}
@@ -73,6 +73,9 @@ class PolicyBundleArgs:
     storage_classes: list[str]
     # The platform Gateway (namespace, name) tenant routes and ListenerSets may attach to; None: no rule.
     gateway: tuple[str, str] | None = None
+    # The cluster Flux's namespace (`delivery.fluxNamespace`): its helm-controller writes the HelmChart
+    # of each virtual cluster's release (rules/vcluster_release.py).
+    flux_namespace: str = "flux-system"
 
 
 class PolicyBundle(pulumi.ComponentResource):
@@ -86,7 +89,9 @@ class PolicyBundle(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         self.policy_names = []
         if args.settings.enabled:
-            for definition in validating_policies(args.settings, bindable_roles(), args.storage_classes, args.gateway):
+            for definition in validating_policies(
+                args.settings, bindable_roles(), args.storage_classes, args.gateway, args.flux_namespace
+            ):
                 action = getattr(args.settings.actions, definition.rule)
                 self._validating(name, definition, VALIDATION_ACTIONS[action], labels, child)
             if args.settings.inject_node_pool and has_mutating_policies(args.kubernetes_version):

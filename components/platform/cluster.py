@@ -97,6 +97,7 @@ def build_cluster_platform(
             settings.kubernetes_version,
             storage.class_names,
             (gateway.namespace, gateway.name) if gateway.enabled else None,
+            settings.delivery.flux_namespace,
         ),
         opts,
     )

@@ -1,13 +1,14 @@
-"""The host-side objects of one tenant environment's virtual cluster (6 per environment).
+"""The host-side objects of one tenant environment's virtual cluster (9 per environment).
 
 Registered as children of the Tenant inside its namespace, like the guard rails (no component per
-environment): the syncer's ServiceAccount and its binding, the tenant admins' access binding, the
-control plane's NetworkPolicy (a ClusterNetworkPolicy in that network mode), and the chart's source
-and HelmRelease, which helm-controller applies as the tenant's deployer (ADR 0011). The bindings
-and the NetworkPolicy carry the platform-owned label, so only the platform may change them
-(admission rule 5). The HelmRelease, its source and the
-ServiceAccount are kinds the deployer may write in its namespace: what it could change there is
-applied as the deployer and judged by the host rules, and the next `pulumi up` restores it.
+environment): the syncer's, workload and installer ServiceAccounts, the syncer's and installer's
+bindings, the tenant admins' access binding, the control plane's NetworkPolicy (a
+ClusterNetworkPolicy in that network mode), and the chart's source and HelmRelease, which
+helm-controller applies as the installer (ADR 0011, issue 43). The accounts, bindings and the
+NetworkPolicy carry the platform-owned label, so only the platform may change them (admission rule
+5). The HelmRelease, its source, the chart's objects and Helm's release records are the installer's:
+admission keeps every tenant identity off them (components/admission/rules/vcluster_release.py), so
+the control plane's pod template is the platform's.
 """
 
 from __future__ import annotations
@@ -19,14 +20,14 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.delivery.objects import SKIP_AWAIT
-from components.guardrails.access import DEPLOYER_ACCOUNT
 from components.guardrails.cluster_network import control_plane_spec, namespace_control_plane
 from components.model.core.labels import PLATFORM_OWNED_KEY
 from components.model.settings.network import CLUSTER_MODE, EgressTarget
 from components.model.tenant_file.isolation import VirtualClusterSettings
-from components.vcluster.rbac import ACCESS_ROLE, SYNCER_ROLE
+from components.vcluster.rbac import ACCESS_ROLE, INSTALLER_ROLE, SYNCER_ROLE
 from components.vcluster.values import (
     CONTROL_PLANE_PORT,
+    INSTALLER_ACCOUNT,
     KUBECONFIG_SECRET,
     RELEASE_NAME,
     SYNCER_ACCOUNT,
@@ -43,6 +44,7 @@ CONTROL_PLANE_KEY = "tenancy.io/vcluster-control-plane"
 _RBAC = "rbac.authorization.k8s.io"
 _SYNCER_REF: k8s.rbac.v1.RoleRefArgsDict = {"api_group": _RBAC, "kind": "ClusterRole", "name": SYNCER_ROLE}
 _ACCESS_REF: k8s.rbac.v1.RoleRefArgsDict = {"api_group": _RBAC, "kind": "ClusterRole", "name": ACCESS_ROLE}
+_INSTALLER_REF: k8s.rbac.v1.RoleRefArgsDict = {"api_group": _RBAC, "kind": "ClusterRole", "name": INSTALLER_ROLE}
 _METADATA_NAME = "kubernetes.io/metadata.name"
 
 
@@ -81,9 +83,12 @@ def _group(name: str) -> k8s.rbac.v1.SubjectArgsDict:
     return {"kind": "Group", "api_group": _RBAC, "name": name}
 
 
-def _bindings(target: VirtualClusterTarget) -> None:
+def _bindings(target: VirtualClusterTarget) -> list[pulumi.Resource]:
+    """The accounts and bindings; returns the installer's, which the release waits for."""
+    # The syncer's account is the platform's (issue 43): no writer of the namespace may annotate it
+    # (a cloud identity) or replace it.
     k8s.core.v1.ServiceAccount(
-        f"{target.prefix}-vcluster-account", metadata=_metadata(target, SYNCER_ACCOUNT), opts=target.opts
+        f"{target.prefix}-vcluster-account", metadata=_metadata(target, SYNCER_ACCOUNT, owned=True), opts=target.opts
     )
     # The identity of every synced pod (issue 43): the platform's, so the host rule on the syncer's pods
     # (rules/syncer_account.py) names an account that exists from the first `up`, holds no token by
@@ -93,6 +98,26 @@ def _bindings(target: VirtualClusterTarget) -> None:
         metadata=_metadata(target, WORKLOAD_ACCOUNT, owned=True),
         automount_service_account_token=False,
         opts=target.opts,
+    )
+    # What helm-controller applies the release as (issue 43): impersonated, never mounted (no pod may
+    # run as it, rules/syncer_account.py), and only the platform's HelmRelease may name it.
+    # Kept when the virtual cluster is removed (switching back to a namespace): the HelmRelease is not
+    # awaited, so Pulumi's delete returns before helm-controller uninstalls the release, and
+    # helm-controller skips the uninstall when the account is gone (helm-controller v1.4.5
+    # internal/controller/helmrelease_controller.go reconcileDelete). They go with the namespace.
+    kept = pulumi.ResourceOptions.merge(target.opts, pulumi.ResourceOptions(retain_on_delete=True))
+    installer = k8s.core.v1.ServiceAccount(
+        f"{target.prefix}-vcluster-installer-account",
+        metadata=_metadata(target, INSTALLER_ACCOUNT, owned=True),
+        automount_service_account_token=False,
+        opts=kept,
+    )
+    installer_binding = k8s.rbac.v1.RoleBinding(
+        f"{target.prefix}-vcluster-installer",
+        metadata=_metadata(target, INSTALLER_ROLE, owned=True),
+        role_ref=_INSTALLER_REF,
+        subjects=[{"kind": "ServiceAccount", "name": INSTALLER_ACCOUNT, "namespace": target.namespace}],
+        opts=kept,
     )
     k8s.rbac.v1.RoleBinding(
         f"{target.prefix}-vcluster-syncer",
@@ -109,6 +134,7 @@ def _bindings(target: VirtualClusterTarget) -> None:
             subjects=[_group(group) for group in target.admin_groups],
             opts=target.opts,
         )
+    return [installer, installer_binding]
 
 
 def control_plane_policy_spec(
@@ -164,7 +190,7 @@ def register_virtual_cluster(
     `protect`: the HelmRelease holds the virtual cluster's state; Pulumi refuses to delete it while
     protected, the backstop behind the catalog's switch-back check (components/vcluster/previous.py).
     """
-    _bindings(target)
+    installer = _bindings(target)
     _control_plane_network(target, api_server)
     chart = settings.chart
     k8s.apiextensions.CustomResource(
@@ -190,7 +216,9 @@ def register_virtual_cluster(
         kind="HelmRelease",
         metadata={**_metadata(target, RELEASE_NAME), "annotations": SKIP_AWAIT},
         spec=release_spec(target, settings=settings, values=values),
-        opts=pulumi.ResourceOptions.merge(target.opts, pulumi.ResourceOptions(protect=protect)),
+        # helm-controller impersonates the installer: its account and rights exist first, so the first
+        # reconcile (or the upgrade that moves a release from the deployer) is not refused by RBAC.
+        opts=pulumi.ResourceOptions.merge(target.opts, pulumi.ResourceOptions(protect=protect, depends_on=installer)),
     )
     return {"kubeconfigSecret": KUBECONFIG_SECRET, "chartVersion": chart.version, "release": RELEASE_NAME}
 
@@ -202,11 +230,11 @@ def _suspend(target: VirtualClusterTarget) -> dict[str, Any]:
 def release_spec(
     target: VirtualClusterTarget, *, settings: VirtualClusterSettings, values: dict[str, Any]
 ) -> dict[str, Any]:
-    """The HelmRelease spec: the pinned chart from the namespace's own source, applied as the deployer."""
+    """The HelmRelease spec: the pinned chart from the namespace's own source, applied as the installer."""
     return {
         "interval": target.interval,
         "releaseName": RELEASE_NAME,
-        "serviceAccountName": DEPLOYER_ACCOUNT,
+        "serviceAccountName": INSTALLER_ACCOUNT,
         "chart": {
             "spec": {
                 "chart": settings.chart.name,

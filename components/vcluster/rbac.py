@@ -11,6 +11,13 @@ cluster-scoped object, and it holds no RBAC verb at all, so it cannot grant itse
 In a virtual-cluster environment the tenant's groups are viewers of the host namespace (their
 workloads live in the virtual cluster) plus the access Role here: read the kubeconfig Secret and
 port-forward to the control plane. Inside the virtual cluster the kubeconfig is cluster-admin.
+
+The installer (issue 43) is what helm-controller applies the vCluster release as: exactly the kinds
+the chart renders with the platform's values (a StatefulSet, Services, the config Secret and
+CoreDNS's ConfigMap) and the Secrets Helm keeps its release records in, in the host namespace only.
+No pods, no RBAC verb: the StatefulSet controller makes the control plane pod, and the installer
+grants nothing. Its rights are no more than the deployer's; what sets it apart is its name, which
+admission keeps the release's objects to (components/admission/rules/vcluster_release.py).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from components.vcluster.values import KUBECONFIG_SECRET, RELEASE_NAME
 
 SYNCER_ROLE = "tenancy-vcluster-syncer"
 ACCESS_ROLE = "tenancy-vcluster-access"
+INSTALLER_ROLE = "tenancy-vcluster-installer"
 _CRUD = ["create", "delete", "patch", "update", "get", "list", "watch"]
 _READ = ["get", "list", "watch"]
 
@@ -68,6 +76,21 @@ def access_rules() -> Rules:
     ]
 
 
+def installer_rules() -> Rules:
+    """What helm-controller needs to install, upgrade, correct drift of and uninstall the vCluster
+    release as the installer: the chart's objects (chart 0.20.0 with values.py's values renders
+    these four kinds and no other) and Helm's release records (Secrets, the storage driver
+    helm-controller uses). Helm's readiness wait reads the same kinds back."""
+    return [
+        {"api_groups": [""], "resources": ["secrets", "configmaps", "services"], "verbs": _CRUD},
+        {"api_groups": ["apps"], "resources": ["statefulsets"], "verbs": _CRUD},
+    ]
+
+
 # Shared ClusterRoles, created once per cluster and bound per namespace (ADR 0006): a RoleBinding to
 # a ClusterRole grants its rules in that one namespace only.
-ROLE_RULES = {SYNCER_ROLE: syncer_rules, ACCESS_ROLE: access_rules}
+ROLE_RULES = {SYNCER_ROLE: syncer_rules, ACCESS_ROLE: access_rules, INSTALLER_ROLE: installer_rules}
+# Those a RoleBinding in a tenant namespace may name besides the tenant roles (tenancy-rbac). Not the
+# installer's: only the platform binds it, to the installer account (a binding to anyone else would
+# grant no more than the deployer holds, but there is no reason to admit it).
+BINDABLE_ROLES = [SYNCER_ROLE, ACCESS_ROLE]

@@ -1,6 +1,6 @@
-"""The two ClusterRoles every virtual cluster binds in its host namespace, created once per cluster.
+"""The three ClusterRoles every virtual cluster binds in its host namespace, created once per cluster.
 
-Shared roles rather than a Role per namespace (ADR 0006): two objects per cluster instead of two per
+Shared roles rather than a Role per namespace (ADR 0006): three objects per cluster instead of three per
 virtual cluster, and the RoleBinding that grants them is what scopes them to one namespace.
 """
 
@@ -14,7 +14,7 @@ from components.vcluster.rbac import ROLE_RULES
 
 
 class VirtualClusterRoles(pulumi.ComponentResource):
-    """The syncer and access ClusterRoles (`tenancy:index:VirtualClusterRoles`)."""
+    """The syncer, access and installer ClusterRoles (`tenancy:index:VirtualClusterRoles`)."""
 
     def __init__(self, name: str, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("tenancy:index:VirtualClusterRoles", name, None, opts)

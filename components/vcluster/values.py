@@ -37,6 +37,27 @@ SYNCER_ACCOUNT = "vcluster"
 # chart's default (`vc-workload-<release>`), so the host rule on the syncer's pods
 # (components/admission/rules/syncer_account.py) and the chart cannot disagree.
 WORKLOAD_ACCOUNT = f"vc-workload-{RELEASE_NAME}"
+# The host account helm-controller applies the release as (issue 43): the platform's HelmRelease names
+# it, the platform renders it (no token, bound to the installer role only), and admission keeps the
+# release's objects to it (components/admission/rules/vcluster_release.py). Not the deployer: the
+# deployer is the tenant's own identity, and a lock keyed on the identity that applies the release is
+# no lock when the tenant can act as that identity.
+INSTALLER_ACCOUNT = f"{RELEASE_NAME}-installer"
+# What the chart (0.20.0, chart/templates/) renders that the control plane pod is made of or reads:
+# the StatefulSet (named after the release), the Secret holding the whole configuration the syncer
+# starts with (`config-secret.yaml`, mounted as its config), and CoreDNS's manifests
+# (`coredns-configmap.yaml`, mounted and applied inside). The pod is the StatefulSet's first.
+CONTROL_PLANE_STATEFULSET = RELEASE_NAME
+CONTROL_PLANE_POD = f"{RELEASE_NAME}-0"
+CONFIG_SECRET = f"vc-config-{RELEASE_NAME}"
+COREDNS_CONFIG_MAP = f"vc-coredns-{RELEASE_NAME}"
+# The StatefulSet's selector (chart/templates/statefulset.yaml): its ControllerRevisions carry it.
+CONTROL_PLANE_SELECTOR = {"app": "vcluster", "release": RELEASE_NAME}
+# Helm's release records (helm.sh/helm/v3 pkg/storage/driver/secrets.go): Secrets named
+# `sh.helm.release.v1.<release>.v<version>`, labelled `owner: helm` and `name: <release>`; Helm reads
+# them by name (Get) and by those labels (Query, which `Last`, history and drift detection use).
+RELEASE_SECRET_PREFIX = f"sh.helm.release.v1.{RELEASE_NAME}.v"
+RELEASE_RECORD_LABELS = {"owner": "helm", "name": RELEASE_NAME}
 # The Secret vCluster writes its admin kubeconfig into, in the host namespace.
 KUBECONFIG_SECRET = "vcluster-kubeconfig"
 # The key vCluster stores the kubeconfig under in that Secret.

@@ -35,6 +35,14 @@ CONTROLLER_ROLES = {
         {"apiGroups": [""], "resources": ["namespaces/finalize", "namespaces/status"], "verbs": ["update"]},
     ],
     "resourcequota-controller": [{"apiGroups": [""], "resources": ["resourcequotas/status"], "verbs": ["update"]}],
+    "statefulset-controller": [
+        {
+            "apiGroups": ["apps"],
+            "resources": ["controllerrevisions"],
+            "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
+        },
+        {"apiGroups": ["apps"], "resources": ["statefulsets/status"], "verbs": ["update"]},
+    ],
 }
 
 

@@ -302,6 +302,13 @@ OPERATOR_LAB_DEV_SYNCER = Identity(
     ("system:serviceaccounts", f"system:serviceaccounts:{OPERATOR_LAB_DEV}", "system:authenticated"),
 )
 
+# Issue 43 (2b): the account helm-controller applies operator-lab dev's vCluster release as
+# (components/vcluster/values.py INSTALLER_ACCOUNT), impersonated by the replay as helm-controller does.
+OPERATOR_LAB_DEV_INSTALLER = Identity(
+    f"system:serviceaccount:{OPERATOR_LAB_DEV}:vcluster-installer",
+    ("system:serviceaccounts", f"system:serviceaccounts:{OPERATOR_LAB_DEV}", "system:authenticated"),
+)
+
 # Issue 43: an identity granted more than it should have (an operator's account, a future role),
 # the attacker of every "second lock". The real run grants it STRAY_GRANT for the replay and takes
 # the grant away afterwards (scripts/e2e/admission.sh); no tenant identity holds any of it.
@@ -318,6 +325,10 @@ STRAY_GRANT: list[dict[str, Any]] = [
                 "verbs": ["get", "update", "patch"],
             },
             {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["rolebindings"], "verbs": ["create"]},
+            # Issue 43 (2b): what the StatefulSet controller builds the control plane pod from, and the
+            # HelmChart helm-controller installs the virtual cluster's release from.
+            {"apiGroups": ["apps"], "resources": ["controllerrevisions"], "verbs": ["create"]},
+            {"apiGroups": ["source.toolkit.fluxcd.io"], "resources": ["helmcharts"], "verbs": ["create"]},
             # RBAC's escalation check: who binds a role must hold what it grants (or `bind`).
             {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"], "verbs": ["bind"]},
         ],
@@ -339,6 +350,10 @@ QUOTA_CONTROLLER = Identity(
     "system:serviceaccount:kube-system:resourcequota-controller",
     ("system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"),
 )
+STATEFULSET_CONTROLLER = Identity(
+    "system:serviceaccount:kube-system:statefulset-controller",
+    ("system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"),
+)
 NAMESPACES, QUOTAS = "/v1/namespaces", "/v1/resourcequotas"
 # The platform's quota in every tenant namespace (components/guardrails/quota.py).
 QUOTA = "tenancy-quota"
@@ -358,6 +373,35 @@ def _image_volume_pod(name: str, pull: str) -> dict[str, Any]:
     obj["spec"]["volumes"] = [{"name": "tools", "image": source}]
     obj["spec"]["containers"][0]["volumeMounts"] = [{"name": "tools", "mountPath": "/tools", "readOnly": True}]
     return obj
+
+
+def _statefulset(name: str, labels: dict[str, str]) -> dict[str, Any]:
+    """A StatefulSet on operator-lab's pool; `vcluster` is the virtual cluster's control plane's name."""
+    template = {"metadata": {"labels": labels}, "spec": pod_spec(pool="research")}
+    spec = {"serviceName": f"{name}-headless", "selector": {"matchLabels": labels}, "template": template}
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name}, "spec": spec}
+
+
+# The control plane StatefulSet's selector (chart 0.20.0; components/vcluster/values.py CONTROL_PLANE_SELECTOR).
+VCLUSTER_SELECTOR = {"app": "vcluster", "release": "vcluster"}
+
+
+def _revision(name: str, labels: dict[str, str]) -> dict[str, Any]:
+    """A ControllerRevision as the StatefulSet controller writes it: the set's template as a patch."""
+    template = {"metadata": {"labels": labels}, "spec": pod_spec(pool="research")}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {"name": name, "labels": labels},
+        "data": {"spec": {"template": {"$patch": "replace", **template}}},
+        "revision": 1,
+    }
+
+
+def _release_record(name: str, release: str = "vcluster") -> dict[str, Any]:
+    """One of Helm's release records (helm v3 pkg/storage/driver/secrets.go): found by name and by labels."""
+    labels = {"owner": "helm", "name": release, "status": "deployed", "version": "9"}
+    return {**_secret(name, "helm.sh/release.v1", labels=labels), "data": {"release": "SDRzSUFBQUFBQUFB"}}
 
 
 def _synced_pod(name: str, account: str) -> dict[str, Any]:
@@ -1393,6 +1437,208 @@ CASES += [
     ),
 ]
 
+CASES += [
+    # --- Issue 43 (2b): the control plane's template is the platform's ----------------------------
+    Case(
+        "deployer-creates-control-plane-statefulset",
+        OPERATOR_LAB_DEV_DEPLOYER,
+        OPERATOR_LAB_DEV,
+        "apps/v1/statefulsets",
+        _statefulset("vcluster", VCLUSTER_SELECTOR),
+        "deny",
+        "tenancy-vcluster-control-plane",
+        "its pod runs as the syncer: the StatefulSet vcluster is written only through the platform's release",
+    ),
+    Case(
+        "installer-creates-control-plane-statefulset",
+        OPERATOR_LAB_DEV_INSTALLER,
+        OPERATOR_LAB_DEV,
+        "apps/v1/statefulsets",
+        _statefulset("vcluster", VCLUSTER_SELECTOR),
+        "admit",
+        why="helm-controller installing the release as the installer",
+    ),
+    Case(
+        "deployer-creates-statefulset",
+        OPERATOR_LAB_DEV_DEPLOYER,
+        OPERATOR_LAB_DEV,
+        "apps/v1/statefulsets",
+        _statefulset("e2e-web", {"app.kubernetes.io/name": "e2e-web"}),
+        "admit",
+        why="the tenant's own StatefulSets are not the control plane's",
+    ),
+    Case(
+        "stray-plants-control-plane-revision",
+        STRAY,
+        OPERATOR_LAB_DEV,
+        "apps/v1/controllerrevisions",
+        _revision("vcluster-e2e", VCLUSTER_SELECTOR),
+        "deny",
+        "tenancy-vcluster-control-plane",
+        "the StatefulSet controller adopts a revision with its selector and builds pods from the current one",
+    ),
+    Case(
+        "statefulset-controller-writes-revision",
+        STATEFULSET_CONTROLLER,
+        OPERATOR_LAB_DEV,
+        "apps/v1/controllerrevisions",
+        _revision("vcluster-e2e", VCLUSTER_SELECTOR),
+        "admit",
+        why="the StatefulSet controller records the set's template",
+    ),
+    Case(
+        "deployer-writes-vcluster-config",
+        OPERATOR_LAB_DEV_DEPLOYER,
+        OPERATOR_LAB_DEV,
+        SECRETS,
+        {**_secret("vc-config-vcluster"), "stringData": {"config.yaml": "exportKubeConfig: {server: https://169.254.169.254}"}},
+        "deny",
+        "tenancy-vcluster-control-plane",
+        "the syncer starts with this configuration (the release's values)",
+    ),
+    Case(
+        "installer-writes-vcluster-config",
+        OPERATOR_LAB_DEV_INSTALLER,
+        OPERATOR_LAB_DEV,
+        SECRETS,
+        {**_secret("vc-config-vcluster"), "stringData": {"config.yaml": "controlPlane: {}"}},
+        "admit",
+        why="the chart's config Secret, applied by the release",
+    ),
+    Case(
+        "deployer-plants-release-record",
+        OPERATOR_LAB_DEV_DEPLOYER,
+        OPERATOR_LAB_DEV,
+        SECRETS,
+        _release_record("e2e-release-record"),
+        "deny",
+        "tenancy-vcluster-control-plane",
+        "Helm finds the last release by these labels; drift correction would apply its manifest as the installer",
+    ),
+    Case(
+        "deployer-writes-release-record",
+        OPERATOR_LAB_DEV_DEPLOYER,
+        OPERATOR_LAB_DEV,
+        SECRETS,
+        _release_record("sh.helm.release.v1.vcluster.v9"),
+        "deny",
+        "tenancy-vcluster-control-plane",
+        "a rollback reads the record by this name",
+    ),
+    Case(
+        "installer-writes-release-record",
+        OPERATOR_LAB_DEV_INSTALLER,
+        OPERATOR_LAB_DEV,
+        SECRETS,
+        _release_record("sh.helm.release.v1.vcluster.v9"),
+        "admit",
+        why="helm-controller storing the release as the installer",
+    ),
+    Case(
+        "deployer-writes-own-release-record",
+        OPERATOR_LAB_DEV_DEPLOYER,
+        OPERATOR_LAB_DEV,
+        SECRETS,
+        _release_record("sh.helm.release.v1.e2e-web.v9", "e2e-web"),
+        "admit",
+        why="a release of the tenant's own, under its own name",
+    ),
+    Case(
+        "deployer-repoints-vcluster-release",
+        OPERATOR_LAB_DEV_DEPLOYER,
+        OPERATOR_LAB_DEV,
+        HELM_RELEASES,
+        {"spec": {"serviceAccountName": "deployer", "values": {"telemetry": {"enabled": True}}}},
+        "deny",
+        "tenancy-vcluster-release",
+        "back to the deployer with the tenant's values: the release would be applied as the tenant",
+        verb="patch",
+        kind="HelmRelease",
+        target="vcluster",
+    ),
+    Case(
+        "deployer-requests-vcluster-reconcile",
+        OPERATOR_LAB_DEV_DEPLOYER,
+        OPERATOR_LAB_DEV,
+        HELM_RELEASES,
+        {"metadata": {"annotations": {"reconcile.fluxcd.io/requestedAt": "e2e"}}},
+        "admit",
+        why="`flux reconcile helmrelease vcluster`: an annotation, the spec as it was",
+        verb="patch",
+        kind="HelmRelease",
+        target="vcluster",
+    ),
+    Case(
+        "deployer-repoints-vcluster-chart-source",
+        OPERATOR_LAB_DEV_DEPLOYER,
+        OPERATOR_LAB_DEV,
+        "source.toolkit.fluxcd.io/v1/helmrepositories",
+        {"spec": {"url": "https://charts.attacker.example"}},
+        "deny",
+        "tenancy-vcluster-release",
+        "the installer would apply the chart of the tenant's choosing",
+        verb="patch",
+        kind="HelmRepository",
+        target="vcluster-charts",
+    ),
+    Case(
+        "stray-writes-vcluster-helm-chart",
+        STRAY,
+        OPERATOR_LAB_DEV,
+        "source.toolkit.fluxcd.io/v1/helmcharts",
+        _flux(
+            "source.toolkit.fluxcd.io/v1/helmcharts",
+            "HelmChart",
+            f"{OPERATOR_LAB_DEV}-vcluster",
+            chart="vcluster",
+            sourceRef={"kind": "HelmRepository", "name": "e2e-mine"},
+            interval="10m",
+        ),
+        "deny",
+        "tenancy-vcluster-release",
+        "helm-controller's HelmChart for the release: only helm-controller and the platform write it",
+    ),
+    Case(
+        "stray-writes-helm-chart",
+        STRAY,
+        OPERATOR_LAB_DEV,
+        "source.toolkit.fluxcd.io/v1/helmcharts",
+        _flux(
+            "source.toolkit.fluxcd.io/v1/helmcharts",
+            "HelmChart",
+            "e2e-own-chart",
+            chart="web",
+            sourceRef={"kind": "HelmRepository", "name": "e2e-mine"},
+            interval="10m",
+        ),
+        "admit",
+        why="another HelmChart is not the release's",
+    ),
+    Case(
+        "deployer-runs-pod-as-installer",
+        OPERATOR_LAB_DEV_DEPLOYER,
+        OPERATOR_LAB_DEV,
+        PODS,
+        _pod("e2e-as-installer", pool="research", serviceAccountName="vcluster-installer"),
+        "deny",
+        "tenancy-syncer-account",
+        "the pod would hold the installer's token, the name the release's locks trust",
+    ),
+    Case(
+        "deployer-annotates-installer-account",
+        OPERATOR_LAB_DEV_DEPLOYER,
+        OPERATOR_LAB_DEV,
+        "/v1/serviceaccounts",
+        {"metadata": {"annotations": {"e2e.tenancy.io/note": "mine"}}},
+        "deny",
+        "tenancy-platform-owned",
+        "the installer's account is the platform's",
+        verb="patch",
+        kind="ServiceAccount",
+        target="vcluster-installer",
+    ),
+]
+
 # --- Which attack class of docs/admission-attacks.md each case replays ---------------------------
 
 # Every class that can be expressed against the live server (a create, or a patch or PUT of an
@@ -1503,6 +1749,33 @@ LIVE_CLASSES: dict[str, tuple[str, ...]] = {
         "stray-binds-viewers-in-prod",
     ),
     "Issue 43: the syncer's pods under other accounts": ("syncer-runs-pod-as-deployer", "syncer-runs-synced-pod"),
+    "Issue 43: the control plane's StatefulSet and the revisions its pods are built from": (
+        "deployer-creates-control-plane-statefulset",
+        "stray-plants-control-plane-revision",
+        "installer-creates-control-plane-statefulset",
+        "deployer-creates-statefulset",
+        "statefulset-controller-writes-revision",
+    ),
+    "Issue 43: the syncer's configuration and Helm's records of its release": (
+        "deployer-writes-vcluster-config",
+        "deployer-plants-release-record",
+        "deployer-writes-release-record",
+        "installer-writes-vcluster-config",
+        "installer-writes-release-record",
+        "deployer-writes-own-release-record",
+    ),
+    "Issue 43: the virtual cluster's HelmRelease, its source and its HelmChart": (
+        "deployer-repoints-vcluster-release",
+        "deployer-repoints-vcluster-chart-source",
+        "stray-writes-vcluster-helm-chart",
+        "deployer-requests-vcluster-reconcile",
+        "stray-writes-helm-chart",
+    ),
+    "Issue 43: the installer's account": (
+        "deployer-runs-pod-as-installer",
+        "deployer-annotates-installer-account",
+        "deployer-runs-pod",
+    ),
     "Issue 43: tenant pods under an operator's budget": (
         "pod-operator-budget-labels",
         "deployment-operator-budget-labels",

@@ -21,6 +21,7 @@ from components.admission.rules import (
     suspension,
     syncer_account,
     vcluster_kubeconfig,
+    vcluster_release,
     workloads,
 )
 from components.model.settings.admission import PolicySettings
@@ -31,9 +32,11 @@ def validating_policies(
     tenant_roles: list[str],
     storage_classes: list[str],
     gateway: tuple[str, str] | None = None,
+    flux_namespace: str = "flux-system",
 ) -> list[PolicyDefinition]:
-    """Every validating rule for a stack's policy settings, tenant storage classes and platform Gateway
-    (namespace, name; None without one), in a stable order.
+    """Every validating rule for a stack's policy settings, tenant storage classes, platform Gateway
+    (namespace, name; None without one) and Flux namespace (whose helm-controller writes the virtual
+    cluster's HelmChart), in a stable order.
 
     The rules the platform identities pass are not applied to a preview identity's dry runs
     (`preview_dry_run.as_platform`), so a preview is judged like the `pulumi up` it previews;
@@ -69,6 +72,7 @@ def validating_policies(
             for d in suspension.policies(identities.users, identities.groups)
         ],
         *as_platform(vcluster_kubeconfig.policies(identities.users, identities.groups)),
+        *as_platform(vcluster_release.policies(identities.users, identities.groups, flux_namespace)),
         *syncer_account.policies(),
         *preview_dry_run.policies(preview.users, preview.groups),
     ]

@@ -17,12 +17,23 @@ Issue 43, the syncer's own reach: the syncer may create pods, so without a limit
 gain the deployer's role. The pods the syncer writes run as the virtual cluster's workload account
 (WORKLOAD_ACCOUNT, set on every synced pod by the syncer and bound to nothing), so that is the only
 account a pod created by the namespace's syncer may name.
+
+Issue 43, the control plane's template: the pod is the platform's only if nothing changes it after
+the StatefulSet controller made it. A pod's container images are mutable (as are a few other spec
+fields), and the deployer may update pods, so an UPDATE (or a patch, which arrives as one) of a pod
+running as the syncer's account, and any `pods/ephemeralcontainers` write to it (a debug container
+may mount the pod's token), must leave `spec` as it was, whoever asks: the controllers that update
+the pod (the StatefulSet controller's identity labels and adoption, the garbage collector's owner
+references) change its metadata only, and its kubelet writes `pods/status`. The StatefulSet and everything it is made from are locked by
+rules/vcluster_release.py. And no pod runs as the installer account helm-controller applies that
+release as (components/vcluster/values.py INSTALLER_ACCOUNT): its rights are the deployer's, but
+its name is what those locks trust.
 """
 
 from __future__ import annotations
 
 from components.admission.base import TENANT_VARIABLE, PolicyDefinition, literal, literal_list, resource_rule
-from components.vcluster.values import RELEASE_NAME, SYNCER_ACCOUNT, WORKLOAD_ACCOUNT
+from components.vcluster.values import INSTALLER_ACCOUNT, RELEASE_NAME, SYNCER_ACCOUNT, WORKLOAD_ACCOUNT
 
 # kube-controller-manager's StatefulSet controller, with and without --use-service-account-credentials.
 STATEFULSET_CONTROLLER = [
@@ -31,13 +42,20 @@ STATEFULSET_CONTROLLER = [
 ]
 
 
+def _runs_as(var: str, account: str) -> str:
+    """CEL: the pod `var` names `account` in spec.serviceAccountName or the deprecated spec.serviceAccount."""
+    name = literal(account)
+    spec = f"{var}.spec"
+    return (
+        f"(has({spec}.serviceAccountName) && {spec}.serviceAccountName == {name})"
+        f" || (has({spec}.serviceAccount) && {spec}.serviceAccount == {name})"
+    )
+
+
 def policies() -> list[PolicyDefinition]:
     account = literal(SYNCER_ACCOUNT)
     spec = "object.spec"
-    as_syncer = (
-        f"(has({spec}.serviceAccountName) && {spec}.serviceAccountName == {account})"
-        f" || (has({spec}.serviceAccount) && {spec}.serviceAccount == {account})"
-    )
+    create = "request.operation == 'CREATE'"
     owned = (
         "has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(o, o.kind == 'StatefulSet'"
         f" && o.apiVersion.startsWith('apps/') && o.name == {literal(RELEASE_NAME)}"
@@ -49,24 +67,50 @@ def policies() -> list[PolicyDefinition]:
         f"has({spec}.serviceAccountName) && {spec}.serviceAccountName == {workload}"
         f" && (!has({spec}.serviceAccount) || {spec}.serviceAccount == {workload})"
     )
+    by_statefulset_controller = f"request.userInfo.username in {literal_list(STATEFULSET_CONTROLLER)}"
     return [
         PolicyDefinition(
             name="tenancy-syncer-account",
             rule="side_doors",
-            resource_rules=[resource_rule("", ["pods"], ["CREATE"])],
-            variables=[TENANT_VARIABLE, {"name": "asSyncer", "expression": as_syncer}],
+            resource_rules=[
+                resource_rule("", ["pods"], ["CREATE", "UPDATE"]),
+                resource_rule("", ["pods/ephemeralcontainers"], ["UPDATE"]),
+            ],
+            variables=[
+                TENANT_VARIABLE,
+                {"name": "asSyncer", "expression": _runs_as("object", SYNCER_ACCOUNT)},
+                {
+                    "name": "wasSyncer",
+                    "expression": f"oldObject != null && ({_runs_as('oldObject', SYNCER_ACCOUNT)})",
+                },
+            ],
             validations=[
                 {
-                    "expression": f"!variables.asSyncer || (request.userInfo.username in "
-                    f"{literal_list(STATEFULSET_CONTROLLER)} && {owned})",
+                    "expression": f"!({create}) || !variables.asSyncer || ({by_statefulset_controller} && {owned})",
                     "message": f"only the virtual cluster's own StatefulSet {RELEASE_NAME} runs pods as the "
                     f"ServiceAccount {SYNCER_ACCOUNT} (the syncer's rights); use another ServiceAccount",
                     "reason": "Forbidden",
                 },
                 {
-                    "expression": f"!({by_syncer}) || ({as_workload})",
+                    "expression": f"!({create}) || !({by_syncer}) || ({as_workload})",
                     "message": f"the virtual cluster's syncer runs pods as the ServiceAccount {WORKLOAD_ACCOUNT} "
                     "only (the account its synced pods use, bound to nothing)",
+                    "reason": "Forbidden",
+                },
+                {
+                    "expression": f"!({create}) || !({_runs_as('object', INSTALLER_ACCOUNT)})",
+                    "message": f"no pod runs as the ServiceAccount {INSTALLER_ACCOUNT}: helm-controller applies the "
+                    "virtual cluster's release as it, and only the platform's release may",
+                    "reason": "Forbidden",
+                },
+                {
+                    "expression": "request.operation != 'UPDATE' || !variables.wasSyncer || object.spec == oldObject.spec",
+                    "message_expression": (
+                        "'pod ' + object.metadata.name + ' runs as the ServiceAccount "
+                        f"{SYNCER_ACCOUNT} (the virtual cluster\\'s control plane): its spec is the platform\\'s "
+                        "StatefulSet template and may not change (' + request.userInfo.username + ' changed it"
+                        "' + (has(request.subResource) ? ' through ' + request.subResource : '') + ')'"
+                    ),
                     "reason": "Forbidden",
                 },
             ],

@@ -1,0 +1,587 @@
+"""The control plane's pod template is the platform's (issue 43, item 2b): every way to change it,
+by every identity of the threat model, each beside its legitimate twin.
+
+The control plane pod runs as the syncer's account, so whoever changes what it is made of writes as
+the syncer. What it is made of: the StatefulSet `vcluster` (and its status and ControllerRevisions),
+the config Secret and CoreDNS's ConfigMap the chart renders, Helm's records of the release, the
+HelmRelease naming the installer account, its HelmRepository and HelmChart, and the running pod
+itself. Each request is played through RBAC over the rendered roles and bindings, then the rendered
+admission bundle with the real CEL engine (tests/admission/layers.py), on dev, prod and prod-aws.
+UPDATE and PATCH reach admission alike (a patch arrives as an UPDATE of the patched object); both
+are played, with the RBAC verb each needs.
+
+Identities: the tenant's deployer and admins, the syncer, a workload pod's account, the preview
+identity, a stray identity granted every write on these kinds (the second-lock promise), and the
+legitimate writers: the installer (helm-controller impersonating it), the platform, the StatefulSet
+controller, the garbage collector, helm-controller and source-controller. Controllers are given
+their rights by a planted grant that is not `system:masters` (a platform group, which every lock
+lets through and would make the twins prove nothing).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from components.admission.rules.vcluster_release import CONTROL_PLANE_POLICY, RELEASE_POLICY
+from components.vcluster.objects import CHART_SOURCE
+from components.vcluster.values import (
+    CONFIG_SECRET,
+    CONTROL_PLANE_SELECTOR,
+    COREDNS_CONFIG_MAP,
+    INSTALLER_ACCOUNT,
+    RELEASE_SECRET_PREFIX,
+    SYNCER_ACCOUNT,
+    WORKLOAD_ACCOUNT,
+)
+from tests.admission.layers import Cluster, Outcome, cluster, platform_identity, stack_policy
+from tests.admission.test_preview_dry_run import preview, preview_rbac
+from tests.rbac import Subject, UserInfo
+from tests.support import objects_of_kind
+from tests.vcluster import chart_pods
+from tests.vcluster.helpers import HARD, HARD_ADMIN, SOFT, hard_tenant, run_tenants, soft_tenant, stack_virtual_clusters
+
+STATEFULSETS, REVISIONS = "apps/v1/statefulsets", "apps/v1/controllerrevisions"
+SECRETS, CONFIG_MAPS, PODS = "/v1/secrets", "/v1/configmaps", "/v1/pods"
+HELM_RELEASES = "helm.toolkit.fluxcd.io/v2/helmreleases"
+HELM_REPOSITORIES, HELM_CHARTS = "source.toolkit.fluxcd.io/v1/helmrepositories", "source.toolkit.fluxcd.io/v1/helmcharts"
+_SA = ("system:serviceaccounts", "system:authenticated")
+
+DEPLOYER = Subject("ServiceAccount", "deployer", HARD)
+ADMINS = Subject("Group", HARD_ADMIN)
+SYNCER = Subject("ServiceAccount", SYNCER_ACCOUNT, HARD)
+WORKLOAD = Subject("ServiceAccount", WORKLOAD_ACCOUNT, HARD)
+INSTALLER = Subject("ServiceAccount", INSTALLER_ACCOUNT, HARD)
+STRAY = UserInfo("stray@example.com", ("strays", "system:authenticated"))
+STATEFULSET_CONTROLLER = UserInfo("system:serviceaccount:kube-system:statefulset-controller", _SA)
+GARBAGE_COLLECTOR = UserInfo("system:serviceaccount:kube-system:generic-garbage-collector", _SA)
+HELM_CONTROLLER = UserInfo("system:serviceaccount:flux-system:helm-controller", _SA)
+SOURCE_CONTROLLER = UserInfo("system:serviceaccount:flux-system:source-controller", _SA)
+# Every identity of the tenant's side that can reach the host namespace at all.
+TENANT_SIDE: list[Subject | UserInfo] = [DEPLOYER, ADMINS, SYNCER, WORKLOAD, STRAY]
+_REGISTRIES = ["ghcr.io/example"]
+_MIRROR = "ghcr.io/example/mirror"
+_EVIL = "ghcr.io/example/evil-syncer:1.0.0"
+
+
+def _grant() -> list[dict[str, Any]]:
+    """Every verb on every resource for the stray group and the controllers (not system:masters)."""
+    users = [STATEFULSET_CONTROLLER, GARBAGE_COLLECTOR, HELM_CONTROLLER, SOURCE_CONTROLLER]
+    subjects = [{"kind": "User", "name": u.name} for u in users] + [{"kind": "Group", "name": "strays"}]
+    return [
+        {
+            "kind": "ClusterRole",
+            "metadata": {"name": "test-everything"},
+            "rules": [{"apiGroups": ["*"], "resources": ["*", "*/*"], "verbs": ["*"]}],
+        },
+        {
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "test-everything"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "test-everything"},
+            "subjects": subjects,
+        },
+    ]
+
+
+@pytest.fixture(scope="module", params=["dev", "prod", "prod-aws"])
+def host(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Cluster:
+    stack = str(request.param)
+    policy = stack_policy(stack, allowedRegistries=_REGISTRIES)
+    mirror = stack_virtual_clusters(stack, imageRegistry=_MIRROR)
+    run = run_tenants(
+        tmp_path_factory.mktemp(stack), hard_tenant(), soft_tenant(), stack=stack, policy=policy, virtualClusters=mirror
+    )
+    return cluster(run, _grant() + preview_rbac(stack))
+
+
+# --- The objects, as the chart and the platform render them -------------------------------------
+
+
+def release(host: Cluster) -> dict[str, Any]:
+    [found] = [r for r in objects_of_kind(host.run, "HelmRelease", HARD) if r["metadata"]["name"] == "vcluster"]
+    return copy.deepcopy(found)
+
+
+def control_plane_pod(host: Cluster) -> dict[str, Any]:
+    pod = chart_pods.control_plane_pod(release(host)["spec"]["values"], HARD, "vcluster")
+    del pod["metadata"]["namespace"]
+    return pod
+
+
+def statefulset(host: Cluster) -> dict[str, Any]:
+    """The StatefulSet `vcluster` as chart 0.20.0 renders it (the pod template of tests/vcluster/chart_pods.py)."""
+    pod = control_plane_pod(host)
+    labels = pod["metadata"]["labels"]
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "vcluster", "labels": {**CONTROL_PLANE_SELECTOR, "heritage": "Helm"}},
+        "spec": {
+            "replicas": 1,
+            "serviceName": "vcluster-headless",
+            "selector": {"matchLabels": dict(CONTROL_PLANE_SELECTOR)},
+            "template": {"metadata": {"labels": labels}, "spec": pod["spec"]},
+        },
+        "status": {"replicas": 1, "currentRevision": "vcluster-5d8f7", "updateRevision": "vcluster-5d8f7"},
+    }
+
+
+def with_image(obj: dict[str, Any], image: str) -> dict[str, Any]:
+    changed = copy.deepcopy(obj)
+    spec = changed["spec"]["template"]["spec"] if changed["kind"] == "StatefulSet" else changed["spec"]
+    spec["containers"][0]["image"] = image
+    return changed
+
+
+def revision(host: Cluster, image: str | None = None) -> dict[str, Any]:
+    """A ControllerRevision as the StatefulSet controller writes it (its data: the template patch)."""
+    template = statefulset(host)["spec"]["template"]
+    if image is not None:
+        template = with_image({"kind": "Pod", "spec": template["spec"]}, image) | {"metadata": template["metadata"]}
+    owner = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "vcluster", "uid": "u1", "controller": True}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {"name": "vcluster-5d8f7", "labels": dict(CONTROL_PLANE_SELECTOR), "ownerReferences": [owner]},
+        "data": {"spec": {"template": {"$patch": "replace", **template}}},
+        "revision": 1,
+    }
+
+
+def secret(name: str, config: str = "controlPlane: {}", **metadata: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, **metadata},
+        "type": "Opaque",
+        "data": {"config.yaml": config},
+    }
+
+
+def config_map(name: str, **metadata: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, **metadata}, "data": {"k": "v"}}
+
+
+def record(version: int, name: str | None = None) -> dict[str, Any]:
+    """One of Helm's release records (helm v3 pkg/storage/driver/secrets.go newSecretsObject)."""
+    labels = {"owner": "helm", "name": "vcluster", "status": "deployed", "version": str(version)}
+    body = secret(name or f"{RELEASE_SECRET_PREFIX}{version}", labels=labels)
+    body["type"] = "helm.sh/release.v1"
+    body["data"] = {"release": "H4sIAAAAAAAA"}
+    return body
+
+
+def helm_chart(host: Cluster, version: str = "0.20.0") -> dict[str, Any]:
+    """The HelmChart helm-controller writes from the HelmRelease's chart template."""
+    chart = release(host)["spec"]["chart"]["spec"]
+    return {
+        "apiVersion": "source.toolkit.fluxcd.io/v1",
+        "kind": "HelmChart",
+        "metadata": {"name": f"{HARD}-vcluster"},
+        "spec": {**chart, "version": version},
+    }
+
+
+def source(host: Cluster) -> dict[str, Any]:
+    [found] = [r for r in objects_of_kind(host.run, "HelmRepository", HARD) if r["metadata"]["name"] == CHART_SOURCE]
+    return copy.deepcopy(found)
+
+
+def refused(outcome: Outcome, policy: str) -> bool:
+    """Stopped: by RBAC (the identity lacks the verb), or by `policy` in admission."""
+    return outcome.stopped_by == "rbac" or outcome.denied_by(policy)
+
+
+def admitted(outcome: Outcome) -> bool:
+    return outcome.stopped_by is None
+
+
+# --- The StatefulSet --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("verb", ["update", "patch"])
+def test_no_tenant_identity_changes_the_control_planes_template(host: Cluster, verb: str) -> None:
+    """Another image in the template: the StatefulSet controller's next vcluster-0 would run it as the syncer."""
+    old = statefulset(host)
+    for who in TENANT_SIDE:
+        outcome = host.attempt(who, "UPDATE", STATEFULSETS, with_image(old, _EVIL), HARD, old=copy.deepcopy(old), verb=verb)
+        assert refused(outcome, CONTROL_PLANE_POLICY), (who, outcome)
+    # The deployer holds the RBAC verb: admission is what stops it.
+    outcome = host.attempt(DEPLOYER, "UPDATE", STATEFULSETS, with_image(old, _EVIL), HARD, old=old, verb=verb)
+    assert outcome.denied_by(CONTROL_PLANE_POLICY, "part of the virtual cluster's control plane"), outcome
+
+
+@pytest.mark.parametrize("verb", ["update", "patch"])
+def test_the_installer_upgrades_the_control_plane(host: Cluster, verb: str) -> None:
+    """helm-controller upgrading the release (a three-way patch) or correcting drift (server-side apply)."""
+    old = statefulset(host)
+    upgraded = with_image(old, f"{_MIRROR}/loft-sh/vcluster-pro:0.20.1")
+    outcome = host.attempt(INSTALLER, "UPDATE", STATEFULSETS, upgraded, HARD, old=old, verb=verb)
+    assert admitted(outcome), outcome.decision.denials
+    assert CONTROL_PLANE_POLICY in outcome.decision.applied
+
+
+def test_a_template_the_host_rules_refuse_is_refused_to_the_installer_too(host: Cluster) -> None:
+    """The lock is who writes; what is written is still judged (an image from no allowed registry)."""
+    old = statefulset(host)
+    outcome = host.attempt(INSTALLER, "UPDATE", STATEFULSETS, with_image(old, "docker.io/x/y:1"), HARD, old=old)
+    assert outcome.denied_by("tenancy-workloads") and not outcome.denied_by(CONTROL_PLANE_POLICY), outcome
+
+
+def test_no_tenant_identity_creates_or_deletes_the_control_planes_statefulset(host: Cluster) -> None:
+    """Created before the release (Helm adopts an object carrying its annotations, merging into it), or
+    deleted to be created again: both are the template by another way."""
+    body = with_image(statefulset(host), _EVIL)
+    body["metadata"]["annotations"] = {"meta.helm.sh/release-name": "vcluster", "meta.helm.sh/release-namespace": HARD}
+    for who in TENANT_SIDE:
+        assert refused(host.attempt(who, "CREATE", STATEFULSETS, copy.deepcopy(body), HARD), CONTROL_PLANE_POLICY), who
+        assert refused(host.attempt(who, "DELETE", STATEFULSETS, None, HARD, old=statefulset(host)), CONTROL_PLANE_POLICY)
+    assert host.attempt(DEPLOYER, "CREATE", STATEFULSETS, body, HARD).denied_by(CONTROL_PLANE_POLICY)
+    assert admitted(host.attempt(INSTALLER, "CREATE", STATEFULSETS, statefulset(host), HARD))
+    assert admitted(host.attempt(INSTALLER, "DELETE", STATEFULSETS, None, HARD, old=statefulset(host)))
+    assert admitted(host.attempt(GARBAGE_COLLECTOR, "DELETE", STATEFULSETS, None, HARD, old=statefulset(host)))
+
+
+def test_the_tenants_own_statefulsets_are_not_the_rules_business(host: Cluster) -> None:
+    mine = statefulset(host)
+    mine["metadata"]["name"] = "web"
+    mine["spec"]["template"]["spec"]["serviceAccountName"] = "default"
+    outcome = host.attempt(DEPLOYER, "UPDATE", STATEFULSETS, with_image(mine, _EVIL), HARD, old=copy.deepcopy(mine))
+    assert CONTROL_PLANE_POLICY not in outcome.decision.applied and admitted(outcome), outcome
+    # In a namespace that is no virtual cluster's, the names are reserved all the same.
+    assert host.attempt(Subject("Group", "idp:soft-admins"), "CREATE", STATEFULSETS, statefulset(host), SOFT).denied_by(
+        CONTROL_PLANE_POLICY
+    )
+
+
+def test_scaling_is_no_way_to_another_template(host: Cluster) -> None:
+    """The scale subresource carries a replica count only (its registry keeps nothing else of the
+    request); every replica runs the platform's template, so the lock does not match it."""
+    old = {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "vcluster"}, "spec": {"replicas": 1}}
+    scaled = copy.deepcopy(old)
+    scaled["spec"]["replicas"] = 2
+    outcome = host.attempt(DEPLOYER, "UPDATE", STATEFULSETS, scaled, HARD, old=old, subresource="scale", verb="patch")
+    assert admitted(outcome), outcome.decision.denials
+    assert CONTROL_PLANE_POLICY not in outcome.decision.applied
+
+
+def test_only_the_statefulset_controller_writes_the_status(host: Cluster) -> None:
+    """`status.currentRevision` picks the revision pods below the current count are built from."""
+    old = statefulset(host)
+    moved = copy.deepcopy(old)
+    moved["status"]["currentRevision"] = "vcluster-evil"
+    for who in TENANT_SIDE:
+        outcome = host.attempt(who, "UPDATE", STATEFULSETS, copy.deepcopy(moved), HARD, old=copy.deepcopy(old), subresource="status")
+        assert refused(outcome, CONTROL_PLANE_POLICY), (who, outcome)
+    assert host.attempt(STRAY, "UPDATE", STATEFULSETS, moved, HARD, old=old, subresource="status").denied_by(
+        CONTROL_PLANE_POLICY
+    )
+    outcome = host.attempt(STATEFULSET_CONTROLLER, "UPDATE", STATEFULSETS, moved, HARD, old=old, subresource="status")
+    assert admitted(outcome), outcome.decision.denials
+    # The installer applies the chart, not the controller's status.
+    assert host.attempt(INSTALLER, "UPDATE", STATEFULSETS, moved, HARD, old=old, subresource="status").stopped_by
+
+
+def test_no_one_but_the_controller_writes_the_revisions_pods_are_built_from(host: Cluster) -> None:
+    """A revision carrying the set's selector is adopted; during a rollout pods come from the current one."""
+    for who in [*TENANT_SIDE, INSTALLER]:
+        planted = host.attempt(who, "CREATE", REVISIONS, revision(host, _EVIL), HARD)
+        assert refused(planted, CONTROL_PLANE_POLICY), (who, planted)
+        removed = host.attempt(who, "DELETE", REVISIONS, None, HARD, old=revision(host))
+        assert refused(removed, CONTROL_PLANE_POLICY), (who, removed)
+    # Without the owner reference, the selector labels alone match (the controller adopts such orphans).
+    orphan = revision(host, _EVIL)
+    del orphan["metadata"]["ownerReferences"]
+    assert host.attempt(STRAY, "CREATE", REVISIONS, orphan, HARD).denied_by(CONTROL_PLANE_POLICY)
+    assert admitted(host.attempt(STATEFULSET_CONTROLLER, "CREATE", REVISIONS, revision(host), HARD))
+    assert admitted(host.attempt(GARBAGE_COLLECTOR, "DELETE", REVISIONS, None, HARD, old=revision(host)))
+    # The tenant's own StatefulSets' revisions are not the rule's.
+    mine = revision(host)
+    mine["metadata"] = {"name": "web-6c9f", "labels": {"app": "web"}}
+    assert CONTROL_PLANE_POLICY not in host.attempt(STRAY, "CREATE", REVISIONS, mine, HARD).decision.applied
+
+
+# --- What the syncer starts with: the config Secret and CoreDNS's manifests --------------------
+
+
+def test_no_tenant_identity_rewrites_the_syncers_configuration(host: Cluster) -> None:
+    """The whole values of the release (exportKubeConfig's server, the sync settings...) as the syncer reads them."""
+    old = secret(CONFIG_SECRET)
+    hostile = secret(CONFIG_SECRET, config="exportKubeConfig: {server: https://169.254.169.254}")
+    for who in TENANT_SIDE:
+        for operation, new, previous in [("UPDATE", hostile, old), ("CREATE", hostile, None), ("DELETE", None, old)]:
+            outcome = host.attempt(who, operation, SECRETS, copy.deepcopy(new) if new else None, HARD, old=copy.deepcopy(previous) if previous else None)
+            assert refused(outcome, CONTROL_PLANE_POLICY), (who, operation, outcome)
+    outcome = host.attempt(DEPLOYER, "UPDATE", SECRETS, copy.deepcopy(hostile), HARD, old=copy.deepcopy(old), verb="patch")
+    assert outcome.denied_by(CONTROL_PLANE_POLICY), outcome
+    assert admitted(host.attempt(INSTALLER, "UPDATE", SECRETS, hostile, HARD, old=old, verb="patch"))
+
+
+def test_the_syncer_keeps_its_bookkeeping_on_the_config_secret(host: Cluster) -> None:
+    """vCluster v0.20.0 pkg/setup/config.go updateSecretAnnotations: the control plane does not start without it."""
+    old = secret(CONFIG_SECRET, annotations={"meta.helm.sh/release-name": "vcluster"})
+    noted = copy.deepcopy(old)
+    noted["metadata"]["annotations"].update({"vcluster.loft.sh/distro": "k8s", "vcluster.loft.sh/store": "embedded-database"})
+    assert admitted(host.attempt(SYNCER, "UPDATE", SECRETS, copy.deepcopy(noted), HARD, old=copy.deepcopy(old)))
+    # The same door carries nothing else: data, another annotation, and the deployer.
+    with_data = copy.deepcopy(noted)
+    with_data["data"]["config.yaml"] = "exportKubeConfig: {server: https://169.254.169.254}"
+    assert host.attempt(SYNCER, "UPDATE", SECRETS, with_data, HARD, old=copy.deepcopy(old)).denied_by(CONTROL_PLANE_POLICY)
+    other = copy.deepcopy(noted)
+    other["metadata"]["annotations"]["meta.helm.sh/release-name"] = "other"
+    assert host.attempt(SYNCER, "UPDATE", SECRETS, other, HARD, old=copy.deepcopy(old)).denied_by(CONTROL_PLANE_POLICY)
+    assert host.attempt(DEPLOYER, "UPDATE", SECRETS, noted, HARD, old=old).denied_by(CONTROL_PLANE_POLICY)
+
+
+def test_no_tenant_identity_rewrites_corednss_manifests(host: Cluster) -> None:
+    old = config_map(COREDNS_CONFIG_MAP)
+    changed = config_map(COREDNS_CONFIG_MAP, annotations={"x": "y"})
+    changed["data"] = {"coredns.yaml": "kind: Deployment"}
+    for who in TENANT_SIDE:
+        outcome = host.attempt(who, "UPDATE", CONFIG_MAPS, copy.deepcopy(changed), HARD, old=copy.deepcopy(old))
+        assert refused(outcome, CONTROL_PLANE_POLICY), (who, outcome)
+    assert host.attempt(DEPLOYER, "UPDATE", CONFIG_MAPS, changed, HARD, old=old, verb="patch").denied_by(CONTROL_PLANE_POLICY)
+    assert admitted(host.attempt(INSTALLER, "UPDATE", CONFIG_MAPS, changed, HARD, old=old))
+    assert admitted(host.attempt(DEPLOYER, "CREATE", CONFIG_MAPS, config_map("settings"), HARD))
+
+
+# --- Helm's records of the release ----------------------------------------------------------------
+
+
+def test_no_tenant_identity_plants_or_rewrites_a_release_record(host: Cluster) -> None:
+    """Helm rolls back to a record read by name, and drift correction applies the last record's manifest,
+    found by label: a record of the tenant's would be applied as the installer."""
+    for who in TENANT_SIDE:
+        for planted in (record(9), record(9, name="innocent-looking")):
+            assert refused(host.attempt(who, "CREATE", SECRETS, planted, HARD), CONTROL_PLANE_POLICY), (who, planted)
+        outcome = host.attempt(who, "UPDATE", SECRETS, record(1) | {"data": {"release": "evil"}}, HARD, old=record(1))
+        assert refused(outcome, CONTROL_PLANE_POLICY), (who, outcome)
+    # Taking the labels off a record (or putting them on) is matched through the old object too.
+    unlabelled = record(1)
+    unlabelled["metadata"]["name"] = "mine"
+    unlabelled["metadata"]["labels"] = {}
+    relabelled = host.attempt(DEPLOYER, "UPDATE", SECRETS, unlabelled, HARD, old=record(1, name="mine"))
+    assert relabelled.denied_by(CONTROL_PLANE_POLICY), relabelled
+    assert host.attempt(DEPLOYER, "CREATE", SECRETS, record(9), HARD).denied_by(CONTROL_PLANE_POLICY)
+    # helm-controller, as the installer: a new record, the status of the last, and history pruning.
+    assert admitted(host.attempt(INSTALLER, "CREATE", SECRETS, record(2), HARD))
+    superseded = record(1)
+    superseded["metadata"]["labels"]["status"] = "superseded"
+    assert admitted(host.attempt(INSTALLER, "UPDATE", SECRETS, superseded, HARD, old=record(1)))
+    assert admitted(host.attempt(INSTALLER, "DELETE", SECRETS, None, HARD, old=record(1)))
+
+
+def test_the_tenants_own_releases_keep_their_records(host: Cluster) -> None:
+    """A release of the tenant's own (its chart apps, applied as the deployer) under another name."""
+    mine = record(1, name="sh.helm.release.v1.web.v1")
+    mine["metadata"]["labels"]["name"] = "web"
+    outcome = host.attempt(DEPLOYER, "CREATE", SECRETS, mine, HARD)
+    assert admitted(outcome) and CONTROL_PLANE_POLICY not in outcome.decision.applied, outcome
+
+
+# --- The Flux objects that install the release -------------------------------------------------
+
+
+def test_the_release_is_applied_as_the_installer(host: Cluster) -> None:
+    assert release(host)["spec"]["serviceAccountName"] == INSTALLER_ACCOUNT
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"values": {"controlPlane": {"statefulSet": {"image": {"repository": "evil/syncer"}}}}},
+        # Back to the deployer with the tenant's values: the release would be applied as the tenant.
+        {"serviceAccountName": "deployer", "values": {}},
+        {"suspend": True},
+        {"postRenderers": [{"kustomize": {"images": [{"name": "loft-sh/vcluster-pro", "newName": "evil"}]}}]},
+    ],
+)
+def test_no_tenant_identity_changes_the_release(host: Cluster, change: dict[str, Any]) -> None:
+    old = release(host)
+    new = copy.deepcopy(old)
+    new["spec"].update(change)
+    for who in TENANT_SIDE:
+        for verb in ("update", "patch"):
+            outcome = host.attempt(who, "UPDATE", HELM_RELEASES, copy.deepcopy(new), HARD, old=copy.deepcopy(old), verb=verb)
+            assert refused(outcome, RELEASE_POLICY), (who, verb, outcome)
+    assert host.attempt(DEPLOYER, "UPDATE", HELM_RELEASES, new, HARD, old=old, verb="patch").denied_by(RELEASE_POLICY)
+
+
+def test_the_platform_changes_the_release_and_flux_keeps_its_finalizer(host: Cluster) -> None:
+    old = release(host)
+    bumped = copy.deepcopy(old)
+    bumped["spec"]["chart"]["spec"]["version"] = "0.20.1"
+    assert admitted(host.attempt(platform_identity(host.stack), "UPDATE", HELM_RELEASES, bumped, HARD, old=old, verb="patch"))
+    finalized = release(host)
+    finalized["metadata"]["finalizers"] = ["finalizers.fluxcd.io"]
+    assert admitted(host.attempt(HELM_CONTROLLER, "UPDATE", HELM_RELEASES, finalized, HARD, old=release(host), verb="patch"))
+    # A tenant asking for a reconcile (`flux reconcile helmrelease vcluster`): an annotation, spec unchanged.
+    asked = release(host)
+    asked["metadata"]["annotations"] = {**asked["metadata"]["annotations"], "reconcile.fluxcd.io/requestedAt": "now"}
+    outcome = host.attempt(DEPLOYER, "UPDATE", HELM_RELEASES, asked, HARD, old=release(host), verb="patch")
+    assert admitted(outcome), outcome.decision.denials
+
+
+def test_no_tenant_identity_deletes_the_release_or_imitates_it(host: Cluster) -> None:
+    """Deleting it uninstalls the control plane as the installer; another release naming the installer
+    would be applied as it, with the tenant's chart and values."""
+    imitation = release(host)
+    imitation["metadata"] = {"name": "mine", "namespace": HARD}
+    imitation["spec"]["values"] = {"controlPlane": {"statefulSet": {"image": {"repository": "evil/syncer"}}}}
+    for who in TENANT_SIDE:
+        assert refused(host.attempt(who, "DELETE", HELM_RELEASES, None, HARD, old=release(host)), RELEASE_POLICY), who
+        assert refused(host.attempt(who, "CREATE", HELM_RELEASES, copy.deepcopy(imitation), HARD), RELEASE_POLICY), who
+    outcome = host.attempt(DEPLOYER, "CREATE", HELM_RELEASES, imitation, HARD)
+    assert outcome.denied_by(RELEASE_POLICY) and outcome.denied_by("tenancy-flux"), outcome
+    # The tenant's own releases run as the deployer, as before.
+    mine = copy.deepcopy(imitation)
+    mine["spec"]["serviceAccountName"] = "deployer"
+    outcome = host.attempt(DEPLOYER, "CREATE", HELM_RELEASES, mine, HARD)
+    assert RELEASE_POLICY not in outcome.decision.applied and not outcome.denied_by("tenancy-flux"), outcome
+    assert admitted(host.attempt(platform_identity(host.stack), "DELETE", HELM_RELEASES, None, HARD, old=release(host)))
+
+
+def test_no_tenant_identity_points_the_chart_elsewhere(host: Cluster) -> None:
+    """The HelmRepository's URL and the HelmChart helm-controller makes decide which chart the installer applies."""
+    old = source(host)
+    moved = copy.deepcopy(old)
+    moved["spec"]["url"] = "https://charts.attacker.example"
+    for who in TENANT_SIDE:
+        outcome = host.attempt(who, "UPDATE", HELM_REPOSITORIES, copy.deepcopy(moved), HARD, old=copy.deepcopy(old), verb="patch")
+        assert refused(outcome, RELEASE_POLICY), (who, outcome)
+        chart = helm_chart(host)
+        other = copy.deepcopy(chart)
+        other["spec"]["sourceRef"] = {"kind": "HelmRepository", "name": "mine"}
+        outcome = host.attempt(who, "UPDATE", HELM_CHARTS, other, HARD, old=chart, verb="patch")
+        assert refused(outcome, RELEASE_POLICY), (who, outcome)
+    assert host.attempt(DEPLOYER, "UPDATE", HELM_REPOSITORIES, moved, HARD, old=old).denied_by(RELEASE_POLICY)
+    # source-controller's finalizer, helm-controller's HelmChart, the platform's source.
+    finalized = source(host)
+    finalized["metadata"]["finalizers"] = ["finalizers.fluxcd.io"]
+    assert admitted(host.attempt(SOURCE_CONTROLLER, "UPDATE", HELM_REPOSITORIES, finalized, HARD, old=source(host)))
+    assert admitted(host.attempt(HELM_CONTROLLER, "CREATE", HELM_CHARTS, helm_chart(host), HARD))
+    bumped = helm_chart(host, "0.20.1")
+    assert admitted(host.attempt(HELM_CONTROLLER, "UPDATE", HELM_CHARTS, bumped, HARD, old=helm_chart(host), verb="patch"))
+    assert admitted(host.attempt(platform_identity(host.stack), "UPDATE", HELM_REPOSITORIES, moved, HARD, old=old))
+    assert host.attempt(STRAY, "CREATE", HELM_CHARTS, helm_chart(host), HARD).denied_by(RELEASE_POLICY)
+
+
+def test_the_preview_dry_runs_the_release_and_writes_nothing(host: Cluster) -> None:
+    """The preview is judged like the `up` it previews: its dry run of the platform's change passes."""
+    old = release(host)
+    bumped = copy.deepcopy(old)
+    bumped["spec"]["chart"]["spec"]["version"] = "0.20.1"
+    who = preview(host.stack)
+    dry = host.attempt(who, "UPDATE", HELM_RELEASES, copy.deepcopy(bumped), HARD, old=copy.deepcopy(old), verb="patch", dry_run=True)
+    assert admitted(dry), dry.decision.denials
+    real = host.attempt(who, "UPDATE", HELM_RELEASES, bumped, HARD, old=old, verb="patch")
+    assert real.denied_by("tenancy-preview-dry-run") and real.denied_by(RELEASE_POLICY), real
+    # Nor may it write the control plane for real, whatever its role holds.
+    real_write = host.attempt(who, "UPDATE", STATEFULSETS, with_image(statefulset(host), _EVIL), HARD, old=statefulset(host), verb="patch")
+    assert real_write.stopped_by is not None, real_write
+
+
+# --- The running pod and the accounts -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("verb", ["update", "patch"])
+def test_no_tenant_identity_changes_the_running_control_plane(host: Cluster, verb: str) -> None:
+    """A pod's images are mutable: `kubectl set image pod/vcluster-0` would run the tenant's image as the syncer."""
+    old = control_plane_pod(host)
+    for who in TENANT_SIDE:
+        outcome = host.attempt(who, "UPDATE", PODS, with_image(old, _EVIL), HARD, old=copy.deepcopy(old), verb=verb)
+        assert refused(outcome, "tenancy-syncer-account"), (who, outcome)
+    outcome = host.attempt(DEPLOYER, "UPDATE", PODS, with_image(old, _EVIL), HARD, old=copy.deepcopy(old), verb=verb)
+    assert outcome.denied_by("tenancy-syncer-account", "its spec is the platform's StatefulSet template"), outcome
+
+
+def test_no_debug_container_joins_the_control_plane(host: Cluster) -> None:
+    """An ephemeral container may mount the pod's volumes, the syncer's token among them."""
+    old = control_plane_pod(host)
+    debugged = copy.deepcopy(old)
+    debugged["spec"]["ephemeralContainers"] = [
+        {
+            "name": "debug",
+            "image": f"{_MIRROR}/busybox:1.37.0",
+            "imagePullPolicy": "Always",
+            "volumeMounts": [{"name": "kube-api-access", "mountPath": "/t"}],
+        }
+    ]
+    for who in [*TENANT_SIDE, STATEFULSET_CONTROLLER]:
+        outcome = host.attempt(who, "UPDATE", PODS, copy.deepcopy(debugged), HARD, old=copy.deepcopy(old), subresource="ephemeralcontainers")
+        assert refused(outcome, "tenancy-syncer-account"), (who, outcome)
+    stray = host.attempt(STRAY, "UPDATE", PODS, debugged, HARD, old=old, subresource="ephemeralcontainers")
+    assert stray.denied_by("tenancy-syncer-account"), stray
+
+
+def test_the_control_plane_pods_controllers_still_do_their_work(host: Cluster) -> None:
+    old = control_plane_pod(host)
+    # The StatefulSet controller labelling it with its revision (metadata only; a pod's spec is its template).
+    relabelled = copy.deepcopy(old)
+    relabelled["metadata"]["labels"] = {**relabelled["metadata"]["labels"], "controller-revision-hash": "vcluster-6b7c"}
+    assert admitted(host.attempt(STATEFULSET_CONTROLLER, "UPDATE", PODS, relabelled, HARD, old=copy.deepcopy(old)))
+    # Nor does the StatefulSet controller change the spec of a running pod.
+    assert host.attempt(STATEFULSET_CONTROLLER, "UPDATE", PODS, with_image(old, _EVIL), HARD, old=copy.deepcopy(old)).denied_by(
+        "tenancy-syncer-account"
+    )
+    # The garbage collector orphaning it, a tenant labelling it: the spec is as it was.
+    orphaned = copy.deepcopy(old)
+    orphaned["metadata"]["ownerReferences"] = []
+    assert admitted(host.attempt(GARBAGE_COLLECTOR, "UPDATE", PODS, orphaned, HARD, old=copy.deepcopy(old), verb="patch"))
+    labelled = copy.deepcopy(old)
+    labelled["metadata"]["labels"] = {**labelled["metadata"]["labels"], "team": "research"}
+    assert admitted(host.attempt(DEPLOYER, "UPDATE", PODS, labelled, HARD, old=copy.deepcopy(old), verb="patch"))
+    # Restarting it: the StatefulSet controller makes it again from the platform's template.
+    assert admitted(host.attempt(DEPLOYER, "DELETE", PODS, None, HARD, old=old))
+
+
+def test_no_pod_runs_as_the_installer(host: Cluster) -> None:
+    pod = copy.deepcopy(control_plane_pod(host))
+    del pod["metadata"]["ownerReferences"]
+    for field in ("serviceAccountName", "serviceAccount"):
+        as_installer = copy.deepcopy(pod)
+        as_installer["spec"].pop("serviceAccountName", None)
+        as_installer["spec"][field] = INSTALLER_ACCOUNT
+        for who in (DEPLOYER, SYNCER, STRAY):
+            outcome = host.attempt(who, "CREATE", PODS, copy.deepcopy(as_installer), HARD)
+            assert outcome.denied_by("tenancy-syncer-account", f"no pod runs as the ServiceAccount {INSTALLER_ACCOUNT}"), (
+                who,
+                outcome,
+            )
+    # The twin: the deployer's pod under its own account.
+    mine = copy.deepcopy(pod)
+    mine["spec"]["serviceAccountName"] = "deployer"
+    assert not host.attempt(DEPLOYER, "CREATE", PODS, mine, HARD).denied_by("tenancy-syncer-account")
+
+
+def test_the_installer_holds_the_charts_kinds_and_nothing_more(host: Cluster) -> None:
+    for resource, group in [("statefulsets", "apps"), ("services", ""), ("secrets", ""), ("configmaps", "")]:
+        for verb in ("create", "get", "list", "patch", "update", "delete"):
+            assert host.authz.allowed(INSTALLER, verb, resource, HARD, group=group), (verb, resource)
+    for verb, resource, group in [
+        ("create", "pods", ""),
+        ("create", "pods/exec", ""),
+        ("create", "serviceaccounts/token", ""),
+        ("create", "rolebindings", "rbac.authorization.k8s.io"),
+        ("update", "statefulsets/status", "apps"),
+        ("create", "controllerrevisions", "apps"),
+        ("patch", "helmreleases", "helm.toolkit.fluxcd.io"),
+    ]:
+        assert not host.authz.allowed(INSTALLER, verb, resource, HARD, group=group), (verb, resource)
+    for namespace in (SOFT, "flux-system", "kube-system"):
+        assert not host.authz.allowed(INSTALLER, "create", "secrets", namespace), namespace
+
+
+@pytest.mark.parametrize("account", [INSTALLER_ACCOUNT, SYNCER_ACCOUNT])
+def test_the_accounts_are_the_platforms(host: Cluster, account: str) -> None:
+    """An annotation (a cloud identity) or a deletion and new account under the same name is the platform's to make."""
+    [old] = [a for a in objects_of_kind(host.run, "ServiceAccount", HARD) if a["metadata"]["name"] == account]
+    annotated = copy.deepcopy(old)
+    annotated["metadata"]["annotations"] = {"iam.gke.io/gcp-service-account": "evil@example.iam.gserviceaccount.com"}
+    for who in TENANT_SIDE:
+        outcome = host.attempt(who, "UPDATE", "/v1/serviceaccounts", copy.deepcopy(annotated), HARD, old=copy.deepcopy(old))
+        assert refused(outcome, "tenancy-platform-owned"), (who, outcome)
+        assert refused(host.attempt(who, "DELETE", "/v1/serviceaccounts", None, HARD, old=copy.deepcopy(old)), "tenancy-platform-owned")
+    assert host.attempt(DEPLOYER, "DELETE", "/v1/serviceaccounts", None, HARD, old=old).denied_by("tenancy-platform-owned")
