@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from components.vcluster.values import INSTALLER_ACCOUNT, RELEASE_NAME
 from components.model.core.errors import ConfigurationError
 from tests.k8s_schema import validate_builtin, validate_custom
 from tests.support import objects_of_kind, plan, tenant_document, write_tenants
@@ -74,10 +75,17 @@ def test_flux_objects_validate_against_the_upstream_crds(example_plan: ProgramRu
 
 
 def test_flux_reconciles_as_the_tenants_deployer_inside_its_namespace(example_plan: ProgramRun) -> None:
+    """Every Flux object runs as the deployer, but a virtual cluster's own release, which runs as the
+    platform's installer (issue 43: the tenant may not write the control plane it installs)."""
+    installers: set[str] = set()
     for kind in ("HelmRelease", "Kustomization"):
         for obj in objects_of_kind(example_plan, kind):
             namespace = obj["metadata"]["namespace"]
-            assert obj["spec"]["serviceAccountName"] == "deployer", namespace
+            if kind == "HelmRelease" and obj["spec"]["serviceAccountName"] == INSTALLER_ACCOUNT:
+                assert obj["metadata"]["name"] == RELEASE_NAME and obj["spec"]["chart"]["spec"]["chart"] == "vcluster"
+                installers.add(namespace)
+            else:
+                assert obj["spec"]["serviceAccountName"] == "deployer", namespace
             if kind == "Kustomization":
                 # Into its own namespace, or into the virtual cluster in it (docs/virtual-clusters.md).
                 target = obj["spec"].get("targetNamespace") or obj["spec"]["kubeConfig"]["secretRef"]["name"]
@@ -97,6 +105,13 @@ def test_flux_reconciles_as_the_tenants_deployer_inside_its_namespace(example_pl
     }
     flux_namespaces = {o["metadata"]["namespace"] for kind in FLUX_KINDS for o in objects_of_kind(example_plan, kind)}
     assert flux_namespaces and flux_namespaces <= deployers
+    # So does the installer, where a virtual cluster's release names it.
+    installer_accounts = {
+        o["metadata"]["namespace"]
+        for o in objects_of_kind(example_plan, "ServiceAccount")
+        if o["metadata"]["name"] == INSTALLER_ACCOUNT
+    }
+    assert installers and installers <= installer_accounts
 
 
 def test_image_apps_pass_restricted_and_land_on_the_tenants_pool(dev_plan: ProgramRun) -> None:

@@ -24,6 +24,7 @@ from components.clouds.local.operator_pods import CNPG_BOOTSTRAP_CONTAINER
 from components.guardrails.access import DEPLOYER_ACCOUNT
 from components.model.core.labels import PLATFORM_OWNED_KEY
 from components.vcluster.values import SYNCER_ACCOUNT
+from tests.vcluster.chart_pods import control_plane_pod
 from tests.cel_admission import Request
 from tests.support import kubernetes_objects
 from tools.plan.harness import ProgramRun
@@ -935,7 +936,72 @@ def vcluster_writes(run: ProgramRun) -> list[Write]:
                 _request("CREATE", "/v1/pods", "Pod", identity, pod),
             )
         )
+        writes += _release_objects(release, namespace, vcluster)
     return writes
+
+
+def _release_objects(release: dict[str, Any], namespace: str, vcluster: str) -> list[Write]:
+    """What the release is made of and who writes it (issue 43): helm-controller, impersonating the
+    account the HelmRelease names, applies the chart's StatefulSet (chart/templates/statefulset.yaml,
+    its template as tests/vcluster/chart_pods.py rebuilds it), config Secret (config-secret.yaml) and
+    CoreDNS ConfigMap (coredns-configmap.yaml), and writes the HelmChart of the release's chart
+    template with its own identity (helm-controller v1.4.5 internal/reconcile/helmchart_template.go);
+    the syncer then notes its distro and store on the config Secret at each start (vCluster v0.20.0
+    pkg/setup/config.go updateSecretAnnotations)."""
+    account = release["spec"]["serviceAccountName"]
+    installer = f"system:serviceaccount:{namespace}:{account}"
+    pod = control_plane_pod(release["spec"]["values"], namespace, vcluster)
+    selector = {"app": "vcluster", "release": vcluster}
+    helm = {"meta.helm.sh/release-name": vcluster, "meta.helm.sh/release-namespace": namespace}
+    statefulset = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": vcluster, "namespace": namespace, "labels": selector, "annotations": helm},
+        "spec": {
+            "replicas": 1,
+            "serviceName": f"{vcluster}-headless",
+            "selector": {"matchLabels": selector},
+            "template": {"metadata": {"labels": pod["metadata"]["labels"]}, "spec": pod["spec"]},
+        },
+    }
+    config = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "Opaque",
+        "metadata": {"name": f"vc-config-{vcluster}", "namespace": namespace, "labels": selector, "annotations": helm},
+        "data": {"config.yaml": "Y29udHJvbFBsYW5lOiB7fQ=="},
+    }
+    coredns = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": f"vc-coredns-{vcluster}", "namespace": namespace, "annotations": helm},
+        "data": {"coredns.yaml": "kind: List"},
+    }
+    noted = copy.deepcopy(config)
+    noted["metadata"]["annotations"] = {**helm, "vcluster.loft.sh/distro": "k8s", "vcluster.loft.sh/store": "embedded-database"}
+    chart = {
+        "apiVersion": "source.toolkit.fluxcd.io/v1",
+        "kind": "HelmChart",
+        "metadata": {"name": f"{namespace}-{release['metadata']['name']}", "namespace": namespace},
+        "spec": release["spec"]["chart"]["spec"],
+    }
+    chart_source = "fluxcd/helm-controller v1.4.5 internal/reconcile/helmchart_template.go"
+    applied = "loft-sh/vcluster v0.20.0 chart/templates (applied by fluxcd/helm-controller v1.4.5 internal/action)"
+    syncer = f"system:serviceaccount:{namespace}:{SYNCER_ACCOUNT}"
+    return [
+        Write("helm-controller", f"control plane StatefulSet in {namespace} (as {account})", applied,
+              _request("CREATE", "apps/v1/statefulsets", "StatefulSet", installer, statefulset)),
+        Write("helm-controller", f"config Secret in {namespace} (as {account})", applied,
+              _request("CREATE", "/v1/secrets", "Secret", installer, config)),
+        Write("helm-controller", f"CoreDNS ConfigMap in {namespace} (as {account})", applied,
+              _request("CREATE", "/v1/configmaps", "ConfigMap", installer, coredns)),
+        Write("helm-controller", f"HelmChart of the release in {namespace}", chart_source,
+              _request("CREATE", "source.toolkit.fluxcd.io/v1/helmcharts", "HelmChart",
+                       "system:serviceaccount:flux-system:helm-controller", chart)),
+        Write("vcluster-syncer", f"distro and store on the config Secret in {namespace}",
+              "loft-sh/vcluster v0.20.0 pkg/setup/config.go",
+              _request("UPDATE", "/v1/secrets", "Secret", syncer, noted, config)),
+    ]
 
 
 # --- cert-manager --------------------------------------------------------------------------------

@@ -23,16 +23,16 @@ def test_the_mix_spreads_the_hard_share_evenly() -> None:
         tenant_mix(5, 1.5)
 
 
-def test_a_hard_tenant_costs_eleven_more_resources_than_a_soft_one(tmp_path: Path) -> None:
-    """Two environments: 7 objects in dev and 6 in read-only prod (the workload ServiceAccount of
-    issue 43 among them), less 2 RoleBindings in dev (admin, operator and viewer groups become one
-    viewer binding on the host)."""
+def test_a_hard_tenant_costs_fifteen_more_resources_than_a_soft_one(tmp_path: Path) -> None:
+    """Two environments: 9 objects in dev and 8 in read-only prod (issue 43's workload ServiceAccount,
+    installer ServiceAccount and installer RoleBinding among them), less 2 RoleBindings in dev
+    (admin, operator and viewer groups become one viewer binding on the host)."""
     soft = run_tenants(tmp_path / "soft", typical_tenant(1))
     hard = run_tenants(tmp_path / "hard", hard_tenant(1))
 
     def count(run_: ProgramRun, env: str) -> int:
         return sum(1 for r in run_.resources if r.name.startswith(f"t00001-{env}-"))
 
-    assert count(hard, "dev") - count(soft, "dev") == 7 - 2
-    assert count(hard, "prod") - count(soft, "prod") == 6
-    assert len(hard.resources) - len(soft.resources) == 11 + 3  # and, once per cluster, the two roles
+    assert count(hard, "dev") - count(soft, "dev") == 9 - 2
+    assert count(hard, "prod") - count(soft, "prod") == 8
+    assert len(hard.resources) - len(soft.resources) == 15 + 4  # and, once per cluster, the three roles

@@ -69,9 +69,9 @@ def test_host_objects_pass_the_official_schemas(tmp_path: Path) -> None:
         run = run_tenants(tmp_path / stack, hard_tenant(), stack=stack)
         version = parse_settings(stack_config(stack)[0], f"Pulumi.{stack}.yaml").kubernetes_version
         for namespace in (HARD, HARD_PROD):
-            objects = [
-                o for o in objects_of_kind(run, "ServiceAccount", namespace) if o["metadata"]["name"] == "vcluster"
-            ]
+            accounts = {"vcluster", "vc-workload-vcluster", "vcluster-installer"}
+            objects = [o for o in objects_of_kind(run, "ServiceAccount", namespace) if o["metadata"]["name"] in accounts]
+            assert len(objects) == len(accounts)
             objects += objects_of_kind(run, "RoleBinding", namespace) + objects_of_kind(run, "NetworkPolicy", namespace)
             for obj in objects:
                 validate_builtin(obj, version)
