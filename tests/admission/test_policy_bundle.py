@@ -55,6 +55,8 @@ VALIDATING = {
     "tenancy-suspension-flux",
     "tenancy-flux",
     "tenancy-vcluster-kubeconfig",
+    "tenancy-vcluster-control-plane",
+    "tenancy-vcluster-release",
     "tenancy-syncer-account",
     "tenancy-preview-dry-run",
 }

@@ -468,6 +468,28 @@ def test_no_tenant_identity_points_the_chart_elsewhere(host: Cluster) -> None:
     assert host.attempt(STRAY, "CREATE", HELM_CHARTS, helm_chart(host), HARD).denied_by(RELEASE_POLICY)
 
 
+def test_only_flux_writes_the_status_the_release_is_installed_from(host: Cluster) -> None:
+    """helm-controller fetches the chart from the artifact URL and digest in the HelmChart's status,
+    and reads where the release is stored from the HelmRelease's: each status is its controller's."""
+    chart = helm_chart(host)
+    served = chart | {"status": {"artifact": {"url": "http://source-controller.flux-system.svc/c.tgz", "digest": "sha256:a"}}}
+    forged = chart | {"status": {"artifact": {"url": "http://attacker.example/c.tgz", "digest": "sha256:b"}}}
+    for who in TENANT_SIDE:
+        outcome = host.attempt(who, "UPDATE", HELM_CHARTS, copy.deepcopy(forged), HARD, old=copy.deepcopy(served), subresource="status")
+        assert refused(outcome, RELEASE_POLICY), (who, outcome)
+    assert host.attempt(STRAY, "UPDATE", HELM_CHARTS, forged, HARD, old=served, subresource="status").denied_by(RELEASE_POLICY)
+    # Not even the other Flux controller: the HelmChart's status is source-controller's.
+    assert host.attempt(HELM_CONTROLLER, "UPDATE", HELM_CHARTS, forged, HARD, old=served, subresource="status").denied_by(
+        RELEASE_POLICY
+    )
+    assert admitted(host.attempt(SOURCE_CONTROLLER, "UPDATE", HELM_CHARTS, served, HARD, old=chart, subresource="status"))
+    old = release(host)
+    moved = old | {"status": {"storageNamespace": SOFT}}
+    assert host.attempt(STRAY, "UPDATE", HELM_RELEASES, moved, HARD, old=old, subresource="status").denied_by(RELEASE_POLICY)
+    stored = old | {"status": {"storageNamespace": HARD}}
+    assert admitted(host.attempt(HELM_CONTROLLER, "UPDATE", HELM_RELEASES, stored, HARD, old=old, subresource="status"))
+
+
 def test_the_preview_dry_runs_the_release_and_writes_nothing(host: Cluster) -> None:
     """The preview is judged like the `up` it previews: its dry run of the platform's change passes."""
     old = release(host)

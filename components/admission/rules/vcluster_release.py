@@ -33,7 +33,11 @@ may name (rules/syncer_account.py, rules/side_doors.py), and two policies keep t
   the installer, the HelmRepository `vcluster-charts` or the HelmChart `<namespace>-vcluster`, by
   anyone but the platform identities (and for the HelmChart, helm-controller, which writes it from
   the HelmRelease). An UPDATE that leaves the spec as it was passes: Flux's controllers add and
-  remove their finalizers, and tenants may still ask for a reconcile (an annotation).
+  remove their finalizers, and tenants may still ask for a reconcile (an annotation). Their status
+  is their controller's alone (the Flux namespace's helm-controller for the HelmRelease,
+  source-controller for the sources): helm-controller fetches the chart from the artifact URL and
+  digest in the HelmChart's status (v1.4.5 internal/controller/helmrelease_controller.go, through
+  `getSource`), and reads where the release is stored from the HelmRelease's.
 
 The names are reserved in every tenant namespace, as the kubeconfig Secret's is
 (rules/vcluster_kubeconfig.py): a namespace that is not a virtual cluster's host yet could
@@ -125,6 +129,7 @@ def _syncer_bookkeeping() -> str:
         f" && object.metadata.name == {literal(CONFIG_SECRET)}"
         f" && {data_new} == {data_old} && {labels_new} == {labels_old}"
         f" && (has(object.type) ? object.type : '') == (has(oldObject.type) ? oldObject.type : '')"
+        " && (has(object.immutable) && object.immutable) == (has(oldObject.immutable) && oldObject.immutable)"
         f" && {new}.all(k, k in {own} || (k in {old} && {old}[k] == {new}[k]))"
         f" && {old}.all(k, k in {own} || k in {new})"
     )
@@ -183,6 +188,15 @@ def control_plane_policy(users: list[str], groups: list[str]) -> PolicyDefinitio
 def release_policy(users: list[str], groups: list[str], flux_namespace: str) -> PolicyDefinition:
     resource = "request.resource.resource"
     helm_controller = literal(f"system:serviceaccount:{flux_namespace}:helm-controller")
+    source_controller = literal(f"system:serviceaccount:{flux_namespace}:source-controller")
+    main = "(!has(request.subResource) || request.subResource == '')"
+    # Each status is its controller's: helm-controller reads where the release is stored from the
+    # HelmRelease's, and fetches the chart from the artifact URL and digest in the HelmChart's.
+    status_writer = (
+        "has(request.subResource) && request.subResource == 'status' && ("
+        f"({resource} == 'helmreleases' && request.userInfo.username == {helm_controller})"
+        f" || ({resource} != 'helmreleases' && request.userInfo.username == {source_controller}))"
+    )
 
     def ours(var: str) -> str:
         name = _name(var)
@@ -195,7 +209,7 @@ def release_policy(users: list[str], groups: list[str], flux_namespace: str) -> 
         )
 
     spec_unchanged = (
-        "request.operation == 'UPDATE' && (has(object.spec) ? object.spec : {}) == (has(oldObject.spec)"
+        f"request.operation == 'UPDATE' && {main} && (has(object.spec) ? object.spec : {{}}) == (has(oldObject.spec)"
         " ? oldObject.spec : {})"
     )
     return PolicyDefinition(
@@ -203,7 +217,9 @@ def release_policy(users: list[str], groups: list[str], flux_namespace: str) -> 
         rule="platform_owned",
         resource_rules=[
             resource_rule("helm.toolkit.fluxcd.io", ["helmreleases"], _ALL),
+            resource_rule("helm.toolkit.fluxcd.io", ["helmreleases/status"], ["UPDATE"]),
             resource_rule("source.toolkit.fluxcd.io", ["helmrepositories", "helmcharts"], _ALL),
+            resource_rule("source.toolkit.fluxcd.io", ["helmrepositories/status", "helmcharts/status"], ["UPDATE"]),
         ],
         match_conditions=[{"name": "the-release", "expression": f"{ours('object')} || {ours('oldObject')}"}],
         variables=[
@@ -211,7 +227,8 @@ def release_policy(users: list[str], groups: list[str], flux_namespace: str) -> 
             {
                 "name": "controllers",
                 "expression": f"request.userInfo.username in {literal_list(KUBERNETES_CONTROLLERS)}"
-                f" || ({resource} == 'helmcharts' && request.userInfo.username == {helm_controller})",
+                f" || ({resource} == 'helmcharts' && {main} && request.userInfo.username == {helm_controller})"
+                f" || ({status_writer})",
             },
         ],
         validations=[
