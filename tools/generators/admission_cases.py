@@ -325,10 +325,8 @@ STRAY_GRANT: list[dict[str, Any]] = [
                 "verbs": ["get", "update", "patch"],
             },
             {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["rolebindings"], "verbs": ["create"]},
-            # Issue 43 (2b): what the StatefulSet controller builds the control plane pod from, and the
-            # HelmChart helm-controller installs the virtual cluster's release from.
+            # Issue 43 (2b): what the StatefulSet controller builds the control plane pod from.
             {"apiGroups": ["apps"], "resources": ["controllerrevisions"], "verbs": ["create"]},
-            {"apiGroups": ["source.toolkit.fluxcd.io"], "resources": ["helmcharts"], "verbs": ["create"]},
             # RBAC's escalation check: who binds a role must hold what it grants (or `bind`).
             {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"], "verbs": ["bind"]},
         ],
@@ -1582,39 +1580,6 @@ CASES += [
         target="vcluster-charts",
     ),
     Case(
-        "stray-writes-vcluster-helm-chart",
-        STRAY,
-        OPERATOR_LAB_DEV,
-        "source.toolkit.fluxcd.io/v1/helmcharts",
-        _flux(
-            "source.toolkit.fluxcd.io/v1/helmcharts",
-            "HelmChart",
-            f"{OPERATOR_LAB_DEV}-vcluster",
-            chart="vcluster",
-            sourceRef={"kind": "HelmRepository", "name": "e2e-mine"},
-            interval="10m",
-        ),
-        "deny",
-        "tenancy-vcluster-release",
-        "helm-controller's HelmChart for the release: only helm-controller and the platform write it",
-    ),
-    Case(
-        "stray-writes-helm-chart",
-        STRAY,
-        OPERATOR_LAB_DEV,
-        "source.toolkit.fluxcd.io/v1/helmcharts",
-        _flux(
-            "source.toolkit.fluxcd.io/v1/helmcharts",
-            "HelmChart",
-            "e2e-own-chart",
-            chart="web",
-            sourceRef={"kind": "HelmRepository", "name": "e2e-mine"},
-            interval="10m",
-        ),
-        "admit",
-        why="another HelmChart is not the release's",
-    ),
-    Case(
         "deployer-runs-pod-as-installer",
         OPERATOR_LAB_DEV_DEPLOYER,
         OPERATOR_LAB_DEV,
@@ -1764,12 +1729,10 @@ LIVE_CLASSES: dict[str, tuple[str, ...]] = {
         "installer-writes-release-record",
         "deployer-writes-own-release-record",
     ),
-    "Issue 43: the virtual cluster's HelmRelease, its source and its HelmChart": (
+    "Issue 43: the virtual cluster's HelmRelease and its source": (
         "deployer-repoints-vcluster-release",
         "deployer-repoints-vcluster-chart-source",
-        "stray-writes-vcluster-helm-chart",
         "deployer-requests-vcluster-reconcile",
-        "stray-writes-helm-chart",
     ),
     "Issue 43: the installer's account": (
         "deployer-runs-pod-as-installer",
