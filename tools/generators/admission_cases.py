@@ -1495,6 +1495,16 @@ CASES += [
         "the syncer starts with this configuration (the release's values)",
     ),
     Case(
+        "syncer-writes-vcluster-config",
+        OPERATOR_LAB_DEV_SYNCER,
+        OPERATOR_LAB_DEV,
+        SECRETS,
+        {**_secret("vc-config-vcluster"), "stringData": {"config.yaml": "exportKubeConfig: {server: https://169.254.169.254}"}},
+        "deny",
+        "tenancy-vcluster-control-plane",
+        "the syncer may note its distro and store on its configuration, never write it",
+    ),
+    Case(
         "installer-writes-vcluster-config",
         OPERATOR_LAB_DEV_INSTALLER,
         OPERATOR_LAB_DEV,
@@ -1723,6 +1733,7 @@ LIVE_CLASSES: dict[str, tuple[str, ...]] = {
     ),
     "Issue 43: the syncer's configuration and Helm's records of its release": (
         "deployer-writes-vcluster-config",
+        "syncer-writes-vcluster-config",
         "deployer-plants-release-record",
         "deployer-writes-release-record",
         "installer-writes-vcluster-config",
