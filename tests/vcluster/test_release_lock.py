@@ -139,7 +139,7 @@ def revision(host: Cluster, image: str | None = None) -> dict[str, Any]:
     """A ControllerRevision as the StatefulSet controller writes it (its data: the template patch)."""
     template = statefulset(host)["spec"]["template"]
     if image is not None:
-        template = with_image({"kind": "Pod", "spec": template["spec"]}, image) | {"metadata": template["metadata"]}
+        template["spec"]["containers"][0]["image"] = image
     owner = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "vcluster", "uid": "u1", "controller": True}
     return {
         "apiVersion": "apps/v1",
