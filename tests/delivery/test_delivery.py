@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from components.vcluster.values import INSTALLER_ACCOUNT, RELEASE_NAME
 from components.model.core.errors import ConfigurationError
+from components.vcluster.values import INSTALLER_ACCOUNT, RELEASE_NAME
 from tests.k8s_schema import validate_builtin, validate_custom
 from tests.support import objects_of_kind, plan, tenant_document, write_tenants
 from tools.plan.harness import ProgramRun, new_monitor, run_program, stack_config

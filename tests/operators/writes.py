@@ -24,9 +24,9 @@ from components.clouds.local.operator_pods import CNPG_BOOTSTRAP_CONTAINER
 from components.guardrails.access import DEPLOYER_ACCOUNT
 from components.model.core.labels import PLATFORM_OWNED_KEY
 from components.vcluster.values import SYNCER_ACCOUNT
-from tests.vcluster.chart_pods import control_plane_pod
 from tests.cel_admission import Request
 from tests.support import kubernetes_objects
+from tests.vcluster.chart_pods import control_plane_pod
 from tools.plan.harness import ProgramRun
 
 CNPG_IDENTITY = "system:serviceaccount:cnpg-system:cloudnative-pg"
@@ -978,7 +978,11 @@ def _release_objects(release: dict[str, Any], namespace: str, vcluster: str) -> 
         "data": {"coredns.yaml": "kind: List"},
     }
     noted = copy.deepcopy(config)
-    noted["metadata"]["annotations"] = {**helm, "vcluster.loft.sh/distro": "k8s", "vcluster.loft.sh/store": "embedded-database"}
+    noted["metadata"]["annotations"] = {
+        **helm,
+        "vcluster.loft.sh/distro": "k8s",
+        "vcluster.loft.sh/store": "embedded-database",
+    }
     chart = {
         "apiVersion": "source.toolkit.fluxcd.io/v1",
         "kind": "HelmChart",
@@ -989,18 +993,42 @@ def _release_objects(release: dict[str, Any], namespace: str, vcluster: str) -> 
     applied = "loft-sh/vcluster v0.20.0 chart/templates (applied by fluxcd/helm-controller v1.4.5 internal/action)"
     syncer = f"system:serviceaccount:{namespace}:{SYNCER_ACCOUNT}"
     return [
-        Write("helm-controller", f"control plane StatefulSet in {namespace} (as {account})", applied,
-              _request("CREATE", "apps/v1/statefulsets", "StatefulSet", installer, statefulset)),
-        Write("helm-controller", f"config Secret in {namespace} (as {account})", applied,
-              _request("CREATE", "/v1/secrets", "Secret", installer, config)),
-        Write("helm-controller", f"CoreDNS ConfigMap in {namespace} (as {account})", applied,
-              _request("CREATE", "/v1/configmaps", "ConfigMap", installer, coredns)),
-        Write("helm-controller", f"HelmChart of the release in {namespace}", chart_source,
-              _request("CREATE", "source.toolkit.fluxcd.io/v1/helmcharts", "HelmChart",
-                       "system:serviceaccount:flux-system:helm-controller", chart)),
-        Write("vcluster-syncer", f"distro and store on the config Secret in {namespace}",
-              "loft-sh/vcluster v0.20.0 pkg/setup/config.go",
-              _request("UPDATE", "/v1/secrets", "Secret", syncer, noted, config)),
+        Write(
+            "helm-controller",
+            f"control plane StatefulSet in {namespace} (as {account})",
+            applied,
+            _request("CREATE", "apps/v1/statefulsets", "StatefulSet", installer, statefulset),
+        ),
+        Write(
+            "helm-controller",
+            f"config Secret in {namespace} (as {account})",
+            applied,
+            _request("CREATE", "/v1/secrets", "Secret", installer, config),
+        ),
+        Write(
+            "helm-controller",
+            f"CoreDNS ConfigMap in {namespace} (as {account})",
+            applied,
+            _request("CREATE", "/v1/configmaps", "ConfigMap", installer, coredns),
+        ),
+        Write(
+            "helm-controller",
+            f"HelmChart of the release in {namespace}",
+            chart_source,
+            _request(
+                "CREATE",
+                "source.toolkit.fluxcd.io/v1/helmcharts",
+                "HelmChart",
+                "system:serviceaccount:flux-system:helm-controller",
+                chart,
+            ),
+        ),
+        Write(
+            "vcluster-syncer",
+            f"distro and store on the config Secret in {namespace}",
+            "loft-sh/vcluster v0.20.0 pkg/setup/config.go",
+            _request("UPDATE", "/v1/secrets", "Secret", syncer, noted, config),
+        ),
     ]
 
 

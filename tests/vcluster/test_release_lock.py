@@ -46,7 +46,10 @@ from tests.vcluster.helpers import HARD, HARD_ADMIN, SOFT, hard_tenant, run_tena
 STATEFULSETS, REVISIONS = "apps/v1/statefulsets", "apps/v1/controllerrevisions"
 SECRETS, CONFIG_MAPS, PODS = "/v1/secrets", "/v1/configmaps", "/v1/pods"
 HELM_RELEASES = "helm.toolkit.fluxcd.io/v2/helmreleases"
-HELM_REPOSITORIES, HELM_CHARTS = "source.toolkit.fluxcd.io/v1/helmrepositories", "source.toolkit.fluxcd.io/v1/helmcharts"
+HELM_REPOSITORIES, HELM_CHARTS = (
+    "source.toolkit.fluxcd.io/v1/helmrepositories",
+    "source.toolkit.fluxcd.io/v1/helmcharts",
+)
 _SA = ("system:serviceaccounts", "system:authenticated")
 
 DEPLOYER = Subject("ServiceAccount", "deployer", HARD)
@@ -206,7 +209,9 @@ def test_no_tenant_identity_changes_the_control_planes_template(host: Cluster, v
     """Another image in the template: the StatefulSet controller's next vcluster-0 would run it as the syncer."""
     old = statefulset(host)
     for who in TENANT_SIDE:
-        outcome = host.attempt(who, "UPDATE", STATEFULSETS, with_image(old, _EVIL), HARD, old=copy.deepcopy(old), verb=verb)
+        outcome = host.attempt(
+            who, "UPDATE", STATEFULSETS, with_image(old, _EVIL), HARD, old=copy.deepcopy(old), verb=verb
+        )
         assert refused(outcome, CONTROL_PLANE_POLICY), (who, outcome)
     # The deployer holds the RBAC verb: admission is what stops it.
     outcome = host.attempt(DEPLOYER, "UPDATE", STATEFULSETS, with_image(old, _EVIL), HARD, old=old, verb=verb)
@@ -237,7 +242,9 @@ def test_no_tenant_identity_creates_or_deletes_the_control_planes_statefulset(ho
     body["metadata"]["annotations"] = {"meta.helm.sh/release-name": "vcluster", "meta.helm.sh/release-namespace": HARD}
     for who in TENANT_SIDE:
         assert refused(host.attempt(who, "CREATE", STATEFULSETS, copy.deepcopy(body), HARD), CONTROL_PLANE_POLICY), who
-        assert refused(host.attempt(who, "DELETE", STATEFULSETS, None, HARD, old=statefulset(host)), CONTROL_PLANE_POLICY)
+        assert refused(
+            host.attempt(who, "DELETE", STATEFULSETS, None, HARD, old=statefulset(host)), CONTROL_PLANE_POLICY
+        )
     assert host.attempt(DEPLOYER, "CREATE", STATEFULSETS, body, HARD).denied_by(CONTROL_PLANE_POLICY)
     assert admitted(host.attempt(INSTALLER, "CREATE", STATEFULSETS, statefulset(host), HARD))
     assert admitted(host.attempt(INSTALLER, "DELETE", STATEFULSETS, None, HARD, old=statefulset(host)))
@@ -273,7 +280,9 @@ def test_only_the_statefulset_controller_writes_the_status(host: Cluster) -> Non
     moved = copy.deepcopy(old)
     moved["status"]["currentRevision"] = "vcluster-evil"
     for who in TENANT_SIDE:
-        outcome = host.attempt(who, "UPDATE", STATEFULSETS, copy.deepcopy(moved), HARD, old=copy.deepcopy(old), subresource="status")
+        outcome = host.attempt(
+            who, "UPDATE", STATEFULSETS, copy.deepcopy(moved), HARD, old=copy.deepcopy(old), subresource="status"
+        )
         assert refused(outcome, CONTROL_PLANE_POLICY), (who, outcome)
     assert host.attempt(STRAY, "UPDATE", STATEFULSETS, moved, HARD, old=old, subresource="status").denied_by(
         CONTROL_PLANE_POLICY
@@ -312,9 +321,18 @@ def test_no_tenant_identity_rewrites_the_syncers_configuration(host: Cluster) ->
     hostile = secret(CONFIG_SECRET, config="exportKubeConfig: {server: https://169.254.169.254}")
     for who in TENANT_SIDE:
         for operation, new, previous in [("UPDATE", hostile, old), ("CREATE", hostile, None), ("DELETE", None, old)]:
-            outcome = host.attempt(who, operation, SECRETS, copy.deepcopy(new) if new else None, HARD, old=copy.deepcopy(previous) if previous else None)
+            outcome = host.attempt(
+                who,
+                operation,
+                SECRETS,
+                copy.deepcopy(new) if new else None,
+                HARD,
+                old=copy.deepcopy(previous) if previous else None,
+            )
             assert refused(outcome, CONTROL_PLANE_POLICY), (who, operation, outcome)
-    outcome = host.attempt(DEPLOYER, "UPDATE", SECRETS, copy.deepcopy(hostile), HARD, old=copy.deepcopy(old), verb="patch")
+    outcome = host.attempt(
+        DEPLOYER, "UPDATE", SECRETS, copy.deepcopy(hostile), HARD, old=copy.deepcopy(old), verb="patch"
+    )
     assert outcome.denied_by(CONTROL_PLANE_POLICY), outcome
     assert admitted(host.attempt(INSTALLER, "UPDATE", SECRETS, hostile, HARD, old=old, verb="patch"))
 
@@ -323,12 +341,16 @@ def test_the_syncer_keeps_its_bookkeeping_on_the_config_secret(host: Cluster) ->
     """vCluster v0.20.0 pkg/setup/config.go updateSecretAnnotations: the control plane does not start without it."""
     old = secret(CONFIG_SECRET, annotations={"meta.helm.sh/release-name": "vcluster"})
     noted = copy.deepcopy(old)
-    noted["metadata"]["annotations"].update({"vcluster.loft.sh/distro": "k8s", "vcluster.loft.sh/store": "embedded-database"})
+    noted["metadata"]["annotations"].update(
+        {"vcluster.loft.sh/distro": "k8s", "vcluster.loft.sh/store": "embedded-database"}
+    )
     assert admitted(host.attempt(SYNCER, "UPDATE", SECRETS, copy.deepcopy(noted), HARD, old=copy.deepcopy(old)))
     # The same door carries nothing else: data, another annotation, and the deployer.
     with_data = copy.deepcopy(noted)
     with_data["data"]["config.yaml"] = "exportKubeConfig: {server: https://169.254.169.254}"
-    assert host.attempt(SYNCER, "UPDATE", SECRETS, with_data, HARD, old=copy.deepcopy(old)).denied_by(CONTROL_PLANE_POLICY)
+    assert host.attempt(SYNCER, "UPDATE", SECRETS, with_data, HARD, old=copy.deepcopy(old)).denied_by(
+        CONTROL_PLANE_POLICY
+    )
     other = copy.deepcopy(noted)
     other["metadata"]["annotations"]["meta.helm.sh/release-name"] = "other"
     assert host.attempt(SYNCER, "UPDATE", SECRETS, other, HARD, old=copy.deepcopy(old)).denied_by(CONTROL_PLANE_POLICY)
@@ -342,7 +364,9 @@ def test_no_tenant_identity_rewrites_corednss_manifests(host: Cluster) -> None:
     for who in TENANT_SIDE:
         outcome = host.attempt(who, "UPDATE", CONFIG_MAPS, copy.deepcopy(changed), HARD, old=copy.deepcopy(old))
         assert refused(outcome, CONTROL_PLANE_POLICY), (who, outcome)
-    assert host.attempt(DEPLOYER, "UPDATE", CONFIG_MAPS, changed, HARD, old=old, verb="patch").denied_by(CONTROL_PLANE_POLICY)
+    assert host.attempt(DEPLOYER, "UPDATE", CONFIG_MAPS, changed, HARD, old=old, verb="patch").denied_by(
+        CONTROL_PLANE_POLICY
+    )
     assert admitted(host.attempt(INSTALLER, "UPDATE", CONFIG_MAPS, changed, HARD, old=old))
     assert admitted(host.attempt(DEPLOYER, "CREATE", CONFIG_MAPS, config_map("settings"), HARD))
 
@@ -404,7 +428,9 @@ def test_no_tenant_identity_changes_the_release(host: Cluster, change: dict[str,
     new["spec"].update(change)
     for who in TENANT_SIDE:
         for verb in ("update", "patch"):
-            outcome = host.attempt(who, "UPDATE", HELM_RELEASES, copy.deepcopy(new), HARD, old=copy.deepcopy(old), verb=verb)
+            outcome = host.attempt(
+                who, "UPDATE", HELM_RELEASES, copy.deepcopy(new), HARD, old=copy.deepcopy(old), verb=verb
+            )
             assert refused(outcome, RELEASE_POLICY), (who, verb, outcome)
     assert host.attempt(DEPLOYER, "UPDATE", HELM_RELEASES, new, HARD, old=old, verb="patch").denied_by(RELEASE_POLICY)
 
@@ -413,10 +439,14 @@ def test_the_platform_changes_the_release_and_flux_keeps_its_finalizer(host: Clu
     old = release(host)
     bumped = copy.deepcopy(old)
     bumped["spec"]["chart"]["spec"]["version"] = "0.20.1"
-    assert admitted(host.attempt(platform_identity(host.stack), "UPDATE", HELM_RELEASES, bumped, HARD, old=old, verb="patch"))
+    assert admitted(
+        host.attempt(platform_identity(host.stack), "UPDATE", HELM_RELEASES, bumped, HARD, old=old, verb="patch")
+    )
     finalized = release(host)
     finalized["metadata"]["finalizers"] = ["finalizers.fluxcd.io"]
-    assert admitted(host.attempt(HELM_CONTROLLER, "UPDATE", HELM_RELEASES, finalized, HARD, old=release(host), verb="patch"))
+    assert admitted(
+        host.attempt(HELM_CONTROLLER, "UPDATE", HELM_RELEASES, finalized, HARD, old=release(host), verb="patch")
+    )
     # A tenant asking for a reconcile (`flux reconcile helmrelease vcluster`): an annotation, spec unchanged.
     asked = release(host)
     asked["metadata"]["annotations"] = {**asked["metadata"]["annotations"], "reconcile.fluxcd.io/requestedAt": "now"}
@@ -449,7 +479,9 @@ def test_no_tenant_identity_points_the_chart_elsewhere(host: Cluster) -> None:
     moved = copy.deepcopy(old)
     moved["spec"]["url"] = "https://charts.attacker.example"
     for who in TENANT_SIDE:
-        outcome = host.attempt(who, "UPDATE", HELM_REPOSITORIES, copy.deepcopy(moved), HARD, old=copy.deepcopy(old), verb="patch")
+        outcome = host.attempt(
+            who, "UPDATE", HELM_REPOSITORIES, copy.deepcopy(moved), HARD, old=copy.deepcopy(old), verb="patch"
+        )
         assert refused(outcome, RELEASE_POLICY), (who, outcome)
         chart = helm_chart(host)
         other = copy.deepcopy(chart)
@@ -463,7 +495,9 @@ def test_no_tenant_identity_points_the_chart_elsewhere(host: Cluster) -> None:
     assert admitted(host.attempt(SOURCE_CONTROLLER, "UPDATE", HELM_REPOSITORIES, finalized, HARD, old=source(host)))
     assert admitted(host.attempt(HELM_CONTROLLER, "CREATE", HELM_CHARTS, helm_chart(host), HARD))
     bumped = helm_chart(host, "0.20.1")
-    assert admitted(host.attempt(HELM_CONTROLLER, "UPDATE", HELM_CHARTS, bumped, HARD, old=helm_chart(host), verb="patch"))
+    assert admitted(
+        host.attempt(HELM_CONTROLLER, "UPDATE", HELM_CHARTS, bumped, HARD, old=helm_chart(host), verb="patch")
+    )
     assert admitted(host.attempt(platform_identity(host.stack), "UPDATE", HELM_REPOSITORIES, moved, HARD, old=old))
     assert host.attempt(STRAY, "CREATE", HELM_CHARTS, helm_chart(host), HARD).denied_by(RELEASE_POLICY)
 
@@ -472,20 +506,30 @@ def test_only_flux_writes_the_status_the_release_is_installed_from(host: Cluster
     """helm-controller fetches the chart from the artifact URL and digest in the HelmChart's status,
     and reads where the release is stored from the HelmRelease's: each status is its controller's."""
     chart = helm_chart(host)
-    served = chart | {"status": {"artifact": {"url": "http://source-controller.flux-system.svc/c.tgz", "digest": "sha256:a"}}}
+    served = chart | {
+        "status": {"artifact": {"url": "http://source-controller.flux-system.svc/c.tgz", "digest": "sha256:a"}}
+    }
     forged = chart | {"status": {"artifact": {"url": "http://attacker.example/c.tgz", "digest": "sha256:b"}}}
     for who in TENANT_SIDE:
-        outcome = host.attempt(who, "UPDATE", HELM_CHARTS, copy.deepcopy(forged), HARD, old=copy.deepcopy(served), subresource="status")
+        outcome = host.attempt(
+            who, "UPDATE", HELM_CHARTS, copy.deepcopy(forged), HARD, old=copy.deepcopy(served), subresource="status"
+        )
         assert refused(outcome, RELEASE_POLICY), (who, outcome)
-    assert host.attempt(STRAY, "UPDATE", HELM_CHARTS, forged, HARD, old=served, subresource="status").denied_by(RELEASE_POLICY)
-    # Not even the other Flux controller: the HelmChart's status is source-controller's.
-    assert host.attempt(HELM_CONTROLLER, "UPDATE", HELM_CHARTS, forged, HARD, old=served, subresource="status").denied_by(
+    assert host.attempt(STRAY, "UPDATE", HELM_CHARTS, forged, HARD, old=served, subresource="status").denied_by(
         RELEASE_POLICY
     )
-    assert admitted(host.attempt(SOURCE_CONTROLLER, "UPDATE", HELM_CHARTS, served, HARD, old=chart, subresource="status"))
+    # Not even the other Flux controller: the HelmChart's status is source-controller's.
+    assert host.attempt(
+        HELM_CONTROLLER, "UPDATE", HELM_CHARTS, forged, HARD, old=served, subresource="status"
+    ).denied_by(RELEASE_POLICY)
+    assert admitted(
+        host.attempt(SOURCE_CONTROLLER, "UPDATE", HELM_CHARTS, served, HARD, old=chart, subresource="status")
+    )
     old = release(host)
     moved = old | {"status": {"storageNamespace": SOFT}}
-    assert host.attempt(STRAY, "UPDATE", HELM_RELEASES, moved, HARD, old=old, subresource="status").denied_by(RELEASE_POLICY)
+    assert host.attempt(STRAY, "UPDATE", HELM_RELEASES, moved, HARD, old=old, subresource="status").denied_by(
+        RELEASE_POLICY
+    )
     stored = old | {"status": {"storageNamespace": HARD}}
     assert admitted(host.attempt(HELM_CONTROLLER, "UPDATE", HELM_RELEASES, stored, HARD, old=old, subresource="status"))
 
@@ -496,12 +540,16 @@ def test_the_preview_dry_runs_the_release_and_writes_nothing(host: Cluster) -> N
     bumped = copy.deepcopy(old)
     bumped["spec"]["chart"]["spec"]["version"] = "0.20.1"
     who = preview(host.stack)
-    dry = host.attempt(who, "UPDATE", HELM_RELEASES, copy.deepcopy(bumped), HARD, old=copy.deepcopy(old), verb="patch", dry_run=True)
+    dry = host.attempt(
+        who, "UPDATE", HELM_RELEASES, copy.deepcopy(bumped), HARD, old=copy.deepcopy(old), verb="patch", dry_run=True
+    )
     assert admitted(dry), dry.decision.denials
     real = host.attempt(who, "UPDATE", HELM_RELEASES, bumped, HARD, old=old, verb="patch")
     assert real.denied_by("tenancy-preview-dry-run") and real.denied_by(RELEASE_POLICY), real
     # Nor may it write the control plane for real, whatever its role holds.
-    real_write = host.attempt(who, "UPDATE", STATEFULSETS, with_image(statefulset(host), _EVIL), HARD, old=statefulset(host), verb="patch")
+    real_write = host.attempt(
+        who, "UPDATE", STATEFULSETS, with_image(statefulset(host), _EVIL), HARD, old=statefulset(host), verb="patch"
+    )
     assert real_write.stopped_by is not None, real_write
 
 
@@ -532,7 +580,15 @@ def test_no_debug_container_joins_the_control_plane(host: Cluster) -> None:
         }
     ]
     for who in [*TENANT_SIDE, STATEFULSET_CONTROLLER]:
-        outcome = host.attempt(who, "UPDATE", PODS, copy.deepcopy(debugged), HARD, old=copy.deepcopy(old), subresource="ephemeralcontainers")
+        outcome = host.attempt(
+            who,
+            "UPDATE",
+            PODS,
+            copy.deepcopy(debugged),
+            HARD,
+            old=copy.deepcopy(old),
+            subresource="ephemeralcontainers",
+        )
         assert refused(outcome, "tenancy-syncer-account"), (who, outcome)
     stray = host.attempt(STRAY, "UPDATE", PODS, debugged, HARD, old=old, subresource="ephemeralcontainers")
     assert stray.denied_by("tenancy-syncer-account"), stray
@@ -545,13 +601,15 @@ def test_the_control_plane_pods_controllers_still_do_their_work(host: Cluster) -
     relabelled["metadata"]["labels"] = {**relabelled["metadata"]["labels"], "controller-revision-hash": "vcluster-6b7c"}
     assert admitted(host.attempt(STATEFULSET_CONTROLLER, "UPDATE", PODS, relabelled, HARD, old=copy.deepcopy(old)))
     # Nor does the StatefulSet controller change the spec of a running pod.
-    assert host.attempt(STATEFULSET_CONTROLLER, "UPDATE", PODS, with_image(old, _EVIL), HARD, old=copy.deepcopy(old)).denied_by(
-        "tenancy-syncer-account"
-    )
+    assert host.attempt(
+        STATEFULSET_CONTROLLER, "UPDATE", PODS, with_image(old, _EVIL), HARD, old=copy.deepcopy(old)
+    ).denied_by("tenancy-syncer-account")
     # The garbage collector orphaning it, a tenant labelling it: the spec is as it was.
     orphaned = copy.deepcopy(old)
     orphaned["metadata"]["ownerReferences"] = []
-    assert admitted(host.attempt(GARBAGE_COLLECTOR, "UPDATE", PODS, orphaned, HARD, old=copy.deepcopy(old), verb="patch"))
+    assert admitted(
+        host.attempt(GARBAGE_COLLECTOR, "UPDATE", PODS, orphaned, HARD, old=copy.deepcopy(old), verb="patch")
+    )
     labelled = copy.deepcopy(old)
     labelled["metadata"]["labels"] = {**labelled["metadata"]["labels"], "team": "research"}
     assert admitted(host.attempt(DEPLOYER, "UPDATE", PODS, labelled, HARD, old=copy.deepcopy(old), verb="patch"))
@@ -568,7 +626,9 @@ def test_no_pod_runs_as_the_installer(host: Cluster) -> None:
         as_installer["spec"][field] = INSTALLER_ACCOUNT
         for who in (DEPLOYER, SYNCER, STRAY):
             outcome = host.attempt(who, "CREATE", PODS, copy.deepcopy(as_installer), HARD)
-            assert outcome.denied_by("tenancy-syncer-account", f"no pod runs as the ServiceAccount {INSTALLER_ACCOUNT}"), (
+            assert outcome.denied_by(
+                "tenancy-syncer-account", f"no pod runs as the ServiceAccount {INSTALLER_ACCOUNT}"
+            ), (
                 who,
                 outcome,
             )
@@ -603,10 +663,17 @@ def test_the_accounts_are_the_platforms(host: Cluster, account: str) -> None:
     annotated = copy.deepcopy(old)
     annotated["metadata"]["annotations"] = {"iam.gke.io/gcp-service-account": "evil@example.iam.gserviceaccount.com"}
     for who in TENANT_SIDE:
-        outcome = host.attempt(who, "UPDATE", "/v1/serviceaccounts", copy.deepcopy(annotated), HARD, old=copy.deepcopy(old))
+        outcome = host.attempt(
+            who, "UPDATE", "/v1/serviceaccounts", copy.deepcopy(annotated), HARD, old=copy.deepcopy(old)
+        )
         assert refused(outcome, "tenancy-platform-owned"), (who, outcome)
-        assert refused(host.attempt(who, "DELETE", "/v1/serviceaccounts", None, HARD, old=copy.deepcopy(old)), "tenancy-platform-owned")
-    assert host.attempt(DEPLOYER, "DELETE", "/v1/serviceaccounts", None, HARD, old=old).denied_by("tenancy-platform-owned")
+        assert refused(
+            host.attempt(who, "DELETE", "/v1/serviceaccounts", None, HARD, old=copy.deepcopy(old)),
+            "tenancy-platform-owned",
+        )
+    assert host.attempt(DEPLOYER, "DELETE", "/v1/serviceaccounts", None, HARD, old=old).denied_by(
+        "tenancy-platform-owned"
+    )
 
 
 def test_the_release_waits_for_the_installer_which_outlives_it(host: Cluster) -> None:

@@ -70,7 +70,9 @@ def test_host_objects_pass_the_official_schemas(tmp_path: Path) -> None:
         version = parse_settings(stack_config(stack)[0], f"Pulumi.{stack}.yaml").kubernetes_version
         for namespace in (HARD, HARD_PROD):
             accounts = {"vcluster", "vc-workload-vcluster", "vcluster-installer"}
-            objects = [o for o in objects_of_kind(run, "ServiceAccount", namespace) if o["metadata"]["name"] in accounts]
+            objects = [
+                o for o in objects_of_kind(run, "ServiceAccount", namespace) if o["metadata"]["name"] in accounts
+            ]
             assert len(objects) == len(accounts)
             objects += objects_of_kind(run, "RoleBinding", namespace) + objects_of_kind(run, "NetworkPolicy", namespace)
             for obj in objects:

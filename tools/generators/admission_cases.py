@@ -1489,7 +1489,10 @@ CASES += [
         OPERATOR_LAB_DEV_DEPLOYER,
         OPERATOR_LAB_DEV,
         SECRETS,
-        {**_secret("vc-config-vcluster"), "stringData": {"config.yaml": "exportKubeConfig: {server: https://169.254.169.254}"}},
+        {
+            **_secret("vc-config-vcluster"),
+            "stringData": {"config.yaml": "exportKubeConfig: {server: https://169.254.169.254}"},
+        },
         "deny",
         "tenancy-vcluster-control-plane",
         "the syncer starts with this configuration (the release's values)",
@@ -1499,7 +1502,10 @@ CASES += [
         OPERATOR_LAB_DEV_SYNCER,
         OPERATOR_LAB_DEV,
         SECRETS,
-        {**_secret("vc-config-vcluster"), "stringData": {"config.yaml": "exportKubeConfig: {server: https://169.254.169.254}"}},
+        {
+            **_secret("vc-config-vcluster"),
+            "stringData": {"config.yaml": "exportKubeConfig: {server: https://169.254.169.254}"},
+        },
         "deny",
         "tenancy-vcluster-control-plane",
         "the syncer may note its distro and store on its configuration, never write it",

@@ -24,10 +24,10 @@ fields), and the deployer may update pods, so an UPDATE (or a patch, which arriv
 running as the syncer's account, and any `pods/ephemeralcontainers` write to it (a debug container
 may mount the pod's token), must leave `spec` as it was, whoever asks: the controllers that update
 the pod (the StatefulSet controller's identity labels and adoption, the garbage collector's owner
-references) change its metadata only, and its kubelet writes `pods/status`. The StatefulSet and everything it is made from are locked by
-rules/vcluster_release.py. And no pod runs as the installer account helm-controller applies that
-release as (components/vcluster/values.py INSTALLER_ACCOUNT): its rights are the deployer's, but
-its name is what those locks trust.
+references) change its metadata only, and its kubelet writes `pods/status`. The StatefulSet and
+everything it is made from are locked by rules/vcluster_release.py. And no pod runs as the
+installer account helm-controller applies that release as (components/vcluster/values.py
+INSTALLER_ACCOUNT): its rights are the deployer's, but its name is what those locks trust.
 """
 
 from __future__ import annotations
@@ -104,7 +104,8 @@ def policies() -> list[PolicyDefinition]:
                     "reason": "Forbidden",
                 },
                 {
-                    "expression": "request.operation != 'UPDATE' || !variables.wasSyncer || object.spec == oldObject.spec",
+                    "expression": "request.operation != 'UPDATE' || !variables.wasSyncer"
+                    " || object.spec == oldObject.spec",
                     "message_expression": (
                         "'pod ' + object.metadata.name + ' runs as the ServiceAccount "
                         f"{SYNCER_ACCOUNT} (the virtual cluster\\'s control plane): its spec is the platform\\'s "

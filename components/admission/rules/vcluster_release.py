@@ -85,7 +85,12 @@ def _platform(users: list[str], groups: list[str]) -> str:
 def _labels_match(var: str, labels: dict[str, str]) -> str:
     """CEL: `var` carries every one of `labels`."""
     path = f"{var}.metadata.labels"
-    return " && ".join([f"has({path})", *(f"{literal(k)} in {path} && {path}[{literal(k)}] == {literal(v)}" for k, v in labels.items())])
+    return " && ".join(
+        [
+            f"has({path})",
+            *(f"{literal(k)} in {path} && {path}[{literal(k)}] == {literal(v)}" for k, v in labels.items()),
+        ]
+    )
 
 
 def _name(var: str) -> str:
@@ -101,10 +106,11 @@ def _control_plane_object(var: str) -> str:
         f" && o.name == {literal(CONTROL_PLANE_STATEFULSET)}))"
     )
     record = f"({_labels_match(var, RELEASE_RECORD_LABELS)})"
+    selector = f"({_labels_match(var, CONTROL_PLANE_SELECTOR)})"
     return (
         f"{var} != null && ("
         f"({resource} == 'statefulsets' && {name} == {literal(CONTROL_PLANE_STATEFULSET)})"
-        f" || ({resource} == 'controllerrevisions' && (({_labels_match(var, CONTROL_PLANE_SELECTOR)}) || {revision_owner}))"
+        f" || ({resource} == 'controllerrevisions' && ({selector} || {revision_owner}))"
         f" || ({resource} == 'secrets' && ({name} == {literal(CONFIG_SECRET)}"
         f" || {name}.startsWith({literal(RELEASE_SECRET_PREFIX)}) || {record}))"
         f" || ({resource} == 'configmaps' && ({name} == {literal(COREDNS_CONFIG_MAP)} || {record})))"
