@@ -83,6 +83,14 @@ def prepare_for_update(group: str, resource: str, subresource: str, new: dict[st
                 if container["name"] in resized and resized[container["name"]] is not None:
                     container["resources"] = copy.deepcopy(resized[container["name"]])
         return kept
+    if group == "apps" and resource in ("statefulsets", "deployments", "replicasets") and subresource == "scale":
+        # ScaleREST.Update (pkg/registry/apps/<kind>/storage/storage.go): scaleUpdatedObjectInfo copies
+        # only the request's spec.replicas onto the stored object, and toScaleUpdateValidation hands
+        # validating admission a Scale made from the result (scaleFrom<Kind>: name, namespace, replicas),
+        # so nothing but the replica count of the request reaches the object or admission.
+        metadata = {k: v for k, v in old.get("metadata", {}).items() if k in ("name", "namespace")}
+        replicas = new.get("spec", {}).get("replicas", old.get("spec", {}).get("replicas"))
+        return {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": metadata, "spec": {"replicas": replicas}}
     if (group, resource, subresource) == ("apps", "deployments", "status"):
         # deploymentStatusStrategy restores the labels as well as the spec (annotations are kept).
         kept["spec"] = copy.deepcopy(old.get("spec", {}))

@@ -228,11 +228,15 @@ def test_the_installer_upgrades_the_control_plane(host: Cluster, verb: str) -> N
     assert CONTROL_PLANE_POLICY in outcome.decision.applied
 
 
-def test_a_template_the_host_rules_refuse_is_refused_to_the_installer_too(host: Cluster) -> None:
-    """The lock is who writes; what is written is still judged (an image from no allowed registry)."""
+def test_what_the_installer_writes_is_still_judged_when_the_pod_is_made(host: Cluster) -> None:
+    """The lock is who writes the template; the pod the StatefulSet controller makes from it is still
+    judged by every host rule (an image from no allowed registry is refused there)."""
     old = statefulset(host)
-    outcome = host.attempt(INSTALLER, "UPDATE", STATEFULSETS, with_image(old, "docker.io/x/y:1"), HARD, old=old)
-    assert outcome.denied_by("tenancy-workloads") and not outcome.denied_by(CONTROL_PLANE_POLICY), outcome
+    unlisted = with_image(old, "docker.io/x/y:1")
+    assert admitted(host.attempt(INSTALLER, "UPDATE", STATEFULSETS, copy.deepcopy(unlisted), HARD, old=old))
+    pod = control_plane_pod(host)
+    pod["spec"] = unlisted["spec"]["template"]["spec"]
+    assert host.attempt(STATEFULSET_CONTROLLER, "CREATE", PODS, pod, HARD).denied_by("tenancy-workloads")
 
 
 def test_no_tenant_identity_creates_or_deletes_the_control_planes_statefulset(host: Cluster) -> None:
