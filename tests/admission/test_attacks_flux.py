@@ -10,6 +10,9 @@ from typing import Any
 
 import pytest
 
+from components.admission.rules.vcluster_release import RELEASE_POLICY
+from components.vcluster.objects import CHART_SOURCE
+from components.vcluster.values import INSTALLER_ACCOUNT
 from tests.admission.layers import ACME_PROD, WRITERS, Cluster, cluster, platform_identity
 from tests.rbac import Subject
 from tests.support import kubernetes_objects
@@ -186,7 +189,8 @@ def rendered_flux(run: ProgramRun) -> list[dict[str, Any]]:
 
 
 def test_every_flux_object_the_platform_renders_is_admitted(any_stack_plan: ProgramRun, stack: Cluster) -> None:
-    """The platform writes them; those without a kubeConfig would pass from the tenant's deployer too."""
+    """The platform writes them; those without a kubeConfig would pass from the tenant's deployer too,
+    but a virtual cluster's release and its source, which only the platform writes (issue 43)."""
     objects = rendered_flux(any_stack_plan)
     kinds = {o["kind"] for o in objects}
     assert kinds >= {"HelmRelease", "OCIRepository", "HelmRepository", "GitRepository", "Kustomization"}, kinds
@@ -201,4 +205,10 @@ def test_every_flux_object_the_platform_renders_is_admitted(any_stack_plan: Prog
             continue
         deployer = Subject("ServiceAccount", "deployer", namespace)
         outcome = stack.attempt(deployer, "CREATE", resource, copy.deepcopy(obj), namespace)
+        installs_a_control_plane = obj["spec"].get("serviceAccountName") == INSTALLER_ACCOUNT or (
+            obj["kind"] == "HelmRepository" and obj["metadata"]["name"] == CHART_SOURCE
+        )
+        if installs_a_control_plane:
+            assert outcome.denied_by(RELEASE_POLICY), (obj["kind"], obj["metadata"]["name"], outcome)
+            continue
         assert outcome.stopped_by is None, (obj["kind"], obj["metadata"]["name"], outcome)
