@@ -964,7 +964,7 @@ def _release_objects(release: dict[str, Any], namespace: str, vcluster: str) -> 
             "template": {"metadata": {"labels": pod["metadata"]["labels"]}, "spec": pod["spec"]},
         },
     }
-    config = {
+    config: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Secret",
         "type": "Opaque",

@@ -270,7 +270,12 @@ def test_the_tenants_own_statefulsets_are_not_the_rules_business(host: Cluster) 
 def test_scaling_is_no_way_to_another_template(host: Cluster) -> None:
     """The scale subresource carries a replica count only (its registry keeps nothing else of the
     request); every replica runs the platform's template, so the lock does not match it."""
-    old = {"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "vcluster"}, "spec": {"replicas": 1}}
+    old: dict[str, Any] = {
+        "apiVersion": "autoscaling/v1",
+        "kind": "Scale",
+        "metadata": {"name": "vcluster"},
+        "spec": {"replicas": 1},
+    }
     scaled = copy.deepcopy(old)
     scaled["spec"]["replicas"] = 2
     outcome = host.attempt(DEPLOYER, "UPDATE", STATEFULSETS, scaled, HARD, old=old, subresource="scale", verb="patch")
