@@ -86,7 +86,8 @@ def build_cluster_platform(
     )
     storage = _storage(settings, cloud, opts)
     # The syncer and access roles of virtual clusters, once per cluster, only where a tenant has one.
-    if any(uses_virtual_clusters(e.spec) for e in catalog.tenants):
+    # (An environment switched back keeps its installer's binding while `discardState` lists it.)
+    if any(uses_virtual_clusters(e.spec) or e.spec.virtual_cluster.discard_state for e in catalog.tenants):
         VirtualClusterRoles("virtual-cluster-roles", opts=opts)
     # Admission policies for every tenant namespace (tenant data lives on the namespaces).
     gateway = settings.edge.gateway

@@ -18,7 +18,7 @@ from components.model.settings.stack import StackSettings
 from components.model.settings.storage import data_storage_class
 from components.model.tenant_file.spec import TenantSpec
 from components.vcluster.inside import inside_manifests
-from components.vcluster.objects import VirtualClusterTarget, register_virtual_cluster
+from components.vcluster.objects import VirtualClusterTarget, register_installer, register_virtual_cluster
 from components.vcluster.values import KUBECONFIG_KEY, KUBECONFIG_SECRET
 
 
@@ -44,10 +44,9 @@ def build_virtual_clusters(
     vc_settings = settings.virtual_clusters
     api_server = vc_settings.api_server or settings.network.api_server
     for env, resources in environments.items():
-        if spec.isolation_in(env) != "virtual-cluster":
+        virtual = spec.isolation_in(env) == "virtual-cluster"
+        if not virtual and env not in spec.virtual_cluster.discard_state:
             continue
-        if api_server is None:  # refused by the catalog (isolation_checks.py); kept for the type checker
-            raise ValueError("virtual clusters need an API server address")
         target = VirtualClusterTarget(
             prefix=f"{name}-{env}",
             namespace=resources.namespace_name,
@@ -66,6 +65,13 @@ def build_virtual_clusters(
             suspended=not state_of(spec.lifecycle).reconciles,
             opts=resources.options(parent, resources.deployer, *depends_on),
         )
+        if not virtual:
+            # Switched back with the acknowledgement still listed: the release is being removed, and
+            # helm-controller uninstalls it as the installer, which must still exist (objects.py).
+            register_installer(target)
+            continue
+        if api_server is None:  # refused by the catalog (isolation_checks.py); kept for the type checker
+            raise ValueError("virtual clusters need an API server address")
         # Acknowledged environments are registered unprotected, so the switch back can delete them.
         protect = settings.protection.protect_data and env not in spec.virtual_cluster.discard_state
         result.summaries[env] = register_virtual_cluster(

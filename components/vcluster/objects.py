@@ -99,26 +99,7 @@ def _bindings(target: VirtualClusterTarget) -> list[pulumi.Resource]:
         automount_service_account_token=False,
         opts=target.opts,
     )
-    # What helm-controller applies the release as (issue 43): impersonated, never mounted (no pod may
-    # run as it, rules/syncer_account.py), and only the platform's HelmRelease may name it.
-    # Kept when the virtual cluster is removed (switching back to a namespace): the HelmRelease is not
-    # awaited, so Pulumi's delete returns before helm-controller uninstalls the release, and
-    # helm-controller skips the uninstall when the account is gone (helm-controller v1.4.5
-    # internal/controller/helmrelease_controller.go reconcileDelete). They go with the namespace.
-    kept = pulumi.ResourceOptions.merge(target.opts, pulumi.ResourceOptions(retain_on_delete=True))
-    installer = k8s.core.v1.ServiceAccount(
-        f"{target.prefix}-vcluster-installer-account",
-        metadata=_metadata(target, INSTALLER_ACCOUNT, owned=True),
-        automount_service_account_token=False,
-        opts=kept,
-    )
-    installer_binding = k8s.rbac.v1.RoleBinding(
-        f"{target.prefix}-vcluster-installer",
-        metadata=_metadata(target, INSTALLER_ROLE, owned=True),
-        role_ref=_INSTALLER_REF,
-        subjects=[{"kind": "ServiceAccount", "name": INSTALLER_ACCOUNT, "namespace": target.namespace}],
-        opts=kept,
-    )
+    installer = register_installer(target)
     k8s.rbac.v1.RoleBinding(
         f"{target.prefix}-vcluster-syncer",
         metadata=_metadata(target, SYNCER_ROLE, owned=True),
@@ -134,7 +115,34 @@ def _bindings(target: VirtualClusterTarget) -> list[pulumi.Resource]:
             subjects=[_group(group) for group in target.admin_groups],
             opts=target.opts,
         )
-    return [installer, installer_binding]
+    return installer
+
+
+def register_installer(target: VirtualClusterTarget) -> list[pulumi.Resource]:
+    """The account helm-controller applies the release as (issue 43), and its binding: impersonated,
+    never mounted (no pod may run as it, rules/syncer_account.py), and only the platform's HelmRelease
+    may name it.
+
+    Also registered, alone, for an environment that switched back to a namespace while
+    `virtualCluster.discardState` still lists it (components/vcluster/environments.py): Pulumi does not
+    wait for a HelmRelease's deletion (it is not awaited), and helm-controller skips the uninstall when
+    the account it would impersonate is gone (helm-controller v1.4.5
+    internal/controller/helmrelease_controller.go reconcileDelete), so the account outlives the release
+    by one `up` and goes when the acknowledgement does."""
+    account = k8s.core.v1.ServiceAccount(
+        f"{target.prefix}-vcluster-installer-account",
+        metadata=_metadata(target, INSTALLER_ACCOUNT, owned=True),
+        automount_service_account_token=False,
+        opts=target.opts,
+    )
+    binding = k8s.rbac.v1.RoleBinding(
+        f"{target.prefix}-vcluster-installer",
+        metadata=_metadata(target, INSTALLER_ROLE, owned=True),
+        role_ref=_INSTALLER_REF,
+        subjects=[{"kind": "ServiceAccount", "name": INSTALLER_ACCOUNT, "namespace": target.namespace}],
+        opts=target.opts,
+    )
+    return [account, binding]
 
 
 def control_plane_policy_spec(

@@ -76,6 +76,16 @@ def test_switching_back_with_acknowledgement_removes_the_virtual_cluster(tmp_pat
         run = run_tenants(tmp_path, document)
     assert not [r for r in run.resources if r.name.endswith("-vcluster")]
     assert "virtualClusters" not in run.outputs["tenants"]["hard"]
+    # Only the installer's account and binding stay while the acknowledgement does (issue 43):
+    # helm-controller uninstalls the release as the installer after Pulumi has deleted it.
+    left = sorted(r.name for r in run.resources if r.name.startswith("hard-") and "-vcluster" in r.name)
+    assert left == ["hard-dev-vcluster-installer", "hard-dev-vcluster-installer-account"], left
+    assert any(r.name == "virtual-cluster-roles-installer" for r in run.resources)
+    # Dropping the acknowledgement afterwards removes them too.
+    done = hard_tenant(isolation="namespace")
+    with previous_outputs("dev", {"tenants": {"hard": {}}}):
+        after = run_tenants(tmp_path / "after", done)
+    assert not [r for r in after.resources if r.name.startswith("hard-") and "-vcluster" in r.name]
 
 
 def test_an_acknowledged_virtual_cluster_is_registered_unprotected_first(tmp_path: Path) -> None:

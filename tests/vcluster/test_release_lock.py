@@ -685,15 +685,12 @@ def test_the_accounts_are_the_platforms(host: Cluster, account: str) -> None:
     )
 
 
-def test_the_release_waits_for_the_installer_which_outlives_it(host: Cluster) -> None:
+def test_the_release_waits_for_the_installer(host: Cluster) -> None:
     """helm-controller impersonates the installer from its first reconcile (the upgrade that moves an
-    existing release off the deployer included), and uninstalls as it when the release is deleted:
-    Pulumi does not wait for that (the HelmRelease is not awaited), and helm-controller skips the
-    uninstall when the account is gone, so the account and its binding are kept until the namespace goes."""
+    existing release off the deployer included): its account and binding exist before the release.
+    That the installer outlives the release when it goes: tests/vcluster/test_isolation_model.py."""
     resources = {r.name: r for r in host.run.resources}
     release_resource = resources["hard-dev-vcluster"]
     assert release_resource.type.endswith(":HelmRelease")
     installer = [resources["hard-dev-vcluster-installer-account"], resources["hard-dev-vcluster-installer"]]
     assert {r.urn for r in installer} <= set(release_resource.dependencies)
-    assert all(r.retain_on_delete for r in installer)
-    assert not resources["hard-dev-vcluster-account"].retain_on_delete
