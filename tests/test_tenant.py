@@ -57,6 +57,7 @@ def test_shared_roles_exist_once_per_cluster(dev_plan: ProgramRun) -> None:
         "tenancy-tenant-viewer",
         # Bound by virtual clusters' namespaces (an example tenant has one): components/vcluster/roles.py.
         "tenancy-vcluster-access",
+        "tenancy-vcluster-installer",
         "tenancy-vcluster-syncer",
     ]
     assert all(

@@ -22,7 +22,7 @@ from components.admission.rules import PolicyDefinition, node_pool, validating_p
 from components.model.core.labels import TENANT_KEY, platform_labels
 from components.model.settings.admission import PolicySettings, RuleAction
 from components.platform.roles import ROLE_NAMES
-from components.vcluster.rbac import BINDABLE_ROLES as VIRTUAL_CLUSTER_ROLES
+from components.vcluster.rbac import ROLE_RULES as VIRTUAL_CLUSTER_ROLES
 
 # Deny and Warn may not be combined in one binding; Warn also records the violation in the audit log.
 VALIDATION_ACTIONS: dict[RuleAction, list[str]] = {"Deny": ["Deny"], "Warn": ["Warn", "Audit"], "Audit": ["Audit"]}

@@ -90,7 +90,3 @@ def installer_rules() -> Rules:
 # Shared ClusterRoles, created once per cluster and bound per namespace (ADR 0006): a RoleBinding to
 # a ClusterRole grants its rules in that one namespace only.
 ROLE_RULES = {SYNCER_ROLE: syncer_rules, ACCESS_ROLE: access_rules, INSTALLER_ROLE: installer_rules}
-# Those a RoleBinding in a tenant namespace may name besides the tenant roles (tenancy-rbac). Not the
-# installer's: only the platform binds it, to the installer account (a binding to anyone else would
-# grant no more than the deployer holds, but there is no reason to admit it).
-BINDABLE_ROLES = [SYNCER_ROLE, ACCESS_ROLE]

@@ -32,7 +32,14 @@ INSTALLER_ACCOUNT): its rights are the deployer's, but its name is what those lo
 
 from __future__ import annotations
 
-from components.admission.base import TENANT_VARIABLE, PolicyDefinition, literal, literal_list, resource_rule
+from components.admission.base import (
+    TENANT_VARIABLE,
+    PolicyDefinition,
+    Validation,
+    literal,
+    literal_list,
+    resource_rule,
+)
 from components.vcluster.values import INSTALLER_ACCOUNT, RELEASE_NAME, SYNCER_ACCOUNT, WORKLOAD_ACCOUNT
 
 # kube-controller-manager's StatefulSet controller, with and without --use-service-account-credentials.
@@ -50,6 +57,28 @@ def _runs_as(var: str, account: str) -> str:
         f"(has({spec}.serviceAccountName) && {spec}.serviceAccountName == {name})"
         f" || (has({spec}.serviceAccount) && {spec}.serviceAccount == {name})"
     )
+
+
+def _control_plane_validations(create: str) -> list[Validation]:
+    """Issue 43 (2b): no pod runs as the installer; the control plane pod's spec never changes."""
+    return [
+        {
+            "expression": f"!({create}) || !({_runs_as('object', INSTALLER_ACCOUNT)})",
+            "message": f"no pod runs as the ServiceAccount {INSTALLER_ACCOUNT}: helm-controller applies the "
+            "virtual cluster's release as it, and only the platform's release may",
+            "reason": "Forbidden",
+        },
+        {
+            "expression": "request.operation != 'UPDATE' || !variables.wasSyncer || object.spec == oldObject.spec",
+            "message_expression": (
+                "'pod ' + object.metadata.name + ' runs as the ServiceAccount "
+                f"{SYNCER_ACCOUNT} (the virtual cluster\\'s control plane): its spec is the platform\\'s "
+                "StatefulSet template and may not change (' + request.userInfo.username + ' changed it"
+                "' + (has(request.subResource) ? ' through ' + request.subResource : '') + ')'"
+            ),
+            "reason": "Forbidden",
+        },
+    ]
 
 
 def policies() -> list[PolicyDefinition]:
@@ -97,23 +126,7 @@ def policies() -> list[PolicyDefinition]:
                     "only (the account its synced pods use, bound to nothing)",
                     "reason": "Forbidden",
                 },
-                {
-                    "expression": f"!({create}) || !({_runs_as('object', INSTALLER_ACCOUNT)})",
-                    "message": f"no pod runs as the ServiceAccount {INSTALLER_ACCOUNT}: helm-controller applies the "
-                    "virtual cluster's release as it, and only the platform's release may",
-                    "reason": "Forbidden",
-                },
-                {
-                    "expression": "request.operation != 'UPDATE' || !variables.wasSyncer"
-                    " || object.spec == oldObject.spec",
-                    "message_expression": (
-                        "'pod ' + object.metadata.name + ' runs as the ServiceAccount "
-                        f"{SYNCER_ACCOUNT} (the virtual cluster\\'s control plane): its spec is the platform\\'s "
-                        "StatefulSet template and may not change (' + request.userInfo.username + ' changed it"
-                        "' + (has(request.subResource) ? ' through ' + request.subResource : '') + ')'"
-                    ),
-                    "reason": "Forbidden",
-                },
+                *_control_plane_validations(create),
             ],
         )
     ]
