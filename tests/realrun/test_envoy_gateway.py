@@ -78,10 +78,12 @@ def _deployment() -> dict[str, Any]:
                             "name": EG,
                             "args": ["server", "--config-path=/config/envoy-gateway.yaml"],
                             "env": [
-                                {"name": "ENVOY_GATEWAY_NAMESPACE",
-                                 "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+                                {
+                                    "name": "ENVOY_GATEWAY_NAMESPACE",
+                                    "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}},
+                                },
                                 {"name": "KUBERNETES_CLUSTER_DOMAIN", "value": "cluster.local"},
-                            ],  # fmt: skip
+                            ],
                             "volumeMounts": [
                                 {"name": "envoy-gateway-config", "mountPath": "/config"},
                                 {"name": "certs", "mountPath": "/certs"},
@@ -167,7 +169,9 @@ def _route(parents: list[dict[str, Any]], manager: str = EG) -> dict[str, Any]:
     return {
         "kind": "HTTPRoute",
         "metadata": {"name": "web", "namespace": "tenant-a-prod", "managedFields": _managed(manager)},
-        "spec": {"parentRefs": [{"group": "gateway.networking.k8s.io", "kind": "ListenerSet", "name": "tenant-domains"}]},
+        "spec": {
+            "parentRefs": [{"group": "gateway.networking.k8s.io", "kind": "ListenerSet", "name": "tenant-domains"}]
+        },
         "status": {"parents": parents},
     }
 
@@ -196,10 +200,18 @@ def test_a_listener_set_and_each_listener_must_be_accepted_with_resolved_refs() 
         "status": {
             "conditions": [_condition("Accepted", "True")],
             "listeners": [
-                {"name": "domain-0", "conditions": [_condition("Accepted", "True"), _condition("ResolvedRefs", "True")]},
-                {"name": "domain-1", "conditions": [_condition("Accepted", "True"),
-                                                    _condition("ResolvedRefs", "False", "InvalidCertificateRef")]},
-            ],  # fmt: skip
+                {
+                    "name": "domain-0",
+                    "conditions": [_condition("Accepted", "True"), _condition("ResolvedRefs", "True")],
+                },
+                {
+                    "name": "domain-1",
+                    "conditions": [
+                        _condition("Accepted", "True"),
+                        _condition("ResolvedRefs", "False", "InvalidCertificateRef"),
+                    ],
+                },
+            ],
         },
     }
     assert eg.listener_set_problems(listener_set) == [

@@ -76,7 +76,9 @@ ENVOY_GATEWAY_CHART = ChartInstall(
     values={
         "config": {
             "envoyGateway": {
-                "envoyProxy": {"provider": {"type": "Kubernetes", "kubernetes": {"envoyService": {"type": "ClusterIP"}}}}
+                "envoyProxy": {
+                    "provider": {"type": "Kubernetes", "kubernetes": {"envoyService": {"type": "ClusterIP"}}}
+                }
             }
         }
     },

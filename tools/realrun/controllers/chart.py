@@ -161,9 +161,7 @@ def _expand(arg: str, env: Mapping[str, str], workload: str) -> str:
     def value(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in env:
-            raise ChartError(
-                f"{workload}: argument {arg!r} refers to $({name}), which the run cannot know"
-            )
+            raise ChartError(f"{workload}: argument {arg!r} refers to $({name}), which the run cannot know")
         return env[name]
 
     return re.sub(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", value, arg)

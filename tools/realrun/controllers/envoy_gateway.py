@@ -55,17 +55,31 @@ SERVED = frozenset(
         *(
             (GATEWAY_API, kind)
             for kind in (
-                "GatewayClass", "Gateway", "HTTPRoute", "GRPCRoute", "TLSRoute", "TCPRoute", "UDPRoute",
-                "ListenerSet", "ReferenceGrant", "BackendTLSPolicy",
+                "GatewayClass",
+                "Gateway",
+                "HTTPRoute",
+                "GRPCRoute",
+                "TLSRoute",
+                "TCPRoute",
+                "UDPRoute",
+                "ListenerSet",
+                "ReferenceGrant",
+                "BackendTLSPolicy",
             )
-        ),  # fmt: skip
+        ),
         *(
             (ENVOY_API, kind)
             for kind in (
-                "EnvoyProxy", "ClientTrafficPolicy", "BackendTrafficPolicy", "SecurityPolicy",
-                "EnvoyExtensionPolicy", "EnvoyPatchPolicy", "Backend", "HTTPRouteFilter",
+                "EnvoyProxy",
+                "ClientTrafficPolicy",
+                "BackendTrafficPolicy",
+                "SecurityPolicy",
+                "EnvoyExtensionPolicy",
+                "EnvoyPatchPolicy",
+                "Backend",
+                "HTTPRouteFilter",
             )
-        ),  # fmt: skip
+        ),
     }
 )
 # The field manager of its status writes and of the proxy objects it applies (its binary's name;
@@ -255,14 +269,19 @@ def start(plane: ControlPlane, api: client.ApiClient, binaries: Mapping[str, Pat
     for key, text in (configmap.get("data") or {}).items():
         (config_folder / key).write_text(text)
     controller = chart.identity(documents, "envoy-gateway", "envoy-gateway")
-    chart.apply(api, [*controller.objects, configmap, *chart.aggregated_roles(documents)], "realrun-chart-envoy-gateway")
+    chart.apply(
+        api, [*controller.objects, configmap, *chart.aggregated_roles(documents)], "realrun-chart-envoy-gateway"
+    )
     kubeconfig = chart.kubeconfig(
         api, controller, plane.server, plane.folder / "pki" / "ca.crt", folder / "envoy-gateway.kubeconfig"
     )
     certs = _secret_files(api, controller.namespace, "envoy-gateway", plane.folder / "envoy-gateway" / "certs")
     _mount_point(plane)
     args = host_args(controller.args, config_mount(deployment, "envoy-gateway-config"), config_folder)
-    env = {**_env(kubeconfig, chart.container_env(documents, "envoy-gateway", "envoy-gateway")), "REALRUN_CERTS": str(certs)}
+    env = {
+        **_env(kubeconfig, chart.container_env(documents, "envoy-gateway", "envoy-gateway")),
+        "REALRUN_CERTS": str(certs),
+    }
     plane.start("envoy-gateway", command(binaries["envoy-gateway"], args), env=env)
     return Started(controller, certgen, tuple(added), config_folder / "envoy-gateway.yaml")
 
@@ -304,7 +323,9 @@ def _items(api: client.ApiClient, api_version: str, kind: str, namespace: str | 
 
 
 def status_writers(item: Mapping[str, Any]) -> set[str]:
-    return {m.get("manager", "") for m in item["metadata"].get("managedFields") or [] if m.get("subresource") == "status"}
+    return {
+        m.get("manager", "") for m in item["metadata"].get("managedFields") or [] if m.get("subresource") == "status"
+    }
 
 
 def _condition(conditions: Iterable[Mapping[str, Any]] | None, kind: str) -> Mapping[str, Any] | None:
@@ -426,9 +447,12 @@ def proxy_objects(api: client.ApiClient, namespace: str, log: Path) -> tuple[boo
     available = 0
     for api_version, kind in (("apps/v1", "Deployment"), ("v1", "Service"), ("v1", "ServiceAccount"),
                               ("v1", "ConfigMap"), ("v1", "Pod")):  # fmt: skip
-        items = dynamic(api).resources.get(api_version=api_version, kind=kind).get(
-            namespace=namespace, label_selector=selector
-        ).to_dict()["items"]
+        items = (
+            dynamic(api)
+            .resources.get(api_version=api_version, kind=kind)
+            .get(namespace=namespace, label_selector=selector)
+            .to_dict()["items"]
+        )
         found[kind] = sorted(i["metadata"]["name"] for i in items)
         if kind == "Deployment":
             available = sum((i.get("status") or {}).get("availableReplicas") or 0 for i in items)
@@ -462,9 +486,14 @@ def attack_route(settings: StackSettings, namespace: str, hostname: str) -> dict
         "metadata": {"name": "realrun-not-attachable", "namespace": namespace},
         "spec": {
             "parentRefs": [
-                {"group": GATEWAY_API, "kind": "Gateway", "name": gateway.name, "namespace": gateway.namespace,
-                 "sectionName": "https"}
-            ],  # fmt: skip
+                {
+                    "group": GATEWAY_API,
+                    "kind": "Gateway",
+                    "name": gateway.name,
+                    "namespace": gateway.namespace,
+                    "sectionName": "https",
+                }
+            ],
             "hostnames": [hostname],
         },
     }
@@ -472,7 +501,9 @@ def attack_route(settings: StackSettings, namespace: str, hostname: str) -> dict
 
 def not_attached(route: Mapping[str, Any]) -> str:
     """'' when Envoy Gateway's status says the route is not accepted because no listener allows it."""
-    parents = [p for p in (route.get("status") or {}).get("parents") or [] if p.get("controllerName") == CONTROLLER_NAME]
+    parents = [
+        p for p in (route.get("status") or {}).get("parents") or [] if p.get("controllerName") == CONTROLLER_NAME
+    ]
     if not parents:
         return "no status from Envoy Gateway yet"
     accepted = _condition(parents[0].get("conditions"), "Accepted") or {}
@@ -503,7 +534,8 @@ def refused_attachment(
     try:
         routes.create(body=body, namespace=namespace)
     except client.ApiException as error:
-        return False, f"{user} could not create the GRPCRoute (the check needs one admission admits): {error.body}"[:1500]
+        refusal = f"{user} could not create the GRPCRoute (the check needs one admission admits): {error.body}"
+        return False, refusal[:1500]
     why = "not read"
     try:
         deadline = time.monotonic() + timeout
@@ -532,8 +564,10 @@ def proxies_namespace() -> str:
 
 def gateway_line(api: client.ApiClient, settings: StackSettings) -> tuple[bool, str]:
     gateway = settings.edge.gateway
-    item = dynamic(api).resources.get(api_version=f"{GATEWAY_API}/v1", kind="Gateway").get(
-        name=gateway.name, namespace=gateway.namespace
+    item = (
+        dynamic(api)
+        .resources.get(api_version=f"{GATEWAY_API}/v1", kind="Gateway")
+        .get(name=gateway.name, namespace=gateway.namespace)
     )
     ok, detail = programmed(item.to_dict())
     return ok, f"{gateway.namespace}/{gateway.name}: {detail}"
@@ -542,9 +576,9 @@ def gateway_line(api: client.ApiClient, settings: StackSettings) -> tuple[bool, 
 def config_summary(config: Path) -> str:
     """The EnvoyGateway config the controller read: controller name, provider, proxies' Service type."""
     document = yaml.safe_load(config.read_text())
-    service = (
-        ((document.get("envoyProxy") or {}).get("provider") or {}).get("kubernetes") or {}
-    ).get("envoyService") or {}
+    service = (((document.get("envoyProxy") or {}).get("provider") or {}).get("kubernetes") or {}).get(
+        "envoyService"
+    ) or {}
     return (
         f"controllerName {document['gateway']['controllerName']}, provider {document['provider']['type']}, "
         f"proxies' Service {service.get('type', 'LoadBalancer (default)')}"

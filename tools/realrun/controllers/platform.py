@@ -74,7 +74,9 @@ def check(report: Report, controllers: Controllers, api: client.ApiClient, setti
         namespace = envoy_gateway.proxies_namespace()
         report.check("Envoy Gateway's proxy objects admitted", *envoy_gateway.proxy_objects(api, namespace, log))
         hostname = f"acme-dev.{settings.domain_suffix}"
-        attack = envoy_gateway.refused_attachment(api, settings, ("realrun-acme-admin", "acme-admins"), "tenant-acme-dev", hostname)
+        attack = envoy_gateway.refused_attachment(
+            api, settings, ("realrun-acme-admin", "acme-admins"), "tenant-acme-dev", hostname
+        )
         report.check("Envoy Gateway does not attach a route its listener refuses", *attack)
 
 
