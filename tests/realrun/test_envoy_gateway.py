@@ -259,3 +259,19 @@ def test_the_attack_route_is_admitted_and_the_gateway_listener_takes_httproutes_
     (gateway,) = objects_of_kind(dev_plan, "Gateway")
     (https,) = [listener for listener in gateway["spec"]["listeners"] if listener["name"] == "https"]
     assert https["allowedRoutes"]["kinds"] == [{"kind": "HTTPRoute"}]
+
+
+def test_a_label_selector_is_sent_as_the_apis_query_text() -> None:
+    selector = {
+        "matchLabels": {"b": "2", "a": "1"},
+        "matchExpressions": [
+            {"key": "tenancy.io/tenant", "operator": "Exists"},
+            {"key": "x", "operator": "DoesNotExist"},
+            {"key": "env", "operator": "In", "values": ["dev", "prod"]},
+            {"key": "tier", "operator": "NotIn", "values": ["gold"]},
+        ],
+    }
+    assert eg.selector_text(selector) == "a=1,b=2,tenancy.io/tenant,!x,env in (dev,prod),tier notin (gold)"
+    assert eg.selector_text(None) == ""
+    with pytest.raises(ValueError, match="Gt"):
+        eg.selector_text({"matchExpressions": [{"key": "k", "operator": "Gt"}]})

@@ -457,8 +457,14 @@ def proxy_objects(api: client.ApiClient, namespace: str, log: Path) -> tuple[boo
         if kind == "Deployment":
             available = sum((i.get("status") or {}).get("availableReplicas") or 0 for i in items)
     refusals = refusal_lines(log.read_text(errors="replace") if log.exists() else "")
+    judged = policies_selecting(api, namespace)
+    labels = dynamic(api).resources.get(api_version="v1", kind="Namespace").get(name=namespace).to_dict()["metadata"]
+    security = {k: v for k, v in (labels.get("labels") or {}).items() if k.startswith("pod-security.kubernetes.io/")}
     missing = [kind for kind in ("Deployment", "Service", "ServiceAccount", "Pod") if not found[kind]]
-    detail = f"in {namespace}: " + "; ".join(f"{kind} {', '.join(names)}" for kind, names in found.items() if names)
+    detail = (
+        f"in {namespace} (policies binding it: {judged or 'none'}; Pod Security labels {security or 'none'}): "
+        + "; ".join(f"{kind} {', '.join(names)}" for kind, names in found.items() if names)
+    )
     ok = not missing and available > 0 and not refusals
     why = []
     if missing:
@@ -468,6 +474,40 @@ def proxy_objects(api: client.ApiClient, namespace: str, log: Path) -> tuple[boo
     if refusals:
         why.append(f"refused in the controller's log: {refusals[:5]}")
     return ok, detail + (f"; {available} replica(s) available" if ok else "; " + "; ".join(why))
+
+
+def selector_text(selector: Mapping[str, Any] | None) -> str:
+    """A LabelSelector as the API's `labelSelector` query text (the server then evaluates it)."""
+    selector = selector or {}
+    terms = [f"{key}={value}" for key, value in sorted((selector.get("matchLabels") or {}).items())]
+    operators = {"In": "in", "NotIn": "notin"}
+    for expression in selector.get("matchExpressions") or []:
+        key, operator = expression["key"], expression["operator"]
+        if operator in operators:
+            terms.append(f"{key} {operators[operator]} ({','.join(expression.get('values') or [])})")
+        elif operator == "Exists":
+            terms.append(key)
+        elif operator == "DoesNotExist":
+            terms.append(f"!{key}")
+        else:
+            raise ValueError(f"unknown label selector operator {operator!r}")
+    return ",".join(terms)
+
+
+def policies_selecting(api: client.ApiClient, namespace: str) -> list[str]:
+    """The admission policy bindings whose namespaceSelector selects `namespace`, asked of the API server
+    (a list of that namespace with the selector): which of the platform's policies judged its objects."""
+    namespaces = dynamic(api).resources.get(api_version="v1", kind="Namespace")
+    selected = []
+    for kind in ("ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicyBinding"):
+        for binding in _items(api, "admissionregistration.k8s.io/v1", kind):
+            selector = ((binding.get("spec") or {}).get("matchResources") or {}).get("namespaceSelector")
+            found = namespaces.get(
+                label_selector=selector_text(selector), field_selector=f"metadata.name={namespace}"
+            ).to_dict()["items"]
+            if found:
+                selected.append(str(binding["spec"]["policyName"]))
+    return sorted(set(selected))
 
 
 def refusal_lines(log: str) -> list[str]:
