@@ -495,18 +495,29 @@ def selector_text(selector: Mapping[str, Any] | None) -> str:
 
 
 def policies_selecting(api: client.ApiClient, namespace: str) -> list[str]:
-    """The admission policy bindings whose namespaceSelector selects `namespace`, asked of the API server
-    (a list of that namespace with the selector): which of the platform's policies judged its objects."""
+    """The admission policies that judge objects in `namespace`: a policy's `matchConstraints` and its
+    binding's `matchResources` must both select it (k8s.io/apiserver pkg/admission/plugin/policy/generic
+    `CollectPolicyEvaluations`: the policy's constraints, then each binding's), asked of the API server
+    (a list of that namespace with each selector). Policies matching by object labels only are left out."""
     namespaces = dynamic(api).resources.get(api_version="v1", kind="Namespace")
+
+    def selects(selector: Mapping[str, Any] | None) -> bool:
+        found = namespaces.get(label_selector=selector_text(selector), field_selector=f"metadata.name={namespace}")
+        return bool(found.to_dict()["items"])
+
     selected = []
-    for kind in ("ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicyBinding"):
-        for binding in _items(api, "admissionregistration.k8s.io/v1", kind):
-            selector = ((binding.get("spec") or {}).get("matchResources") or {}).get("namespaceSelector")
-            found = namespaces.get(
-                label_selector=selector_text(selector), field_selector=f"metadata.name={namespace}"
-            ).to_dict()["items"]
-            if found:
-                selected.append(str(binding["spec"]["policyName"]))
+    for kind in ("ValidatingAdmissionPolicy", "MutatingAdmissionPolicy"):
+        policies = {p["metadata"]["name"]: p for p in _items(api, "admissionregistration.k8s.io/v1", kind)}
+        for binding in _items(api, "admissionregistration.k8s.io/v1", f"{kind}Binding"):
+            policy = policies.get(binding["spec"]["policyName"])
+            if policy is None:
+                continue
+            constraints = (policy.get("spec") or {}).get("matchConstraints") or {}
+            resources = (binding.get("spec") or {}).get("matchResources") or {}
+            if constraints.get("objectSelector") or resources.get("objectSelector"):
+                continue
+            if selects(constraints.get("namespaceSelector")) and selects(resources.get("namespaceSelector")):
+                selected.append(str(policy["metadata"]["name"]))
     return sorted(set(selected))
 
 
