@@ -19,6 +19,9 @@ unreconciled, and the condition stand-in does not await them either (docs/real-r
 
 from __future__ import annotations
 
+import ssl
+import urllib.error
+import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,11 +65,32 @@ REFUSING_PROXY = "http://127.0.0.1:9"
 
 @dataclass(frozen=True)
 class Started:
-    """The running controllers' identities, the Git server, and the CRDs added."""
+    """The running controllers' identities, the Git server, the CRDs added, and what the API server
+    answered the controllers' flow-control probe (`flow_control_probe`)."""
 
     identities: dict[str, chart.ChartIdentity]
     git: gitserver.GitServer | None
     crds_added: tuple[str, ...]
+    flow_control: str = ""
+
+
+def flow_control_probe(server: str, ca: Path, kubeconfig: Path) -> str:
+    """What the controllers' start-up probe sees with the chart's RBAC: `HEAD /livez/ping` as their
+    account (fluxcd/cli-utils pkg/flowcontrol IsEnabled). The chart lacks Flux's rule for that URL
+    (flux_chart.CHART_LACKS), so the answer is 403; the probe only looks for the priority-and-fairness
+    header, which the API server's flow-control filter sets before authorization runs."""
+    token = yaml.safe_load(kubeconfig.read_text())["users"][0]["user"]["token"]
+    request = urllib.request.Request(
+        f"{server}/livez/ping", method="HEAD", headers={"Authorization": f"Bearer {token}"}
+    )
+    context = ssl.create_default_context(cafile=str(ca))
+    try:
+        with urllib.request.urlopen(request, context=context, timeout=10) as answer:
+            status, headers = answer.status, answer.headers
+    except urllib.error.HTTPError as error:
+        status, headers = error.code, error.headers
+    header = "X-Kubernetes-PF-FlowSchema-UID"
+    return f"HEAD /livez/ping: {status}, {header} {'present' if headers.get(header) else 'absent'}"
 
 
 def _documents(path: Path) -> list[dict[str, Any]]:
@@ -154,16 +178,20 @@ def start(
     chart.apply(api, [*everything.values(), *aggregated], "realrun-chart-flux2")
     # The whole environment (none of the user's own: no proxy, no kubeconfig of theirs).
     (folder / "home").mkdir(exist_ok=True)
+    (folder / "storage").mkdir(exist_ok=True)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(folder / "home"), "RUNTIME_NAMESPACE": delivery.flux_namespace,
            "HTTPS_PROXY": REFUSING_PROXY, "HTTP_PROXY": REFUSING_PROXY, "NO_PROXY": "127.0.0.1,localhost"}  # fmt: skip
     if git is not None:
         env["SSL_CERT_FILE"] = str(git.certificate)
+    probes = {}
     for name, identity in found.items():
         kubeconfig = chart.kubeconfig(
             api, identity, plane.server, plane.folder / "pki" / "ca.crt", folder / f"{name}.kubeconfig"
         )
         plane.start(name, [str(binaries[name]), *identity.args], env={**env, "KUBECONFIG": str(kubeconfig)}, cwd=folder)
-    return Started(found, git, tuple(added))
+        probes[name] = flow_control_probe(plane.server, plane.folder / "pki" / "ca.crt", kubeconfig)
+    flow = "; ".join(f"{name}: {probe}" for name, probe in probes.items())
+    return Started(found, git, tuple(added), flow)
 
 
 def summary(started: Started) -> str:
@@ -185,6 +213,7 @@ def summary(started: Started) -> str:
         else ""
     )
     added = f"; CRDs added from the controllers' modules: {', '.join(started.crds_added)}" if started.crds_added else ""
+    added += f"; flow-control probe with the chart's RBAC: {started.flow_control}" if started.flow_control else ""
     return (
         f"flux2 chart {flux_chart.CHART_VERSION} (Flux {flux_chart.FLUX_VERSION}; "
         f"RBAC from flux2 {FLUX2_MANIFESTS_VERSION}'s "

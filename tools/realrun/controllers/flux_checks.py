@@ -92,30 +92,33 @@ def _acting(api: client.ApiClient, user: str, group: str) -> client.ApiClient:
     return acting
 
 
-def fill_secrets(api: client.ApiClient, server: gitserver.GitServer, admins: Mapping[str, str]) -> list[str]:
-    """Each GitOps Secret filled with the server's credentials; who filled it, per namespace."""
-    done = []
+def fill_secrets(
+    api: client.ApiClient, server: gitserver.GitServer, admins: Mapping[str, str]
+) -> tuple[list[str], list[str]]:
+    """Each GitOps Secret filled with the server's credentials: by a member of the tenant's admin group
+    where RBAC lets people write Secrets, else by the platform. Returns who filled what, and the
+    refusals of a write RBAC allowed (admission refusing the team its own Secret is a finding)."""
+    done, refused = [], []
     for repository in server.repositories:
         if not repository.spec.secret:
             continue
-        data = gitserver.secret_data(server, repository)
+        body = {"stringData": gitserver.secret_data(server, repository)}
+        user, group = f"realrun:{repository.tenant}-admin", admins.get(repository.tenant, "")
         for environment in repository.environments:
             namespace = namespace_name(repository.tenant, environment)
-            body = {"stringData": data}
-            group = admins.get(repository.tenant)
-            try:
-                if group is None:
-                    raise client.ApiException(status=403, reason="no admin group")
-                client.CoreV1Api(_acting(api, f"realrun:{repository.tenant}-admin", group)).patch_namespaced_secret(
-                    repository.spec.secret, namespace, body
-                )
-                done.append(f"{namespace} by {group}")
-            except client.ApiException as error:
-                if error.status != 403:
-                    raise
-                client.CoreV1Api(api).patch_namespaced_secret(repository.spec.secret, namespace, body)
-                done.append(f"{namespace} by the platform (people may not write there)")
-    return done
+            if group and may(api, user, "patch", "", "secrets", namespace, groups=[group]):
+                try:
+                    acting = client.CoreV1Api(_acting(api, user, group))
+                    acting.patch_namespaced_secret(repository.spec.secret, namespace, body)
+                    done.append(f"{namespace} by {group}")
+                    continue
+                except client.ApiException as error:
+                    refused.append(
+                        f"{namespace}: {group} may patch Secrets but was refused: {error.body or error}"[:500]
+                    )
+            client.CoreV1Api(api).patch_namespaced_secret(repository.spec.secret, namespace, body)
+            done.append(f"{namespace} by the platform (people may not write Secrets there)")
+    return done, refused
 
 
 def request_reconcile(api: client.ApiClient, api_version: str, kind: str, namespace: str, name: str) -> None:
@@ -216,13 +219,23 @@ def applied_problems(api: client.ApiClient, server: gitserver.GitServer, pools: 
     return problems
 
 
-def may(api: client.ApiClient, user: str, verb: str, group: str, resource: str, namespace: str) -> bool:
-    """The API server's answer: may `user` (a service account) `verb` the resource in `namespace`?"""
-    namespace_of = user.split(":")[2]
+def may(
+    api: client.ApiClient,
+    user: str,
+    verb: str,
+    group: str,
+    resource: str,
+    namespace: str,
+    groups: list[str] | None = None,
+) -> bool:
+    """The API server's answer (SubjectAccessReview): may `user` `verb` the resource in `namespace`?
+    A service account's groups are the ones the API server gives it; others are `groups`."""
+    if groups is None and user.startswith("system:serviceaccount:"):
+        groups = ["system:serviceaccounts", f"system:serviceaccounts:{user.split(':')[2]}"]
     review = client.V1SubjectAccessReview(
         spec=client.V1SubjectAccessReviewSpec(
             user=user,
-            groups=["system:serviceaccounts", f"system:serviceaccounts:{namespace_of}", "system:authenticated"],
+            groups=[*(groups or []), "system:authenticated"],
             resource_attributes=client.V1ResourceAttributes(
                 verb=verb, group=group, resource=resource, namespace=namespace
             ),
@@ -241,13 +254,13 @@ def reconciled(
     timeout: float = 240,
 ) -> tuple[bool, str]:
     """The line for the tenants' GitOps."""
-    filled = fill_secrets(api, server, admins)
+    filled, problems = fill_secrets(api, server, admins)
     for repository in server.repositories:
         for environment in repository.environments:
             namespace = namespace_name(repository.tenant, environment)
             for api_version, kind in ((SOURCE_API, "GitRepository"), (KUSTOMIZE_API, "Kustomization")):
                 request_reconcile(api, api_version, kind, namespace, GITOPS_NAME)
-    problems = _wait(lambda: gitops_problems(api, server) + applied_problems(api, server, pools), timeout)
+    problems += _wait(lambda: gitops_problems(api, server) + applied_problems(api, server, pools), timeout)
     host = [namespace_name(r.tenant, e) for r in server.repositories if not r.virtual_cluster for e in r.environments]
     own = [ns for ns in host if may(api, controller.username, "create", "apps", "deployments", ns)]
     account = f"system:serviceaccount:{{}}:{DEPLOYER_ACCOUNT}"
