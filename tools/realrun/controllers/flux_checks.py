@@ -29,7 +29,7 @@ from components.guardrails.access import DEPLOYER_ACCOUNT
 from components.model.core.labels import NODE_POOL_KEY, namespace_name
 from tools.realrun.controllers import flux_attacks, gitserver
 from tools.realrun.controllers.chart import ChartIdentity
-from tools.realrun.kube import dynamic
+from tools.realrun.kube import dynamic, plain
 from tools.realrun.report import Report
 
 if TYPE_CHECKING:
@@ -205,14 +205,14 @@ def applied_problems(api: client.ApiClient, server: gitserver.GitServer, pools: 
             namespace = namespace_name(repository.tenant, environment)
             try:
                 client.CoreV1Api(api).read_namespaced_config_map("from-git", namespace)
-                deployment = apps.read_namespaced_deployment("from-git", namespace)
+                deployment = plain(api, apps.read_namespaced_deployment("from-git", namespace))
             except client.ApiException as error:
                 problems.append(f"{namespace}: the repository's objects are not there ({error.status} {error.reason})")
                 continue
-            managers = {m.manager for m in deployment.metadata.managed_fields or []}
+            managers = {str(m.get("manager")) for m in deployment["metadata"].get("managedFields") or []}
             if KUSTOMIZE_MANAGER not in managers:
                 problems.append(f"{namespace}: Deployment from-git written by {sorted(managers)}")
-            selector = deployment.spec.template.spec.node_selector or {}
+            selector = deployment["spec"]["template"]["spec"].get("nodeSelector") or {}
             pool = pools.get(repository.tenant)
             if pool and selector.get(NODE_POOL_KEY) != pool:
                 problems.append(f"{namespace}: Deployment from-git is not placed on pool {pool} ({selector})")

@@ -206,8 +206,8 @@ def start(
         commits.update({f"{repository.path} {ref}": commit for ref, commit in made.items()})
         if repository.spec.secret:
             credentials[repository.path] = {"user": repository.tenant, "password": secrets.token_urlsafe(18)}
-    for index, (path, files) in enumerate(sorted((extra or {}).items())):
-        made = make_repository(root, work / f"extra-{index}", path, files, [{"branch": "main"}])
+    for index, (path, content) in enumerate(sorted((extra or {}).items())):
+        made = make_repository(root, work / f"extra-{index}", path, content, [{"branch": "main"}])
         commits.update({f"{path} {ref}": commit for ref, commit in made.items()})
     auth = folder / "auth.json"
     auth.write_text(json.dumps(credentials))
