@@ -33,3 +33,24 @@ def test_a_process_that_is_gone_reads_as_nothing() -> None:
     assert done.returncode == 0
     assert usage.read(2**22 + 7) is None
     assert usage.cpu_seconds(2**22 + 7) == 0.0
+
+
+def test_a_process_that_exited_but_is_not_reaped_keeps_its_peak() -> None:
+    """The CLI is a zombie between its exit and the bench's wait: /proc still lists it, without
+    VmHWM. The sampler must keep the peak it read while the process ran (it read 0 MB before)."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import sys\nblock = bytearray(64 * 2**20)\nsys.stdin.read()"], stdin=subprocess.PIPE
+    )
+    sampler = usage.Sampler(child.pid)
+    try:
+        while usage.read(child.pid) is None or usage.read(child.pid).peak_mb < 64:  # type: ignore[union-attr]
+            pass
+        sampler.sample()
+        assert child.stdin is not None
+        child.stdin.close()
+        while (reading := usage.read(child.pid)) is not None and reading.peak_mb > 0:
+            pass  # until it exits; not reaped yet, so it stays listed as a zombie
+        sampler.sample()
+        assert sampler.last[child.pid].peak_mb >= 64
+    finally:
+        child.wait(timeout=60)

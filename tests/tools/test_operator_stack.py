@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from components.model.checks.stack import OPERATOR_IDENTITY, OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT
+from components.model.settings.stack import ShardSettings
 from tests.k8s_schema import CRDS_DIR, has_crd, require_crds, validate_builtin, validate_custom
 from tests.rbac import Authorizer, Subject
 from tools.plan.harness import PROJECT_ROOT
@@ -129,7 +130,8 @@ def test_memory_request_comes_from_the_measured_peak() -> None:
     # The benchmark's figures (tools/scale/scale_figures.json): base RSS plus KB per resource.
     figures = load_figures()
     assert program_peak_mib(10_000) == round(figures.base_rss_mb + figures.kb_per_resource * 10_000 / 1024)
-    budget = base("prod")["config"].get("tenancy:shards", {}).get("resourceBudget", 2000)
+    default = ShardSettings().resource_budget
+    budget = base("prod")["config"].get("tenancy:shards", {}).get("resourceBudget", default)
     expected = memory_request_mib(budget)
     assert expected == program_peak_mib(budget) + operator_stack.ENGINE_AND_PLUGINS_MIB
     for stack in stacks_of(objects()):

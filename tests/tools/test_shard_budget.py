@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from components.model.settings.stack import ShardSettings
 from tools.scale.shard_budget import (
     FIGURES_PATH,
     FIRST_UP_LIMIT_SECONDS,
@@ -59,7 +60,7 @@ def test_layout_prints_time_and_memory_per_shard_and_for_the_budget(capsys: pyte
     for _, _, resources, seconds, megabytes in shards:
         assert int(seconds) == round(figures.seconds(int(resources)))
         assert int(megabytes) == round(figures.megabytes(int(resources)))
-    assert "budget: 2000 resources per shard = " in printed
+    assert f"budget: {ShardSettings().resource_budget} resources per shard = " in printed
 
 
 def test_shard_lines_name_every_shard() -> None:
@@ -94,6 +95,13 @@ def test_the_real_engines_first_up_is_fitted_as_linear_plus_square() -> None:
     assert "30, 100, 300 typical tenants" in data["measured"] and "load 1.2 to 1.4" in data["measured"]
     with pytest.raises(ValueError, match="with checkpoints"):
         engine_figures_from_rows([rows[2]], 2)
+
+
+def test_the_cli_memory_is_its_largest_over_the_steps() -> None:
+    # A step whose CLI reading is missing (0 MB) or smaller does not lower the figure.
+    row = _bench_row(100, 2000, 100.0)
+    row["peak_mb"] = {"noop_preview": {"cli": 1000.0}, "edit_up": {"cli": 0.0}, "up": {"provider": 300.0}}
+    assert engine_figures_from_rows([row], 2)["cliKbPerResource"] == 512.0
 
 
 def test_the_layout_says_whether_a_full_shards_first_up_stays_under_the_limit() -> None:

@@ -45,6 +45,14 @@ def read(pid: int) -> Usage | None:
     return Usage(name, cpu, peak)
 
 
+def _later(earlier: Usage | None, now: Usage) -> Usage:
+    """The newer reading, without losing the peak: an exited process not yet reaped (a zombie,
+    as the CLI is between its exit and the bench's `wait4`) has no `VmHWM` and reads as 0 MB."""
+    if earlier is None:
+        return now
+    return Usage(now.name, max(earlier.cpu, now.cpu), max(earlier.peak_mb, now.peak_mb))
+
+
 def cpu_seconds(pid: int) -> float:
     found = read(pid)
     return found.cpu if found is not None else 0.0
@@ -57,9 +65,9 @@ def load() -> tuple[float, float, float]:
 
 class Sampler:
     """Reads the usage of `root` and every process below it every `interval` seconds until
-    stopped; keeps the last reading of each (pid -> Usage). New processes are looked for every
-    `discover` seconds: a scan of the whole process table costs about 5 to 12 ms of CPU here, which a
-    bench on two cores should not spend five times a second."""
+    stopped; keeps the last reading of each (pid -> Usage), with the highest peak seen. New
+    processes are looked for every `discover` seconds: a scan of the whole process table costs
+    about 5 to 12 ms of CPU here, which a bench on two cores should not spend five times a second."""
 
     def __init__(self, root: int, interval: float = 0.25, discover: float = 1.0) -> None:
         self.root = root
@@ -86,7 +94,7 @@ class Sampler:
             if found is None:
                 self._known.discard(pid)
             else:
-                self.last[pid] = found
+                self.last[pid] = _later(self.last.get(pid), found)
 
     def _loop(self) -> None:
         looked = 0.0

@@ -98,6 +98,11 @@ class EngineFigures:
         return int((-a + math.sqrt(a * a + 4 * c * seconds)) / (2 * c))
 
 
+def _cli_peak_mb(row: dict[str, Any]) -> float:
+    """The CLI's largest resident memory over the count's steps (what a runner must hold)."""
+    return max(float(step.get("cli", 0.0)) for step in row["peak_mb"].values())
+
+
 def engine_figures_from_rows(rows: Sequence[dict[str, Any]], cpus: int) -> dict[str, Any]:
     """The engine figures file's content from the real-engine bench's `--json` rows: the preview and
     memory from the largest count, the first `up` fitted as a·n + c·n² (least squares) over the
@@ -126,7 +131,7 @@ def engine_figures_from_rows(rows: Sequence[dict[str, Any]], cpus: int) -> dict[
         "previewMsPerResource": round(1000 * largest["noop_preview_s"] / largest["resources"], 3),
         "firstUpMsPerResource": round(1000 * max(0.0, linear), 4),
         "firstUpUsPerResourceSquared": round(1e6 * quadratic, 5),
-        "cliKbPerResource": round(1024 * largest["peak_mb"]["edit_up"]["cli"] / largest["resources"], 1),
+        "cliKbPerResource": round(1024 * _cli_peak_mb(largest) / largest["resources"], 1),
         "measured": f"real engine, {', '.join(str(row['tenants']) for row in rows)} typical tenants "
         f"({largest['resources']} resources at most), {cpus} CPUs, load {min(loads):.1f} to {max(loads):.1f}",
     }

@@ -119,8 +119,10 @@ class ShardSettings(StrictModel):
     count: Annotated[int, Field(ge=1, le=1024)] = 1
     # The shard this stack runs; required when stackRole is `tenants`.
     index: Annotated[int, Field(ge=0)] | None = None
-    # The plan warns when a shard registers more resources than this (previews slow down past it).
-    resource_budget: Annotated[int, Field(ge=100)] = 2000
+    # The plan warns when a shard registers more resources than this. 1,400: the most whose first `up` (every step
+    # rewrites the whole state) stays within 15 minutes on two cores, by the real engine's measured figures
+    # (tools/scale/engine_figures.json, docs/scale.md#the-per-step-checkpoint-and-what-the-shard-budget-promises).
+    resource_budget: Annotated[int, Field(ge=100)] = 1400
     # Who runs the platform stack and the shards of a split stack: `ci` (CI's deploy workflow) or `operator` (the Pulumi
     # Kubernetes Operator), never both (they share no lock; docs/adr/0032-one-runner-per-shard.md).
     runner: Literal["ci", "operator"] = "ci"
