@@ -38,8 +38,11 @@ if TYPE_CHECKING:
 SOURCE_API = "source.toolkit.fluxcd.io/v1"
 KUSTOMIZE_API = "kustomize.toolkit.fluxcd.io/v1"
 REQUESTED_AT = "reconcile.fluxcd.io/requestedAt"
-# The field managers the controllers write statuses and applied objects with (their controller names).
+# The field managers the controllers write statuses and applied objects with, as the real run saw
+# them: source-controller's status as `source-controller`, kustomize-controller's own status as
+# `gotk-kustomize-controller` (its status patcher's owner) and what it applies as `kustomize-controller`.
 SOURCE_MANAGER = "source-controller"
+KUSTOMIZE_STATUS_MANAGER = "gotk-kustomize-controller"
 KUSTOMIZE_MANAGER = "kustomize-controller"
 
 
@@ -186,7 +189,7 @@ def gitops_problems(api: client.ApiClient, server: gitserver.GitServer) -> list[
                     f"{namespace} Kustomization: {ready.get('reason')}: {ready.get('message', '')[:400]} "
                     f"(applied {applied})"
                 )
-            elif KUSTOMIZE_MANAGER not in _status_writers(kustomization):
+            elif KUSTOMIZE_STATUS_MANAGER not in _status_writers(kustomization):
                 problems.append(
                     f"{namespace} Kustomization: status written by {sorted(_status_writers(kustomization))}"
                 )
