@@ -48,6 +48,10 @@ INTENTIONAL_KEYS: dict[tuple[str, str], str] = {
     ("cert-manager", "serviceAccount.annotations"): (
         "commented out in values.yaml; read by templates/serviceaccount.yaml (v1.21.1): the GKE workload identity"
     ),
+    ("gateway-helm", "config.envoyGateway.envoyProxy"): (
+        "not in values.tmpl.yaml; read by templates/_helpers.tpl eg.default-envoy-gateway-config (v1.9.1), "
+        "rendered whole with toYaml into the EnvoyGateway config (the proxies' default EnvoyProxy)"
+    ),
     ("vcluster", "controlPlane.statefulSet.security.containerSecurityContext"): (
         "values.yaml lists three of its keys; templates/statefulset.yaml renders the whole map with toYaml (v0.20.0)"
     ),

@@ -70,6 +70,17 @@ def test_dev_installs_envoy_gateway_and_cert_manager_with_a_local_ca(dev_plan: P
     assert ca["spec"]["isCA"] is True and ca["spec"]["issuerRef"]["name"] == "tenancy-self-signed"
 
 
+def test_dev_proxies_get_an_address_without_a_load_balancer(dev_plan: ProgramRun) -> None:
+    # Envoy Gateway v1.9.1 sets a Gateway `Programmed` only once it has an address
+    # (internal/gatewayapi/status/gateway.go, updateGatewayProgrammedCondition: AddressNotAssigned);
+    # its proxies' default Service is a LoadBalancer (api/v1alpha1 DefaultKubernetesServiceType),
+    # whose address kind never assigns, and `up` awaits `Programmed`. The real run found it.
+    values = edge_releases(dev_plan)["controller"].inputs["values"]
+    default_proxy = values["config"]["envoyGateway"]["envoyProxy"]
+    assert default_proxy["provider"]["type"] == "Kubernetes"
+    assert default_proxy["provider"]["kubernetes"]["envoyService"]["type"] == "ClusterIP"
+
+
 @pytest.mark.parametrize(
     ("stack", "class_name", "suffix"),
     [

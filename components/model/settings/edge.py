@@ -67,6 +67,21 @@ ENVOY_GATEWAY_CHART = ChartInstall(
     chart="gateway-helm",
     version="v1.9.1",
     namespace="envoy-gateway-system",
+    # The proxies' Service is a ClusterIP: Envoy Gateway's default is a LoadBalancer, whose address
+    # only a load balancer implementation assigns (kind has none), and a Gateway without an address is
+    # never `Programmed` (v1.9.1 internal/gatewayapi/status/gateway.go, updateGatewayProgrammedCondition:
+    # AddressNotAssigned), so `pulumi up`, which awaits it, would wait until its timeout. A ClusterIP
+    # address is the Service's own; the Gateway is reached by port-forward (docs/edge.md). The chart's
+    # `config.envoyGateway.envoyProxy` is the default EnvoyProxy of every proxy (EnvoyGatewaySpec.EnvoyProxy).
+    values={
+        "config": {
+            "envoyGateway": {
+                "envoyProxy": {
+                    "provider": {"type": "Kubernetes", "kubernetes": {"envoyService": {"type": "ClusterIP"}}}
+                }
+            }
+        }
+    },
 )
 CERT_MANAGER_CHART = ChartInstall(
     # The release whose CRDs tests validate against (../shared/crds/SOURCES.md: v1.21.1).

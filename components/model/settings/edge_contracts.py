@@ -8,7 +8,10 @@ renders, external-dns skips what it was not told to read. Each fact below names 
 
 Gateway implementations
 - Envoy Gateway v1.9 (kind, v1.9.1 pinned): listener certificates from Secrets (`certificateRefs`), in-cluster
-  proxies; ListenerSets served (envoyproxy/gateway v1.9.0, internal/gatewayapi/listenerset.go).
+  proxies; ListenerSets served (envoyproxy/gateway v1.9.0, internal/gatewayapi/listenerset.go). A Gateway
+  is `Programmed` only with an address (v1.9.1 internal/gatewayapi/status/gateway.go,
+  `updateGatewayProgrammedCondition`), and its proxies' default Service is a LoadBalancer: on kind the
+  chart's default EnvoyProxy makes it a ClusterIP (edge.py, ENVOY_GATEWAY_CHART).
 - GKE Gateway controller (GKE 1.34): certificates from Secrets or Certificate Manager
   (https://cloud.google.com/kubernetes-engine/docs/how-to/secure-gateway); at most 15 SSL
   certificates per target HTTPS proxy, the load balancer a Gateway becomes

@@ -1,4 +1,4 @@
-"""The controllers' binaries (realrun/cert-manager, realrun/helm, realrun/flux), appended to toolchain.binaries()."""
+"""The controllers' binaries, one pinned Go module each under realrun/, appended to toolchain.binaries()."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from tools.realrun.binary import Binary
 
 CERT_MANAGER_VERSION = "v1.21.1"
 HELM_VERSION = "v3.22.0"
+ENVOY_GATEWAY_VERSION = "v1.9.1"
 # Flux (flux.py, flux_chart.py): the flux2 chart 2.17.2 ships source-controller v1.7.4, which the Go
 # module proxy does not serve (v1.8.5 is the nearest it does), and kustomize-controller v1.7.3.
 SOURCE_CONTROLLER_VERSION = "v1.8.5"
@@ -22,6 +23,16 @@ BINARIES = [
         "cert-manager",
         "./cmd/cert-manager-controller",
         (f"-X github.com/cert-manager/cert-manager/pkg/util.AppVersion={CERT_MANAGER_VERSION}",),
+    ),
+    # Envoy Gateway: upstream's own main (cmd/envoy-gateway of the pinned module), the version stamped
+    # in as its release build does (`envoy-gateway version` prints it).
+    Binary(
+        "envoy-gateway",
+        "envoy-gateway",
+        "github.com/envoyproxy/gateway/cmd/envoy-gateway",
+        (f"-X github.com/envoyproxy/gateway/internal/cmd/version.envoyGatewayVersion={ENVOY_GATEWAY_VERSION}",),
+        ("version",),
+        f"^ENVOY_GATEWAY_VERSION: {re.escape(ENVOY_GATEWAY_VERSION)}$",
     ),
     # Renders the controllers' charts from the pinned modules' own chart folders (chart.py).
     Binary(

@@ -80,22 +80,25 @@ def render(
     return [d for d in yaml.safe_load_all(result.stdout) if d]
 
 
-def identity(documents: Iterable[Mapping[str, Any]], deployment: str, container: str) -> ChartIdentity:
-    """What the chart grants the named container of the named Deployment: its ServiceAccount, every
-    binding whose subjects name that account, the roles those bindings refer to, and its arguments
-    with the `$(VAR)` references Kubernetes would expand from the container's env."""
+def identity(
+    documents: Iterable[Mapping[str, Any]], deployment: str, container: str, kind: str = "Deployment"
+) -> ChartIdentity:
+    """What the chart grants the named container of the named Deployment (or other workload `kind`
+    with a pod template, e.g. a hook's Job): its ServiceAccount, every binding whose subjects name
+    that account, the roles those bindings refer to, and its arguments with the `$(VAR)` references
+    Kubernetes would expand from the container's env."""
     docs = list(documents)
-    found = [d for d in docs if d.get("kind") == "Deployment" and d["metadata"]["name"] == deployment]
+    found = [d for d in docs if d.get("kind") == kind and d["metadata"]["name"] == deployment]
     if not found:
-        raise ChartError(f"the chart renders no Deployment {deployment}")
+        raise ChartError(f"the chart renders no {kind} {deployment}")
     pod = found[0]["spec"]["template"]["spec"]
     namespace = found[0]["metadata"].get("namespace") or ""
     account = pod.get("serviceAccountName") or "default"
     containers = [c for c in pod["containers"] if c["name"] == container]
     if not containers:
-        raise ChartError(f"Deployment {deployment} has no container {container}")
+        raise ChartError(f"{kind} {deployment} has no container {container}")
     env = _env(containers[0], namespace, account)
-    args = tuple(_expand(arg, env, deployment) for arg in containers[0].get("args") or [])
+    args = tuple(_expand(arg, env, f"{kind} {deployment}") for arg in containers[0].get("args") or [])
 
     def names_account(binding: Mapping[str, Any]) -> bool:
         return any(
@@ -122,8 +125,23 @@ def identity(documents: Iterable[Mapping[str, Any]], deployment: str, container:
         and d["metadata"].get("namespace", namespace) == namespace
     ]
     if not accounts:
-        raise ChartError(f"the chart renders no ServiceAccount {namespace}/{account} for Deployment {deployment}")
+        raise ChartError(f"the chart renders no ServiceAccount {namespace}/{account} for {kind} {deployment}")
     return ChartIdentity(namespace, account, tuple(dict(d) for d in accounts + roles + bindings), args)
+
+
+def container_env(
+    documents: Iterable[Mapping[str, Any]], workload: str, container: str, kind: str = "Deployment"
+) -> dict[str, str]:
+    """The env a host process of the named container gets: what `_env` can know (literals, the pod's
+    namespace and account); a controller that reads its namespace from env needs it as its pod has it."""
+    for document in documents:
+        if document.get("kind") == kind and document["metadata"]["name"] == workload:
+            pod = document["spec"]["template"]["spec"]
+            for item in pod["containers"]:
+                if item["name"] == container:
+                    namespace = document["metadata"].get("namespace") or ""
+                    return _env(item, namespace, pod.get("serviceAccountName") or "default")
+    raise ChartError(f"the chart renders no container {container} of {kind} {workload}")
 
 
 def _env(container: Mapping[str, Any], namespace: str, account: str) -> dict[str, str]:
@@ -139,13 +157,11 @@ def _env(container: Mapping[str, Any], namespace: str, account: str) -> dict[str
     return env
 
 
-def _expand(arg: str, env: Mapping[str, str], deployment: str) -> str:
+def _expand(arg: str, env: Mapping[str, str], workload: str) -> str:
     def value(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in env:
-            raise ChartError(
-                f"Deployment {deployment}: argument {arg!r} refers to $({name}), which the run cannot know"
-            )
+            raise ChartError(f"{workload}: argument {arg!r} refers to $({name}), which the run cannot know")
         return env[name]
 
     return re.sub(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", value, arg)

@@ -16,7 +16,7 @@ from kubernetes import client
 
 from components.model.settings.stack import StackSettings
 from tools.realrun.cluster import ControlPlane
-from tools.realrun.controllers import cert_manager, evidence, flux_checks
+from tools.realrun.controllers import cert_manager, envoy_gateway, evidence, flux_checks
 from tools.realrun.controllers import flux as flux_controllers
 from tools.realrun.controllers.binaries import CERT_MANAGER_VERSION
 from tools.realrun.controllers.chart import ChartIdentity
@@ -61,6 +61,12 @@ def start(
             f"({len(started.identity.objects)} objects of its chart: account, roles, bindings), "
             f"args {' '.join(started.identity.args)}{added}",
         )
+    # Envoy Gateway (envoy_gateway.py): its controller and its certgen hook's account.
+    if envoy_gateway.runs(settings):
+        eg = envoy_gateway.start(plane, api, binaries, settings)
+        controllers.identities.update({"envoy-gateway": eg.controller, "envoy-gateway-certgen": eg.certgen})
+        controllers.served |= envoy_gateway.SERVED
+        report.check("controllers started", True, f"{eg.summary()}; config: {envoy_gateway.config_summary(eg.config)}")
     if settings.delivery.install_flux:  # Flux (flux.py): source- and kustomize-controller, the Git server
         plan = flux_checks.plan_attacks(tenants) if tenants else None
         extra = {a.path: a.files for a in plan.attacks} if plan else None
@@ -77,6 +83,18 @@ def check(report: Report, controllers: Controllers, api: client.ApiClient, setti
     if "cert-manager" in controllers.identities:
         ok, detail = cert_manager.issued(api, settings, stack)
         report.check("cert-manager issued every Certificate", ok, detail)
+    # Envoy Gateway: the Gateway, the tenants' routes and ListenerSets, the proxies' objects, an attack route.
+    if "envoy-gateway" in controllers.identities:
+        report.check("Envoy Gateway programmed the Gateway", *envoy_gateway.gateway_line(api, settings))
+        report.check("Envoy Gateway attached every tenant route and ListenerSet", *envoy_gateway.attached(api))
+        log = controllers.plane.folder / "logs" / "envoy-gateway.log"
+        namespace = envoy_gateway.proxies_namespace()
+        report.check("Envoy Gateway's proxy objects admitted", *envoy_gateway.proxy_objects(api, namespace, log))
+        hostname = f"acme-dev.{settings.domain_suffix}"
+        attack = envoy_gateway.refused_attachment(
+            api, settings, ("realrun-acme-admin", "acme-admins"), "tenant-acme-dev", hostname
+        )
+        report.check("Envoy Gateway does not attach a route its listener refuses", *attack)
     if controllers.flux is not None and controllers.flux.git is not None and controllers.tenants is not None:
         flux_checks.report_lines(report, api, controllers.flux, controllers.tenants)
 
