@@ -74,7 +74,9 @@ def register_gitops(target: DeliveryTarget, *, environment: str, gitops: GitOpsS
         "prune": True,
         # Impersonation: the repository can only change what the tenant's deployer may change.
         "serviceAccountName": DEPLOYER_ACCOUNT,
-        # Every namespaced object lands in this namespace, whatever the repository says.
+        # The namespace of every namespaced object that names none or another: kustomize's namespace
+        # transformer. Not a boundary: a repository's own `replacements` run after it and can name
+        # another namespace; the deployer's RBAC refuses that write (the real run's Flux attacks).
         "targetNamespace": target.namespace,
         "timeout": "5m",
     }

@@ -156,7 +156,7 @@ def run() -> int:
         components = "etcd, kube-apiserver, controller-manager, scheduler, kwok"
         report.check("control plane", True, f"{plane.server} ({components})")
         api = seed_cluster(report, plane, settings)
-        running = controllers.start(report, plane, api, binaries, settings)
+        running = controllers.start(report, plane, api, binaries, settings, tenants)
         data = dataplane.start(report, plane, api, settings, binaries)
         setup = EngineSetup(folder / "engine", plane.kubeconfig, engine_bin, secrets.token_hex(16))
         stack = open_stack(setup, STACK, document, engine_bin.parent)

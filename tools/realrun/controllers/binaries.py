@@ -9,6 +9,11 @@ from tools.realrun.binary import Binary
 CERT_MANAGER_VERSION = "v1.21.1"
 HELM_VERSION = "v3.22.0"
 ENVOY_GATEWAY_VERSION = "v1.9.1"
+# Flux (flux.py, flux_chart.py): the flux2 chart 2.17.2 ships source-controller v1.7.4, which the Go
+# module proxy does not serve (v1.8.5 is the nearest it does), and kustomize-controller v1.7.3.
+SOURCE_CONTROLLER_VERSION = "v1.8.5"
+KUSTOMIZE_CONTROLLER_VERSION = "v1.7.3"
+FLUX2_MANIFESTS_VERSION = "v2.9.5"
 
 BINARIES = [
     # Our own main over the pinned module's registered controllers: upstream's main is a nested module
@@ -38,4 +43,8 @@ BINARIES = [
         ("version", "--short"),
         f"^{re.escape(HELM_VERSION)}",
     ),
+    # Flux: upstream's own mains at the versions realrun/flux/*/go.mod pin, and the tenants' Git server.
+    Binary("source-controller", "flux/source-controller", "github.com/fluxcd/source-controller"),
+    Binary("kustomize-controller", "flux/kustomize-controller", "github.com/fluxcd/kustomize-controller"),
+    Binary("flux-gitserver", "flux/gitserver", "./cmd/flux-gitserver"),
 ]

@@ -16,7 +16,8 @@ from kubernetes import client
 
 from components.model.settings.stack import StackSettings
 from tools.realrun.cluster import ControlPlane
-from tools.realrun.controllers import cert_manager, envoy_gateway, evidence
+from tools.realrun.controllers import cert_manager, envoy_gateway, evidence, flux_checks
+from tools.realrun.controllers import flux as flux_controllers
 from tools.realrun.controllers.binaries import CERT_MANAGER_VERSION
 from tools.realrun.controllers.chart import ChartIdentity
 from tools.realrun.report import Report
@@ -29,16 +30,25 @@ class Controllers:
     plane: ControlPlane
     identities: dict[str, ChartIdentity] = field(default_factory=dict)
     served: frozenset[tuple[str, str]] = frozenset()
+    flux: flux_controllers.Started | None = None
+    tenants: Path | None = None
 
     def log_files(self) -> dict[str, Path]:
-        return {name: self.plane.folder / "logs" / f"{name}.log" for name in self.identities}
+        names = [*self.identities, *(["flux-gitserver"] if self.flux and self.flux.git else [])]
+        return {name: self.plane.folder / "logs" / f"{name}.log" for name in names}
 
 
 def start(
-    report: Report, plane: ControlPlane, api: client.ApiClient, binaries: Mapping[str, Path], settings: StackSettings
+    report: Report,
+    plane: ControlPlane,
+    api: client.ApiClient,
+    binaries: Mapping[str, Path],
+    settings: StackSettings,
+    tenants: Path | None = None,
 ) -> Controllers:
-    """Start every controller the stack installs that the run builds; one line saying who runs as whom."""
-    controllers = Controllers(plane)
+    """Start every controller the stack installs that the run builds; one line saying who runs as whom.
+    With `tenants` (the run's copy of tenants/), their GitOps repositories are served on loopback."""
+    controllers = Controllers(plane, tenants=tenants)
     if settings.edge.tls.enabled:
         started = cert_manager.start(plane, api, binaries, settings)
         controllers.identities["cert-manager"] = started.identity
@@ -57,6 +67,13 @@ def start(
         controllers.identities.update({"envoy-gateway": eg.controller, "envoy-gateway-certgen": eg.certgen})
         controllers.served |= envoy_gateway.SERVED
         report.check("controllers started", True, f"{eg.summary()}; config: {envoy_gateway.config_summary(eg.config)}")
+    if settings.delivery.install_flux:  # Flux (flux.py): source- and kustomize-controller, the Git server
+        plan = flux_checks.plan_attacks(tenants) if tenants else None
+        extra = {a.path: a.files for a in plan.attacks} if plan else None
+        controllers.flux = flux_controllers.start(plane, api, binaries, settings, tenants, extra)
+        controllers.identities.update(controllers.flux.identities)
+        controllers.served |= flux_controllers.SERVED
+        report.check("flux started", True, flux_controllers.summary(controllers.flux))
     return controllers
 
 
@@ -78,6 +95,8 @@ def check(report: Report, controllers: Controllers, api: client.ApiClient, setti
             api, settings, ("realrun-acme-admin", "acme-admins"), "tenant-acme-dev", hostname
         )
         report.check("Envoy Gateway does not attach a route its listener refuses", *attack)
+    if controllers.flux is not None and controllers.flux.git is not None and controllers.tenants is not None:
+        flux_checks.report_lines(report, api, controllers.flux, controllers.tenants)
 
 
 def keep_evidence(
