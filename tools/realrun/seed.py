@@ -92,6 +92,18 @@ def crd_documents(charts: Iterable[str], folder: Path) -> list[dict[str, Any]]:
     return chosen
 
 
+def crd_names(api: client.ApiClient) -> set[str]:
+    """The names of the CustomResourceDefinitions the API server serves now: a controller's chart
+    adds only the CRDs the seed did not install."""
+    return {
+        item["metadata"]["name"]
+        for item in dynamic(api)
+        .resources.get(api_version="apiextensions.k8s.io/v1", kind="CustomResourceDefinition")
+        .get()
+        .to_dict()["items"]
+    }
+
+
 def install_crds(api: client.ApiClient, documents: Iterable[dict[str, Any]], timeout: float = 60) -> list[str]:
     """Create each CRD and wait until the API server serves it (condition Established)."""
     crds = dynamic(api).resources.get(api_version="apiextensions.k8s.io/v1", kind="CustomResourceDefinition")

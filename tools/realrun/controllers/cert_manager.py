@@ -71,13 +71,7 @@ def start(plane: ControlPlane, api: client.ApiClient, binaries: Mapping[str, Pat
     )
     # The chart brings CertificateRequests, Orders and Challenges too (crds.enabled): the seeded
     # Certificates, Issuers and ClusterIssuers are already there.
-    existing = {
-        item["metadata"]["name"]
-        for item in dynamic(api)
-        .resources.get(api_version="apiextensions.k8s.io/v1", kind="CustomResourceDefinition")
-        .get()
-        .to_dict()["items"]
-    }
+    existing = seed.crd_names(api)
     missing = [d for d in chart.crds(documents) if d["metadata"]["name"] not in existing]
     added = seed.install_crds(api, missing)
     identity = chart.identity(documents, "cert-manager", "cert-manager-controller")

@@ -247,13 +247,7 @@ def start(plane: ControlPlane, api: client.ApiClient, binaries: Mapping[str, Pat
         binaries["helm"], source, install.chart, install.namespace, install.version, chart_values(settings),
         folder, KUBERNETES_VERSION,
     )  # fmt: skip
-    existing = {
-        item["metadata"]["name"]
-        for item in dynamic(api)
-        .resources.get(api_version="apiextensions.k8s.io/v1", kind="CustomResourceDefinition")
-        .get()
-        .to_dict()["items"]
-    }
+    existing = seed.crd_names(api)
     added = seed.install_crds(api, [d for d in chart.crds(documents) if d["metadata"]["name"] not in existing])
     # certgen: the pre-install hook Job, as its own account, before the controller's pod exists.
     job = f"{install.chart}-certgen"

@@ -40,7 +40,6 @@ from tools.realrun.controllers.binaries import (
     KUSTOMIZE_CONTROLLER_VERSION,
     SOURCE_CONTROLLER_VERSION,
 )
-from tools.realrun.kube import dynamic
 from tools.realrun.toolchain import module_dir
 
 FLUX2_MODULE = "github.com/fluxcd/flux2/v2"
@@ -98,13 +97,7 @@ def _documents(path: Path) -> list[dict[str, Any]]:
 
 
 def _missing_crds(api: client.ApiClient, folders: list[Path]) -> list[dict[str, Any]]:
-    existing = {
-        item["metadata"]["name"]
-        for item in dynamic(api)
-        .resources.get(api_version="apiextensions.k8s.io/v1", kind="CustomResourceDefinition")
-        .get()
-        .to_dict()["items"]
-    }
+    existing = seed.crd_names(api)
     found: dict[str, dict[str, Any]] = {}
     for folder in folders:
         for path in sorted(folder.glob("*.yaml")):
