@@ -75,7 +75,6 @@ def _domains(
             },
             opts=opts,
         )
-    tls = listeners.listener_tls(settings, DOMAINS_SECRET)
     k8s.apiextensions.CustomResource(
         f"{prefix}-domains",
         api_version=GATEWAY_API,
@@ -89,7 +88,7 @@ def _domains(
                     "hostname": domain,
                     "port": 443,
                     "protocol": "HTTPS",
-                    "tls": tls,
+                    **listeners.listener_tls(settings, DOMAINS_SECRET),
                     "allowedRoutes": {"namespaces": {"from": "Same"}, "kinds": [{"kind": "HTTPRoute"}]},
                 }
                 for index, domain in enumerate(domains)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from components.clouds.gcp.certificate_map import resource_id
+from components.clouds.gcp.name_rules import RULES
 from tests.support import kubernetes_objects, objects_of_kind, plan, tenant_document, write_tenants
 from tools.plan.harness import ProgramRun
 
@@ -36,17 +37,21 @@ def test_prod_plans_tenant_domains_past_the_old_15_certificates(count: int, tmp_
     run = _plan_with_domains(count, tmp_path)
     names = ["*.tenants.example.com", *(d for i in range(count) for d in _domains(i))]
     (certificate_map,) = run.of_type(MAP)
-    entries = {r.inputs["hostname"]: r.inputs for r in run.of_type(ENTRY)}
-    certificates = {r.inputs["name"]: r.inputs for r in run.of_type(CERTIFICATE)}
-    authorizations = {r.inputs["domain"]: r.inputs for r in run.of_type(AUTHORIZATION)}
+    entries = {r.inputs["hostname"]: r for r in run.of_type(ENTRY)}
+    certificates = {r.inputs["name"]: r for r in run.of_type(CERTIFICATE)}
+    authorizations = {r.inputs["domain"]: r for r in run.of_type(AUTHORIZATION)}
     # One entry and one certificate per name, each entry in the map and naming its own certificate.
     assert sorted(entries) == sorted(names) and len(certificates) == len(names)
     for name, entry in entries.items():
-        assert entry["map"] == certificate_map.inputs["name"]
+        assert entry.inputs["map"] == certificate_map.inputs["name"]
         certificate = certificates[resource_id("prod", name)]
-        assert certificate["managed"]["domains"] == [name]
-        (authorization,) = certificate["managed"]["dnsAuthorizations"]
-        assert authorizations[name.removeprefix("*.")]["name"] in authorization
+        # The entry serves its name with that one certificate (it depends on it, and on nothing else of the kind).
+        assert len(entry.inputs["certificates"]) == 1 and certificate.urn in entry.dependencies
+        assert not [c.urn for c in certificates.values() if c is not certificate and c.urn in entry.dependencies]
+        assert certificate.inputs["managed"]["domains"] == [name]
+        assert len(certificate.inputs["managed"]["dnsAuthorizations"]) == 1
+        # Its one authorization is its domain's (`*.x` is proven by x's): the certificate depends on it.
+        assert authorizations[name.removeprefix("*.")].urn in certificate.dependencies
     # `*.api.x` is authorized by x's authorization for api.x: one per domain, the suffix's included.
     assert sorted(authorizations) == sorted({n.removeprefix("*.") for n in names})
     (gateway,) = objects_of_kind(run, "Gateway")
@@ -85,5 +90,5 @@ def test_resource_ids_are_valid_distinct_and_stable() -> None:
     long_b = "a" * 60 + ".example.org"
     ids = [resource_id("prod", name) for name in ("*.tenants.example.com", "tenants.example.com", long_a, long_b)]
     assert ids[0] == "tenancy-prod-wildcard-tenants-example-com"
-    assert len(set(ids)) == 4 and all(len(i) <= 63 and i[-1] != "-" for i in ids)
+    assert len(set(ids)) == 4 and all(RULES["certificate-manager"].problems(i) == [] for i in ids)
     assert resource_id("prod", long_a) == ids[2]

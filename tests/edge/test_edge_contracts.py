@@ -187,7 +187,8 @@ def test_gke_refuses_tenant_domains_past_the_projects_certificate_manager_quotas
         run_program("prod", config, secret_keys, monitor=new_monitor())
     message = str(raised.value)
     # 1 wildcard + 10 tenant names: 11 certificates and entries, 6 authorizations (x and *.x share one).
-    assert "Pulumi.prod.yaml: tenancy:gcp.certificateManagerQuotas.certificates: the stack's wildcard and 10 " in message
+    field = "Pulumi.prod.yaml: tenancy:gcp.certificateManagerQuotas.certificates"
+    assert f"{field}: the stack's wildcard and 10 tenant domain names " in message
     assert "need 11 Certificate Manager certificates (one per name), more than the project's quota of 10" in message
     assert "request a higher quota for the project" in message and "docs/scale.md" in message
     assert "mapEntries" not in message and "dnsAuthorizations" not in message

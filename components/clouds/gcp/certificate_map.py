@@ -34,6 +34,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.edge.identity import CertificateMapRef
+from components.model.core.labels import cloud_label_value
 from components.model.settings.stack import StackSettings
 from components.model.tenant_file.hostnames import authorization_domains
 
@@ -67,7 +68,8 @@ def gcp_certificate_map(
     assert settings.gcp is not None  # the settings model requires tenancy:gcp on gcp
     project = settings.gcp.project
     child = pulumi.ResourceOptions(parent=parent)
-    labels = {"managed-by": "tenancy", "stack": stack}
+    # `managed-by` comes from the provider's default labels (cloud.py).
+    labels = {"stack": cloud_label_value(stack)}
     certificate_map = gcp.certificatemanager.CertificateMap(
         f"{prefix}-certificate-map", name=f"tenancy-{stack}", project=project, labels=labels, opts=child
     )
