@@ -42,7 +42,6 @@ from components.model.tenant_file.hostnames import authorization_domains
 # (projects.locations.certificates/certificateMaps/dnsAuthorizations `*_id`, RFC 1035 style).
 _MAX_ID = 63
 _NOT_ID = re.compile(r"[^a-z0-9-]")
-ACME_CHALLENGE = "_acme-challenge"
 
 
 def resource_id(stack: str, hostname: str) -> str:
@@ -58,6 +57,31 @@ def resource_id(stack: str, hostname: str) -> str:
 def _first_record(field: str) -> Any:
     """Read one field of a DNS authorization's record (one CNAME per authorization)."""
     return lambda records: getattr(records[0], field)
+
+
+def _record(records: Sequence[Any]) -> dict[str, str]:
+    """The CNAME an authorization asks for, as its domain's owner publishes it."""
+    return {"name": records[0].name, "type": records[0].type, "data": records[0].data}
+
+
+def _stack_record(
+    prefix: str,
+    settings: StackSettings,
+    authorization: gcp.certificatemanager.DnsAuthorization,
+    child: pulumi.ResourceOptions,
+) -> gcp.dns.RecordSet:
+    """The stack's own authorization CNAME (`_acme-challenge.<suffix>`) in its first zone."""
+    assert settings.gcp is not None
+    return gcp.dns.RecordSet(
+        f"{prefix}-dns-authorization-record",
+        project=settings.gcp.project,
+        managed_zone=settings.edge.zones[0],
+        name=authorization.dns_resource_records.apply(_first_record("name")),
+        type="CNAME",
+        ttl=300,
+        rrdatas=[authorization.dns_resource_records.apply(_first_record("data"))],
+        opts=child,
+    )
 
 
 def gcp_certificate_map(
@@ -105,21 +129,9 @@ def gcp_certificate_map(
             certificates=[certificate.id],
             opts=child,
         )
-    suffix = authorizations[settings.domain_suffix]
-    gcp.dns.RecordSet(
-        f"{prefix}-dns-authorization-record",
-        project=project,
-        managed_zone=settings.edge.zones[0],
-        name=suffix.dns_resource_records.apply(_first_record("name")),
-        type="CNAME",
-        ttl=300,
-        rrdatas=[suffix.dns_resource_records.apply(_first_record("data"))],
-        opts=child,
-    )
+    _stack_record(prefix, settings, authorizations[settings.domain_suffix], child)
     tenant_records = {
-        domain: authorization.dns_resource_records.apply(
-            lambda records: {"name": records[0].name, "type": records[0].type, "data": records[0].data}
-        )
+        domain: authorization.dns_resource_records.apply(_record)
         for domain, authorization in authorizations.items()
         if domain != settings.domain_suffix
     }
