@@ -92,3 +92,10 @@ def test_resource_ids_are_valid_distinct_and_stable() -> None:
     assert ids[0] == "tenancy-prod-wildcard-tenants-example-com"
     assert len(set(ids)) == 4 and all(RULES["certificate-manager"].problems(i) == [] for i in ids)
     assert resource_id("prod", long_a) == ids[2]
+
+
+def test_each_tenant_domain_owner_gets_its_authorization_record_as_an_output(prod_plan: ProgramRun) -> None:
+    """The stack output names, per tenant domain (not the stack's own suffix), the CNAME to publish."""
+    records = prod_plan.outputs["certificateDnsAuthorizations"]
+    authorized = {r.inputs["domain"] for r in prod_plan.of_type(AUTHORIZATION)}
+    assert set(records) == authorized - {"tenants.example.com"} and records

@@ -38,8 +38,8 @@ from components.model.core.labels import cloud_label_value
 from components.model.settings.stack import StackSettings
 from components.model.tenant_file.hostnames import authorization_domains
 
-# Certificate Manager resource ids: lowercase letters, digits and hyphens, at most 63
-# (projects.locations.certificates/certificateMaps/dnsAuthorizations `*_id`, RFC 1035 style).
+# Certificate Manager ids take 1-64 of [a-zA-Z][a-zA-Z0-9_-]* (name_rules.py "certificate-manager");
+# the program writes a stricter subset: `tenancy-` first, lowercase letters, digits and hyphens, 63 at most.
 _MAX_ID = 63
 _NOT_ID = re.compile(r"[^a-z0-9-]")
 
@@ -52,6 +52,12 @@ def resource_id(stack: str, hostname: str) -> str:
         return readable
     digest = hashlib.sha256(hostname.encode()).hexdigest()[:10]
     return f"{readable[: _MAX_ID - len(digest) - 1].rstrip('-')}-{digest}"
+
+
+def map_name(stack: str) -> str:
+    """The stack's certificate map: `tenancy-<stack>` (one per stack, so stacks sharing a project
+    never share a map)."""
+    return _NOT_ID.sub("-", f"tenancy-{stack}".lower())[:_MAX_ID]
 
 
 def _first_record(field: str) -> Any:
@@ -95,7 +101,7 @@ def gcp_certificate_map(
     # `managed-by` comes from the provider's default labels (cloud.py).
     labels = {"stack": cloud_label_value(stack)}
     certificate_map = gcp.certificatemanager.CertificateMap(
-        f"{prefix}-certificate-map", name=f"tenancy-{stack}", project=project, labels=labels, opts=child
+        f"{prefix}-certificate-map", name=map_name(stack), project=project, labels=labels, opts=child
     )
     authorizations: dict[str, gcp.certificatemanager.DnsAuthorization] = {}
     for domain in authorization_domains(hostnames):
