@@ -190,7 +190,7 @@ def test_gke_refuses_tenant_domains_past_the_projects_certificate_manager_quotas
     field = "Pulumi.prod.yaml: tenancy:gcp.certificateManagerQuotas.certificates"
     assert f"{field}: the stack's wildcard and 10 tenant domain names " in message
     assert "need 11 Certificate Manager certificates (one per name), more than the project's quota of 10" in message
-    assert "request a higher quota for the project" in message and "docs/scale.md" in message
+    assert "request a higher quota for the project" in message and "a stack in another project" in message
     assert "mapEntries" not in message and "dnsAuthorizations" not in message
 
 

@@ -28,10 +28,11 @@ if TYPE_CHECKING:
 
 _KEY = "tenancy:edge.gateway"
 _QUOTAS_KEY = "tenancy:gcp.certificateManagerQuotas"
-# How to get past a quota: the request, and the stack split that gives each part its own project.
+# How to get past a quota: the increase request, or a stack in another project (quotas are per project).
 _QUOTA_WAY_FORWARD = (
     "request a higher quota for the project (https://cloud.google.com/docs/quotas/help/request_increase) and "
-    "set the granted value here, or split the tenants over stacks in other projects (docs/scale.md)"
+    "set the granted value here, or serve some tenants from a stack in another project "
+    "(docs/edge.md#tenant-domains-on-gke)"
 )
 
 
