@@ -22,7 +22,8 @@ Issue 43, the control plane's template: the pod is the platform's only if nothin
 the StatefulSet controller made it. A pod's container images are mutable (as are a few other spec
 fields), and the deployer may update pods, so an UPDATE (or a patch, which arrives as one) of a pod
 running as the syncer's account, and any `pods/ephemeralcontainers` write to it (a debug container
-may mount the pod's token), must leave `spec` as it was, whoever asks: the controllers that update
+may mount the pod's token) or `pods/resize` (its resources: a starved control plane), must leave
+`spec` as it was, whoever asks: the controllers that update
 the pod (the StatefulSet controller's identity labels and adoption, the garbage collector's owner
 references) change its metadata only, and its kubelet writes `pods/status`. The StatefulSet and
 everything it is made from are locked by rules/vcluster_release.py. And no pod runs as the
@@ -103,7 +104,12 @@ def policies() -> list[PolicyDefinition]:
             rule="side_doors",
             resource_rules=[
                 resource_rule("", ["pods"], ["CREATE", "UPDATE"]),
-                resource_rule("", ["pods/ephemeralcontainers"], ["UPDATE"]),
+                # The pod subresources whose registry keeps spec changes (k8s.io/kubernetes v1.36.3
+                # pkg/registry/core/pod/strategy.go): ephemeral containers, and `resize` (containers'
+                # resources and resize policy, and the pod's own resources). `status` restores the
+                # spec (podStatusStrategy.PrepareForUpdate); `binding` sets the node of an unscheduled
+                # pod only and carries no pod for this rule to read the account from.
+                resource_rule("", ["pods/ephemeralcontainers", "pods/resize"], ["UPDATE"]),
             ],
             variables=[
                 TENANT_VARIABLE,
