@@ -29,11 +29,24 @@ may name (rules/syncer_account.py, rules/side_doors.py), and two policies keep t
   (vCluster v0.20.0 pkg/setup/config.go updateSecretAnnotations: the control plane does not start
   without it). The `scale` subresource is not matched: it carries a replica count only (its registry
   keeps nothing else), and every replica runs the platform's template.
+  Two objects the release does not render are the control plane's too (the outside review of issue
+  43): the Secret `vcluster-certs`, every key of which the control plane writes into /data/pki at
+  each start (an `exec` user in one of its kubeconfigs would run there with the syncer's token), is
+  written only by the namespace's syncer (created at the first start, rewritten when a certificate
+  or a server is stale: v0.20.0 pkg/certs/ensure.go EnsureCerts), the collectors and the platform;
+  the claims `data-vcluster-<n>` of the StatefulSet's volume claim template, which the StatefulSet
+  controller uses as they are when they exist (a volume with its own /data/pki is the PKI when the
+  Secret is absent), are created only by the StatefulSet controller, deleted only by the collectors
+  and the platform, and keep their spec and owner references but for the StatefulSet controller's
+  retention owners and the volume binder's `volumeName`.
 - `tenancy-vcluster-release`: creating, changing the spec of or deleting a HelmRelease that names
   the installer, the HelmRepository `vcluster-charts` or the HelmChart `<namespace>-vcluster`, by
   anyone but the platform identities (and for the HelmChart, helm-controller, which writes it from
-  the HelmRelease). An UPDATE that leaves the spec as it was passes: Flux's controllers add and
-  remove their finalizers, and tenants may still ask for a reconcile (an annotation). Their status
+  the HelmRelease). An UPDATE that leaves the spec, the owner references and the finalizers as they
+  were passes, so tenants may still ask for a reconcile (an annotation); a dangling owner would have
+  the garbage collector delete the object (and helm-controller uninstall the release), and the
+  finalizers are the kind's Flux controller's to add and remove (without them the platform's
+  deletion skips the uninstall). Their status
   is their controller's alone (the Flux namespace's helm-controller for the HelmRelease,
   source-controller for the sources): helm-controller fetches the chart from the artifact URL and
   digest in the HelmChart's status (v1.4.5 internal/controller/helmrelease_controller.go, through
