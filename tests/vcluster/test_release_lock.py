@@ -638,6 +638,15 @@ def test_the_control_plane_pods_controllers_still_do_their_work(host: Cluster) -
     assert admitted(host.attempt(DEPLOYER, "DELETE", PODS, None, HARD, old=old))
 
 
+def on_own_claim(pod: dict[str, Any]) -> dict[str, Any]:
+    """`pod` with its claims renamed to one of the tenant's own StatefulSet `web`."""
+    changed = copy.deepcopy(pod)
+    for volume in changed["spec"].get("volumes", []):
+        if "persistentVolumeClaim" in volume:
+            volume["persistentVolumeClaim"]["claimName"] = "data-web-0"
+    return changed
+
+
 def test_no_pod_runs_as_the_installer(host: Cluster) -> None:
     pod = copy.deepcopy(control_plane_pod(host))
     del pod["metadata"]["ownerReferences"]
@@ -653,8 +662,9 @@ def test_no_pod_runs_as_the_installer(host: Cluster) -> None:
                 who,
                 outcome,
             )
-    # The twin: the deployer's pod under its own account.
-    mine = copy.deepcopy(pod)
+    # The twin: the deployer's pod under its own account (on a claim of its own: the control plane's
+    # are its own pods' alone, test_no_other_pod_mounts_the_control_planes_volume).
+    mine = on_own_claim(pod)
     mine["spec"]["serviceAccountName"] = "deployer"
     assert not host.attempt(DEPLOYER, "CREATE", PODS, mine, HARD).denied_by("tenancy-syncer-account")
 
@@ -824,6 +834,9 @@ def test_no_tenant_identity_plants_or_swaps_the_control_planes_volume(host: Clus
     for verb in ("update", "patch"):
         outcome = host.attempt(DEPLOYER, "UPDATE", CLAIMS, copy.deepcopy(owned), HARD, old=claim(host), verb=verb)
         assert outcome.denied_by(CONTROL_PLANE_POLICY), outcome
+    # The status subresource keeps a claim's metadata (only its spec is restored): the same owner there.
+    outcome = host.attempt(STRAY, "UPDATE", CLAIMS, copy.deepcopy(owned), HARD, old=claim(host), subresource="status")
+    assert outcome.denied_by(CONTROL_PLANE_POLICY), outcome
     assert host.attempt(Subject("Group", "idp:soft-admins"), "CREATE", CLAIMS, claim(host), SOFT).denied_by(
         CONTROL_PLANE_POLICY
     )
@@ -842,6 +855,9 @@ def test_the_controllers_make_bind_and_collect_the_control_planes_volume(host: C
     noted = claim(host)
     noted["metadata"]["annotations"] = {"volume.kubernetes.io/selected-node": "node-1"}
     assert admitted(host.attempt(STRAY, "UPDATE", CLAIMS, noted, HARD, old=claim(host)))
+    bound = claim(host)
+    bound["status"] = {"phase": "Bound"}
+    assert admitted(host.attempt(BINDER, "UPDATE", CLAIMS, bound, HARD, old=claim(host), subresource="status"))
     for collector in (GARBAGE_COLLECTOR, NAMESPACE_CONTROLLER, platform_identity(host.stack)):
         assert admitted(host.attempt(collector, "DELETE", CLAIMS, None, HARD, old=claim(host))), collector
     # The tenant's own claims, even of a StatefulSet's template `data`, are not the rule's.
@@ -907,3 +923,18 @@ def test_no_one_resizes_the_running_control_plane(host: Cluster) -> None:
     del mine["metadata"]["ownerReferences"]
     outcome = host.attempt(STRAY, "UPDATE", PODS, _resized(mine), HARD, old=mine, subresource="resize", verb="patch")
     assert not outcome.denied_by("tenancy-syncer-account"), outcome
+
+
+def test_no_other_pod_mounts_the_control_planes_volume(host: Cluster) -> None:
+    """A pod of the tenant's mounting `data-vcluster-0` would write the control plane's datastore and
+    the /data/pki it reads at each start; the StatefulSet's own pod mounts it."""
+    mine = copy.deepcopy(control_plane_pod(host))
+    del mine["metadata"]["ownerReferences"]
+    mine["metadata"]["name"] = "reader"
+    mine["spec"]["serviceAccountName"] = "deployer"
+    for who in (DEPLOYER, SYNCER, STRAY):
+        outcome = host.attempt(who, "CREATE", PODS, copy.deepcopy(mine), HARD)
+        assert outcome.denied_by("tenancy-syncer-account", "only its own pods mount them"), (who, outcome)
+    assert admitted(host.attempt(STATEFULSET_CONTROLLER, "CREATE", PODS, control_plane_pod(host), HARD))
+    # The twin: a pod of the tenant's mounting a claim of its own.
+    assert not host.attempt(DEPLOYER, "CREATE", PODS, on_own_claim(mine), HARD).denied_by("tenancy-syncer-account")

@@ -414,6 +414,13 @@ _DANGLING_OWNER = {
 }
 
 
+def _claim_pod(name: str, claim: str) -> dict[str, Any]:
+    """A pod on operator-lab's pool mounting the claim `claim`."""
+    obj = _pod(name, pool="research", volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": claim}}])
+    obj["spec"]["containers"][0]["volumeMounts"] = [{"name": "data", "mountPath": "/data"}]
+    return obj
+
+
 def _synced_pod(name: str, account: str) -> dict[str, Any]:
     """A pod as the virtual cluster's syncer writes it to the host (operator-lab's pool, no token)."""
     return _pod(name, pool="research", serviceAccountName=account, automountServiceAccountToken=False)
@@ -1686,6 +1693,25 @@ CASES += [
         why="the tenant's own claims",
     ),
     Case(
+        "deployer-mounts-vcluster-volume",
+        OPERATOR_LAB_DEV_DEPLOYER,
+        OPERATOR_LAB_DEV,
+        PODS,
+        _claim_pod("e2e-reads-vcluster-volume", "data-vcluster-0"),
+        "deny",
+        "tenancy-syncer-account",
+        "the control plane's datastore and the keys it reads at each start are its own pods' alone",
+    ),
+    Case(
+        "deployer-mounts-own-claim",
+        OPERATOR_LAB_DEV_DEPLOYER,
+        OPERATOR_LAB_DEV,
+        PODS,
+        _claim_pod("e2e-reads-own-volume", "data-e2e-web-0"),
+        "admit",
+        why="a claim of the tenant's own",
+    ),
+    Case(
         "deployer-gives-vcluster-release-an-owner",
         OPERATOR_LAB_DEV_DEPLOYER,
         OPERATOR_LAB_DEV,
@@ -1867,6 +1893,8 @@ LIVE_CLASSES: dict[str, tuple[str, ...]] = {
         "syncer-plants-vcluster-volume",
         "statefulset-controller-makes-vcluster-volume",
         "deployer-makes-own-claim",
+        "deployer-mounts-vcluster-volume",
+        "deployer-mounts-own-claim",
     ),
     "Issue 43: owners added to the release under an unchanged spec": (
         "deployer-gives-vcluster-release-an-owner",

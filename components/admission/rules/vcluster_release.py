@@ -225,6 +225,9 @@ def control_plane_policy(users: list[str], groups: list[str]) -> PolicyDefinitio
             resource_rule("apps", ["statefulsets", "controllerrevisions"], _ALL),
             resource_rule("apps", ["statefulsets/status"], ["UPDATE"]),
             resource_rule("", ["secrets", "configmaps", "persistentvolumeclaims"], _ALL),
+            # The claim's status subresource restores its spec but keeps its metadata, owner references
+            # included (k8s.io/kubernetes v1.36.3 pkg/registry/core/persistentvolumeclaim/strategy.go).
+            resource_rule("", ["persistentvolumeclaims/status"], ["UPDATE"]),
         ],
         match_conditions=[
             {
