@@ -9,9 +9,9 @@ tenants (docs/scale.md "The program's garbage collector"): ~18% of the program's
 
 `tune_for_registrations()` is called once, after the catalog is loaded and before the first
 registration: it collects the loading's garbage, then freezes what is left (long-lived: modules,
-settings, the catalog; the collector skips frozen objects for the rest of the run) and raises the thresholds so a collection
-runs every `YOUNG_THRESHOLD` net allocations. Cyclic garbage is still collected, less often; the
-peak memory cost measured was ~3%.
+settings, the catalog; the collector skips frozen objects for the rest of the run) and raises the
+thresholds so a collection runs every `YOUNG_THRESHOLD` net allocations. Cyclic garbage is still
+collected, less often; the peak memory cost measured was ~3%.
 """
 
 from __future__ import annotations
