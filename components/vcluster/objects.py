@@ -21,6 +21,7 @@ import pulumi_kubernetes as k8s
 
 from components.delivery.objects import SKIP_AWAIT
 from components.guardrails.cluster_network import control_plane_spec, namespace_control_plane
+from components.model.checks.storage import STORAGE_CLASS_OUTPUT, STORAGE_OUTPUT
 from components.model.core.labels import PLATFORM_OWNED_KEY
 from components.model.settings.network import CLUSTER_MODE, EgressTarget
 from components.model.tenant_file.isolation import VirtualClusterSettings
@@ -228,7 +229,14 @@ def register_virtual_cluster(
         # reconcile (or the upgrade that moves a release from the deployer) is not refused by RBAC.
         opts=pulumi.ResourceOptions.merge(target.opts, pulumi.ResourceOptions(protect=protect, depends_on=installer)),
     )
-    return {"kubeconfigSecret": KUBECONFIG_SECRET, "chartVersion": chart.version, "release": RELEASE_NAME}
+    # The volume it was made with: its claim template cannot change (components/model/checks/storage.py).
+    return {
+        "kubeconfigSecret": KUBECONFIG_SECRET,
+        "chartVersion": chart.version,
+        "release": RELEASE_NAME,
+        STORAGE_OUTPUT: settings.storage,
+        STORAGE_CLASS_OUTPUT: target.storage_class,
+    }
 
 
 def _suspend(target: VirtualClusterTarget) -> dict[str, Any]:

@@ -49,6 +49,16 @@ INSTALLER_ACCOUNT = f"{RELEASE_NAME}-installer"
 # (`coredns-configmap.yaml`, mounted and applied inside). The pod is the StatefulSet's first.
 CONTROL_PLANE_STATEFULSET = RELEASE_NAME
 CONTROL_PLANE_POD = f"{RELEASE_NAME}-0"
+# How many control plane pods run: one. vCluster v0.20.0 elects a leader only when the chart's
+# `highAvailability.replicas` is above one (start.go StartLeaderElection), so a second replica of a
+# single-replica release is a second syncer working unelected beside the first, each deleting what
+# the other writes. Set in the values (below) and held by admission on the StatefulSet's `scale`
+# (components/admission/rules/vcluster_release.py): tenant identities may scale it to 0 or to this.
+CONTROL_PLANE_REPLICAS = 1
+# The Service the chart renders (`service.yaml`, named after the release): the address of the
+# exported kubeconfig, and the owner of the certificate Secret (pkg/certs/ensure.go), which the
+# garbage collector deletes with it.
+CONTROL_PLANE_SERVICE = RELEASE_NAME
 CONFIG_SECRET = f"vc-config-{RELEASE_NAME}"
 COREDNS_CONFIG_MAP = f"vc-coredns-{RELEASE_NAME}"
 # What the control plane writes for itself at its first start and reads at every start: the Secret
@@ -61,6 +71,9 @@ COREDNS_CONFIG_MAP = f"vc-coredns-{RELEASE_NAME}"
 # only when none exists, and uses an existing one as it is.
 CERTS_SECRET = f"{RELEASE_NAME}-certs"
 DATA_CLAIM_PREFIX = f"data-{RELEASE_NAME}-"
+# The host accounts of a virtual cluster, all the platform's (objects.py, rbac.py): reserved by name in
+# every tenant namespace, as the release's other objects are.
+PLATFORM_ACCOUNTS = (SYNCER_ACCOUNT, INSTALLER_ACCOUNT, WORKLOAD_ACCOUNT)
 # The StatefulSet's selector (chart/templates/statefulset.yaml): its ControllerRevisions carry it.
 CONTROL_PLANE_SELECTOR = {"app": "vcluster", "release": RELEASE_NAME}
 # Helm's release records (helm.sh/helm/v3 pkg/storage/driver/secrets.go): Secrets named
@@ -135,6 +148,8 @@ def _control_plane(
         },
         "statefulSet": {
             "imagePullPolicy": "Always",
+            # One syncer, elected by nobody: admission holds tenants' scaling to 0 or this.
+            "highAvailability": {"replicas": CONTROL_PLANE_REPLICAS},
             "labels": labels,
             "pods": {"labels": labels},
             "resources": {

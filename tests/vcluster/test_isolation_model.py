@@ -139,3 +139,28 @@ def test_removing_the_environment_or_the_tenant_needs_the_same_acknowledgement(
     # The acknowledgement may name an environment the file no longer has.
     with previous_outputs("dev", _LAST_DEPLOYMENT):
         run_tenants(tmp_path / "accepted", hard_tenant(**change, virtualCluster={"discardState": ["dev"]}))
+
+
+def test_the_control_planes_volume_is_in_the_outputs(tmp_path: Path) -> None:
+    run = run_tenants(tmp_path, hard_tenant())
+    made = run.outputs["tenants"]["hard"]["virtualClusters"]["dev"]
+    assert (made["storage"], made["storageClass"]) == ("5Gi", "tenancy-standard")
+
+
+def test_the_control_planes_volume_cannot_change_through_the_stack(tmp_path: Path) -> None:
+    """The chart puts `storage` in the StatefulSet's volume claim template, which the API server
+    refuses to change: every virtual cluster's upgrade would fail after `up` succeeded."""
+    made = {"tenants": {"hard": {"virtualClusters": {"dev": {"release": "vcluster", "storage": "5Gi"}}}}}
+    bigger = stack_virtual_clusters("dev", storage="10Gi")
+    with previous_outputs("dev", made), pytest.raises(ConfigurationError) as raised:
+        run_tenants(tmp_path / "a", hard_tenant(), virtualClusters=bigger)
+    assert _problems(raised) == [("Pulumi.dev.yaml", "tenancy:virtualClusters.storage")]
+    message = str(raised.value)
+    assert "hard (dev) were made with a volume size of '5Gi', not '10Gi'" in message
+    assert "Growing the control plane's volume" in message
+    # The twins: the size it was made with, a first deployment, an older deployment without the key.
+    with previous_outputs("dev", made):
+        run_tenants(tmp_path / "b", hard_tenant())
+    run_tenants(tmp_path / "c", hard_tenant(), virtualClusters=bigger)
+    with previous_outputs("dev", _LAST_DEPLOYMENT):
+        run_tenants(tmp_path / "d", hard_tenant(), virtualClusters=bigger)

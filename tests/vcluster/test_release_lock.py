@@ -30,6 +30,7 @@ from components.vcluster.objects import CHART_SOURCE
 from components.vcluster.values import (
     CERTS_SECRET,
     CONFIG_SECRET,
+    CONTROL_PLANE_REPLICAS,
     CONTROL_PLANE_SELECTOR,
     COREDNS_CONFIG_MAP,
     INSTALLER_ACCOUNT,
@@ -67,6 +68,11 @@ HELM_CONTROLLER = UserInfo("system:serviceaccount:flux-system:helm-controller", 
 SOURCE_CONTROLLER = UserInfo("system:serviceaccount:flux-system:source-controller", _SA)
 NAMESPACE_CONTROLLER = UserInfo("system:serviceaccount:kube-system:namespace-controller", _SA)
 BINDER = UserInfo(VOLUME_BINDER, _SA)
+# The HorizontalPodAutoscaler controller, with and without --use-service-account-credentials (the
+# latter is every controller of kube-controller-manager, the ephemeral volume controller's included).
+HPA_CONTROLLER = UserInfo("system:serviceaccount:kube-system:horizontal-pod-autoscaler", _SA)
+KUBE_CONTROLLER_MANAGER = UserInfo("system:kube-controller-manager", ("system:authenticated",))
+EPHEMERAL_VOLUME_CONTROLLER = UserInfo("system:serviceaccount:kube-system:ephemeral-volume-controller", _SA)
 # Every identity of the tenant's side that can reach the host namespace at all.
 TENANT_SIDE: list[Subject | UserInfo] = [DEPLOYER, ADMINS, SYNCER, WORKLOAD, STRAY]
 _REGISTRIES = ["ghcr.io/example"]
@@ -83,6 +89,9 @@ def _grant() -> list[dict[str, Any]]:
         SOURCE_CONTROLLER,
         NAMESPACE_CONTROLLER,
         BINDER,
+        HPA_CONTROLLER,
+        KUBE_CONTROLLER_MANAGER,
+        EPHEMERAL_VOLUME_CONTROLLER,
     ]
     subjects = [{"kind": "User", "name": u.name} for u in users] + [{"kind": "Group", "name": "strays"}]
     return [
@@ -279,20 +288,104 @@ def test_the_tenants_own_statefulsets_are_not_the_rules_business(host: Cluster) 
     )
 
 
-def test_scaling_is_no_way_to_another_template(host: Cluster) -> None:
-    """The scale subresource carries a replica count only (its registry keeps nothing else of the
-    request); every replica runs the platform's template, so the lock does not match it."""
-    old: dict[str, Any] = {
+def scale(replicas: int) -> dict[str, Any]:
+    """The `scale` of the StatefulSet `vcluster` (what `kubectl scale` and the autoscalers write)."""
+    return {
         "apiVersion": "autoscaling/v1",
         "kind": "Scale",
         "metadata": {"name": "vcluster"},
-        "spec": {"replicas": 1},
+        "spec": {"replicas": replicas},
     }
-    scaled = copy.deepcopy(old)
-    scaled["spec"]["replicas"] = 2
-    outcome = host.attempt(DEPLOYER, "UPDATE", STATEFULSETS, scaled, HARD, old=old, subresource="scale", verb="patch")
+
+
+@pytest.mark.parametrize("verb", ["update", "patch"])
+def test_the_control_plane_scales_to_zero_or_one_only(host: Cluster, verb: str) -> None:
+    """vCluster v0.20.0 elects a leader only when the release asks for more than one replica: a second
+    replica is a second syncer, unelected, deleting what the first writes (red team round 7)."""
+    for who in [*TENANT_SIDE, HPA_CONTROLLER, KUBE_CONTROLLER_MANAGER, STATEFULSET_CONTROLLER]:
+        outcome = host.attempt(
+            who, "UPDATE", STATEFULSETS, scale(2), HARD, old=scale(1), subresource="scale", verb=verb
+        )
+        assert refused(outcome, CONTROL_PLANE_POLICY), (who, outcome)
+    for who in (DEPLOYER, HPA_CONTROLLER, KUBE_CONTROLLER_MANAGER):
+        outcome = host.attempt(
+            who, "UPDATE", STATEFULSETS, scale(2), HARD, old=scale(1), subresource="scale", verb=verb
+        )
+        assert outcome.denied_by(CONTROL_PLANE_POLICY, "it scales to 0 or 1 only"), (who, outcome)
+    # Nor through the StatefulSet's own spec.replicas, by the collectors' identity either.
+    two = statefulset(host)
+    two["spec"]["replicas"] = 2
+    outcome = host.attempt(KUBE_CONTROLLER_MANAGER, "UPDATE", STATEFULSETS, two, HARD, old=statefulset(host), verb=verb)
+    assert outcome.denied_by(CONTROL_PLANE_POLICY, "it scales to 0 or 1 only"), outcome
+    # The twins: stopped and started again by the tenant; any count by the platform and its release.
+    for replicas, before in ((0, 1), (1, 0)):
+        outcome = host.attempt(
+            DEPLOYER, "UPDATE", STATEFULSETS, scale(replicas), HARD, old=scale(before), subresource="scale", verb=verb
+        )
+        assert admitted(outcome), outcome.decision.denials
+        assert CONTROL_PLANE_POLICY in outcome.decision.applied
+    three = scale(3)
+    platform = platform_identity(host.stack)
+    outcome = host.attempt(platform, "UPDATE", STATEFULSETS, three, HARD, old=scale(1), subresource="scale", verb=verb)
     assert admitted(outcome), outcome.decision.denials
-    assert CONTROL_PLANE_POLICY not in outcome.decision.applied
+    assert admitted(host.attempt(INSTALLER, "UPDATE", STATEFULSETS, two, HARD, old=statefulset(host), verb=verb))
+    # The tenant's own StatefulSets scale as they like.
+    mine = scale(5)
+    mine["metadata"]["name"] = "web"
+    outcome = host.attempt(
+        DEPLOYER, "UPDATE", STATEFULSETS, mine, HARD, old=scale(1) | {"metadata": {"name": "web"}}, subresource="scale"
+    )
+    assert admitted(outcome) and CONTROL_PLANE_POLICY not in outcome.decision.applied, outcome
+
+
+def test_the_release_sets_the_replica_count_the_lock_holds(host: Cluster) -> None:
+    """The count tenants may return to is the release's own, named in its values."""
+    values = release(host)["spec"]["values"]["controlPlane"]["statefulSet"]
+    assert values["highAvailability"]["replicas"] == CONTROL_PLANE_REPLICAS == 1
+
+
+AUTOSCALERS = {
+    "hpa": ("autoscaling/v2/horizontalpodautoscalers", "HorizontalPodAutoscaler", "autoscaling/v2", "scaleTargetRef"),
+    "keda": ("keda.sh/v1alpha1/scaledobjects", "ScaledObject", "keda.sh/v1alpha1", "scaleTargetRef"),
+    "vpa": (
+        "autoscaling.k8s.io/v1/verticalpodautoscalers",
+        "VerticalPodAutoscaler",
+        "autoscaling.k8s.io/v1",
+        "targetRef",
+    ),
+}
+
+
+def autoscaler(kind: str, target: str, target_kind: str = "StatefulSet") -> dict[str, Any]:
+    _, name, api_version, field = AUTOSCALERS[kind]
+    spec: dict[str, Any] = {field: {"apiVersion": "apps/v1", "kind": target_kind, "name": target}}
+    if kind == "hpa":
+        spec |= {"minReplicas": 2, "maxReplicas": 3}
+    return {"apiVersion": api_version, "kind": name, "metadata": {"name": "cp"}, "spec": spec}
+
+
+@pytest.mark.parametrize("kind", sorted(AUTOSCALERS))
+def test_no_tenant_identity_points_an_autoscaler_at_the_control_plane(host: Cluster, kind: str) -> None:
+    """An autoscaler's writes come from its controller (which the scale lock holds to 0 or 1 as well);
+    the object that aims it is refused first, with a message saying why."""
+    resource = AUTOSCALERS[kind][0]
+    for who in (DEPLOYER, STRAY):
+        outcome = host.attempt(who, "CREATE", resource, autoscaler(kind, "vcluster"), HARD)
+        assert refused(outcome, CONTROL_PLANE_POLICY), (who, outcome)
+    outcome = host.attempt(STRAY, "CREATE", resource, autoscaler(kind, "vcluster", "statefulset"), HARD)
+    assert outcome.denied_by(CONTROL_PLANE_POLICY, "targets the StatefulSet vcluster"), outcome
+    retargeted = host.attempt(
+        STRAY, "UPDATE", resource, autoscaler(kind, "vcluster"), HARD, old=autoscaler(kind, "web"), verb="patch"
+    )
+    assert retargeted.denied_by(CONTROL_PLANE_POLICY), retargeted
+    # The twins: the tenant's own workloads, a Deployment that happens to be named vcluster, the platform.
+    for body in (autoscaler(kind, "web"), autoscaler(kind, "vcluster", "Deployment")):
+        outcome = host.attempt(STRAY, "CREATE", resource, body, HARD)
+        assert CONTROL_PLANE_POLICY not in outcome.decision.applied, outcome
+    platform = platform_identity(host.stack)
+    assert not host.attempt(platform, "CREATE", resource, autoscaler(kind, "vcluster"), HARD).denied_by(
+        CONTROL_PLANE_POLICY
+    )
 
 
 def test_only_the_statefulset_controller_writes_the_status(host: Cluster) -> None:
@@ -938,3 +1031,287 @@ def test_no_other_pod_mounts_the_control_planes_volume(host: Cluster) -> None:
     assert admitted(host.attempt(STATEFULSET_CONTROLLER, "CREATE", PODS, control_plane_pod(host), HARD))
     # The twin: a pod of the tenant's mounting a claim of its own.
     assert not host.attempt(DEPLOYER, "CREATE", PODS, on_own_claim(mine), HARD).denied_by("tenancy-syncer-account")
+
+
+# --- Red team round 7: the pod's owner, a second syncer, a claim by another controller ---------
+
+
+def _released(pod: dict[str, Any], drop: str) -> dict[str, Any]:
+    """`pod` without one of the things its StatefulSet owns it by."""
+    changed = copy.deepcopy(pod)
+    if drop == "owner":
+        changed["metadata"]["ownerReferences"] = []
+    else:
+        del changed["metadata"]["labels"][drop]
+    return changed
+
+
+@pytest.mark.parametrize("drop", ["app", "release", "owner"])
+def test_no_tenant_identity_releases_the_control_plane_pod(host: Cluster, drop: str) -> None:
+    """Without its selector labels or controller owner, the StatefulSet releases `vcluster-0` and starts
+    another: the released pod keeps running as the syncer beside the new one, forever."""
+    old = control_plane_pod(host)
+    assert {"app", "release"} <= set(old["metadata"]["labels"]) and old["metadata"]["ownerReferences"]
+    for who in [*TENANT_SIDE, STATEFULSET_CONTROLLER]:
+        for verb in ("update", "patch"):
+            outcome = host.attempt(who, "UPDATE", PODS, _released(old, drop), HARD, old=copy.deepcopy(old), verb=verb)
+            assert refused(outcome, "tenancy-syncer-account"), (who, verb, outcome)
+    outcome = host.attempt(DEPLOYER, "UPDATE", PODS, _released(old, drop), HARD, old=copy.deepcopy(old), verb="patch")
+    assert outcome.denied_by("tenancy-syncer-account", "its labels app and release and its controller owner"), outcome
+
+
+@pytest.mark.parametrize("drop", ["app", "release"])
+def test_no_status_write_relabels_the_control_plane_pod(host: Cluster, drop: str) -> None:
+    """`pods/status` keeps the request's labels (podStatusStrategy restores the spec and the owners only)."""
+    old = control_plane_pod(host) | {"status": {"phase": "Running"}}
+    outcome = host.attempt(
+        STRAY, "UPDATE", PODS, _released(old, drop), HARD, old=copy.deepcopy(old), subresource="status"
+    )
+    assert outcome.denied_by("tenancy-syncer-account", "through status"), outcome
+    # The twin: the kubelet's status report, labels as they were.
+    ready = copy.deepcopy(old)
+    ready["status"] = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    outcome = host.attempt(STRAY, "UPDATE", PODS, ready, HARD, old=old, subresource="status")
+    assert admitted(outcome), outcome.decision.denials
+
+
+def test_the_platform_and_the_collectors_may_release_the_control_plane_pod(host: Cluster) -> None:
+    """The garbage collector orphans the pod when its StatefulSet is deleted with `--cascade=orphan`;
+    the platform may do anything; a tenant's own pod is not the rule's."""
+    old = control_plane_pod(host)
+    for who in (GARBAGE_COLLECTOR, KUBE_CONTROLLER_MANAGER):
+        outcome = host.attempt(who, "UPDATE", PODS, _released(old, "owner"), HARD, old=copy.deepcopy(old), verb="patch")
+        assert admitted(outcome), (who, outcome.decision.denials)
+    platform = platform_identity(host.stack)
+    assert admitted(host.attempt(platform, "UPDATE", PODS, _released(old, "app"), HARD, old=copy.deepcopy(old)))
+    mine = copy.deepcopy(old)
+    mine["metadata"]["name"] = "web-0"
+    mine["spec"]["serviceAccountName"] = "default"
+    outcome = host.attempt(DEPLOYER, "UPDATE", PODS, _released(mine, "app"), HARD, old=mine, verb="patch")
+    assert not outcome.denied_by("tenancy-syncer-account"), outcome
+
+
+def _debug_container() -> dict[str, Any]:
+    """A debug container that passes the workload rule and Pod Security `restricted`."""
+    return {
+        "name": "debug",
+        "image": f"{_MIRROR}/busybox:1.37.0",
+        "imagePullPolicy": "Always",
+        "targetContainerName": "syncer",
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "runAsNonRoot": True,
+            "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+    }
+
+
+def test_the_platform_debugs_and_resizes_the_control_plane(host: Cluster) -> None:
+    """The lock on the running pod's spec is against the tenant's identities, not the platform's."""
+    old = control_plane_pod(host)
+    debugged = copy.deepcopy(old)
+    debugged["spec"]["ephemeralContainers"] = [_debug_container()]
+    platform = platform_identity(host.stack)
+    outcome = host.attempt(
+        platform,
+        "UPDATE",
+        PODS,
+        copy.deepcopy(debugged),
+        HARD,
+        old=copy.deepcopy(old),
+        subresource="ephemeralcontainers",
+    )
+    assert admitted(outcome), outcome.decision.denials
+    outcome = host.attempt(platform, "UPDATE", PODS, _resized(old), HARD, old=copy.deepcopy(old), subresource="resize")
+    assert admitted(outcome), outcome.decision.denials
+    # The same debug container from a tenant identity, and a platform `kubectl set image`, stay refused.
+    stray = host.attempt(
+        STRAY, "UPDATE", PODS, debugged, HARD, old=copy.deepcopy(old), subresource="ephemeralcontainers"
+    )
+    assert stray.denied_by("tenancy-syncer-account"), stray
+    assert host.attempt(platform, "UPDATE", PODS, with_image(old, _EVIL), HARD, old=old).denied_by(
+        "tenancy-syncer-account"
+    )
+
+
+def ephemeral_pod(host: Cluster, pod_name: str, volume: str) -> dict[str, Any]:
+    """A pod of the tenant's with an ephemeral volume: its claim is `<pod>-<volume>`."""
+    pod = copy.deepcopy(control_plane_pod(host))
+    del pod["metadata"]["ownerReferences"]
+    pod["metadata"] = {"name": pod_name, "labels": {"app": "data"}}
+    pod["spec"]["serviceAccountName"] = "deployer"
+    template = {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
+    pod["spec"]["volumes"] = [{"name": volume, "ephemeral": {"volumeClaimTemplate": template}}]
+    pod["spec"].pop("initContainers", None)
+    for container in pod["spec"]["containers"]:
+        container["volumeMounts"] = [{"name": volume, "mountPath": "/data"}]
+    return pod
+
+
+@pytest.mark.parametrize(("pod_name", "volume"), [("data", "vcluster-0"), ("data-vcluster", "1")])
+def test_no_ephemeral_volume_becomes_the_control_planes_claim(host: Cluster, pod_name: str, volume: str) -> None:
+    """The ephemeral volume controller names the claim `<pod>-<volume>` and creates it from the pod's
+    template: `data-vcluster-0` with the tenant's spec, which the StatefulSet controller then uses."""
+    for who in (DEPLOYER, SYNCER, STRAY):
+        outcome = host.attempt(who, "CREATE", PODS, ephemeral_pod(host, pod_name, volume), HARD)
+        assert outcome.denied_by("tenancy-syncer-account", "ephemeral volume"), (who, outcome)
+    # The twins: an ephemeral volume whose claim is any other name.
+    for name, other in (("data", "scratch"), ("web", "vcluster-0"), ("data-vcluster", "cache")):
+        outcome = host.attempt(DEPLOYER, "CREATE", PODS, ephemeral_pod(host, name, other), HARD)
+        assert not outcome.denied_by("tenancy-syncer-account"), (name, other, outcome)
+
+
+def test_no_other_controller_creates_the_control_planes_claim(host: Cluster) -> None:
+    """kube-controller-manager without --use-service-account-credentials is one user for every
+    controller: the StatefulSet controller's create (no owners) passes, the ephemeral volume
+    controller's (owned by the tenant's pod) does not."""
+    owned = claim(host)
+    owned["metadata"]["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "Pod", "name": "data", "uid": "p1", "controller": True, "blockOwnerDeletion": True}
+    ]
+    for who in (KUBE_CONTROLLER_MANAGER, EPHEMERAL_VOLUME_CONTROLLER, STATEFULSET_CONTROLLER):
+        outcome = host.attempt(who, "CREATE", CLAIMS, copy.deepcopy(owned), HARD)
+        assert outcome.denied_by(CONTROL_PLANE_POLICY, "with no owner references"), (who, outcome)
+    assert admitted(host.attempt(KUBE_CONTROLLER_MANAGER, "CREATE", CLAIMS, claim(host), HARD))
+    # kube-controller-manager's garbage collector still orphans and deletes it.
+    orphaned = claim(host)
+    assert admitted(host.attempt(KUBE_CONTROLLER_MANAGER, "UPDATE", CLAIMS, orphaned, HARD, old=copy.deepcopy(owned)))
+    assert admitted(host.attempt(KUBE_CONTROLLER_MANAGER, "DELETE", CLAIMS, None, HARD, old=owned))
+
+
+def test_the_platform_grows_the_control_planes_claim(host: Cluster) -> None:
+    """The runbook way to a bigger volume (docs/virtual-clusters.md): the claim template cannot change."""
+    old = claim(host, volumeName="pvc-1234")
+    grown = copy.deepcopy(old)
+    grown["spec"]["resources"]["requests"]["storage"] = "20Gi"
+    platform = platform_identity(host.stack)
+    assert admitted(host.attempt(platform, "UPDATE", CLAIMS, copy.deepcopy(grown), HARD, old=copy.deepcopy(old)))
+    assert host.attempt(DEPLOYER, "UPDATE", CLAIMS, grown, HARD, old=old).denied_by(CONTROL_PLANE_POLICY)
+
+
+@pytest.mark.parametrize("change", ["owner", "finalizer"])
+def test_the_syncers_bookkeeping_keeps_the_config_secrets_owners_and_finalizers(host: Cluster, change: str) -> None:
+    old = secret(CONFIG_SECRET, annotations={"meta.helm.sh/release-name": "vcluster"})
+    noted = copy.deepcopy(old)
+    noted["metadata"]["annotations"].update({"vcluster.loft.sh/distro": "k8s", "vcluster.loft.sh/store": "embedded"})
+    hostile = copy.deepcopy(noted)
+    if change == "owner":
+        hostile["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "ConfigMap", "name": "gone", "uid": "x"}]
+    else:
+        hostile["metadata"]["finalizers"] = ["example.com/hold"]
+    outcome = host.attempt(SYNCER, "UPDATE", SECRETS, hostile, HARD, old=copy.deepcopy(old))
+    assert outcome.denied_by(CONTROL_PLANE_POLICY), outcome
+    assert admitted(host.attempt(SYNCER, "UPDATE", SECRETS, noted, HARD, old=old))
+
+
+SERVICES = "/v1/services"
+
+
+def control_plane_service(**spec: Any) -> dict[str, Any]:
+    """The Service `vcluster` as chart 0.20.0 renders it (`service.yaml`)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "vcluster", "labels": {"app": "vcluster"}},
+        "spec": {
+            "type": "ClusterIP",
+            "selector": dict(CONTROL_PLANE_SELECTOR),
+            "ports": [{"name": "https", "port": 443, "targetPort": 8443, "protocol": "TCP"}],
+            **spec,
+        },
+    }
+
+
+def test_no_tenant_identity_creates_deletes_or_redirects_the_control_planes_service(host: Cluster) -> None:
+    """Deleting it has the garbage collector delete the certificate Secret it owns (vCluster then makes a
+    new CA at its next start); another selector sends the virtual cluster's clients to another pod."""
+    old = control_plane_service()
+    redirected = control_plane_service(selector={"app": "mine"})
+    owned = control_plane_service()
+    owned["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "ConfigMap", "name": "gone", "uid": "x"}]
+    for who in TENANT_SIDE:
+        assert refused(host.attempt(who, "DELETE", SERVICES, None, HARD, old=copy.deepcopy(old)), CONTROL_PLANE_POLICY)
+        assert refused(host.attempt(who, "CREATE", SERVICES, copy.deepcopy(redirected), HARD), CONTROL_PLANE_POLICY)
+        for changed in (redirected, owned):
+            outcome = host.attempt(
+                who, "UPDATE", SERVICES, copy.deepcopy(changed), HARD, old=copy.deepcopy(old), verb="patch"
+            )
+            assert refused(outcome, CONTROL_PLANE_POLICY), (who, outcome)
+    for who in (DEPLOYER, STRAY):
+        outcome = host.attempt(who, "DELETE", SERVICES, None, HARD, old=copy.deepcopy(old))
+        assert outcome.denied_by(CONTROL_PLANE_POLICY, "Service vcluster is the address"), (who, outcome)
+    # The status subresource keeps the metadata: the same owner there.
+    outcome = host.attempt(
+        STRAY, "UPDATE", SERVICES, copy.deepcopy(owned), HARD, old=copy.deepcopy(old), subresource="status"
+    )
+    assert outcome.denied_by(CONTROL_PLANE_POLICY), outcome
+    assert host.attempt(
+        Subject("Group", "idp:soft-admins"), "CREATE", SERVICES, control_plane_service(), SOFT
+    ).denied_by(CONTROL_PLANE_POLICY)
+
+
+def test_the_release_and_the_collectors_keep_the_control_planes_service(host: Cluster) -> None:
+    old = control_plane_service()
+    assert admitted(host.attempt(INSTALLER, "CREATE", SERVICES, control_plane_service(), HARD))
+    moved = control_plane_service(ports=[{"name": "https", "port": 443, "targetPort": 9443, "protocol": "TCP"}])
+    assert admitted(host.attempt(INSTALLER, "UPDATE", SERVICES, moved, HARD, old=copy.deepcopy(old), verb="patch"))
+    for who in (INSTALLER, GARBAGE_COLLECTOR, NAMESPACE_CONTROLLER, platform_identity(host.stack)):
+        assert admitted(host.attempt(who, "DELETE", SERVICES, None, HARD, old=copy.deepcopy(old))), who
+    # A tenant's label or annotation; the tenant's own Services.
+    noted = control_plane_service()
+    noted["metadata"]["annotations"] = {"example.com/team": "research"}
+    assert admitted(host.attempt(DEPLOYER, "UPDATE", SERVICES, noted, HARD, old=copy.deepcopy(old), verb="patch"))
+    mine = control_plane_service(selector={"app": "web"})
+    mine["metadata"]["name"] = "web"
+    outcome = host.attempt(DEPLOYER, "CREATE", SERVICES, mine, HARD)
+    assert admitted(outcome) and CONTROL_PLANE_POLICY not in outcome.decision.applied, outcome
+
+
+@pytest.mark.parametrize("account", [SYNCER_ACCOUNT, INSTALLER_ACCOUNT, WORKLOAD_ACCOUNT])
+def test_the_virtual_clusters_accounts_are_reserved_where_there_is_none(host: Cluster, account: str) -> None:
+    """Planted before the namespace becomes a virtual cluster's host, an account of that name (with an
+    annotation of the tenant's: a cloud identity) would be the one the platform's bindings name."""
+    body = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": account}}
+    for who in (Subject("ServiceAccount", "deployer", SOFT), Subject("Group", "idp:soft-admins")):
+        outcome = host.attempt(who, "CREATE", "/v1/serviceaccounts", copy.deepcopy(body), SOFT)
+        assert refused(outcome, CONTROL_PLANE_POLICY), (who, outcome)
+    outcome = host.attempt(Subject("ServiceAccount", "deployer", SOFT), "CREATE", "/v1/serviceaccounts", body, SOFT)
+    assert outcome.denied_by(CONTROL_PLANE_POLICY, "is a virtual cluster's host account"), outcome
+    # The twins: the platform's own account; the tenant's accounts of other names.
+    assert admitted(
+        host.attempt(platform_identity(host.stack), "CREATE", "/v1/serviceaccounts", copy.deepcopy(body), SOFT)
+    )
+    assert admitted(
+        host.attempt(GARBAGE_COLLECTOR, "DELETE", "/v1/serviceaccounts", None, SOFT, old=copy.deepcopy(body))
+    )
+    mine = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "ci"}}
+    outcome = host.attempt(Subject("ServiceAccount", "deployer", SOFT), "CREATE", "/v1/serviceaccounts", mine, SOFT)
+    assert admitted(outcome) and CONTROL_PLANE_POLICY not in outcome.decision.applied, outcome
+
+
+def test_the_release_name_is_reserved_where_there_is_no_virtual_cluster(host: Cluster) -> None:
+    """A HelmRelease `vcluster` of the tenant's in a namespace that later becomes a virtual cluster's host
+    would be the one the platform's release takes over."""
+    planted = release(host)
+    planted["metadata"] = {"name": "vcluster"}
+    planted["spec"]["serviceAccountName"] = "deployer"
+    planted["spec"]["postRenderers"] = [
+        {"kustomize": {"patches": [{"target": {"kind": "StatefulSet"}, "patch": "[]"}]}}
+    ]
+    for who in (Subject("ServiceAccount", "deployer", SOFT), Subject("Group", "idp:soft-admins")):
+        outcome = host.attempt(who, "CREATE", HELM_RELEASES, copy.deepcopy(planted), SOFT)
+        assert refused(outcome, RELEASE_POLICY), (who, outcome)
+    outcome = host.attempt(
+        Subject("ServiceAccount", "deployer", SOFT), "CREATE", HELM_RELEASES, copy.deepcopy(planted), SOFT
+    )
+    assert outcome.denied_by(RELEASE_POLICY, "reserved name"), outcome
+    # The twins: one of the tenant's own from before the reservation may go; other names are the tenant's.
+    gone = host.attempt(
+        Subject("ServiceAccount", "deployer", SOFT), "DELETE", HELM_RELEASES, None, SOFT, old=copy.deepcopy(planted)
+    )
+    assert admitted(gone), gone.decision.denials
+    mine = copy.deepcopy(planted)
+    mine["metadata"]["name"] = "web"
+    outcome = host.attempt(Subject("ServiceAccount", "deployer", SOFT), "CREATE", HELM_RELEASES, mine, SOFT)
+    assert RELEASE_POLICY not in outcome.decision.applied, outcome

@@ -46,6 +46,8 @@ def test_the_example_tenant_plans_its_virtual_clusters_on_every_stack(any_stack_
         "kubeconfigSecret": "vcluster-kubeconfig",
         "chartVersion": "0.20.0",
         "release": "vcluster",
+        "storage": "5Gi",
+        "storageClass": "tenancy-standard",
     }
 
 

@@ -23,7 +23,8 @@ the StatefulSet controller made it. A pod's container images are mutable (as are
 fields), and the deployer may update pods, so an UPDATE (or a patch, which arrives as one) of a pod
 running as the syncer's account, and any `pods/ephemeralcontainers` write to it (a debug container
 may mount the pod's token) or `pods/resize` (its resources: a starved control plane), must leave
-`spec` as it was, whoever asks: the controllers that update
+`spec` as it was, whoever asks (but the platform's debug container and resize, red team round 7):
+the controllers that update
 the pod (the StatefulSet controller's identity labels and adoption, the garbage collector's owner
 references) change its metadata only, and its kubelet writes `pods/status`. The StatefulSet and
 everything it is made from are locked by rules/vcluster_release.py. And no pod runs as the
@@ -31,7 +32,24 @@ installer account helm-controller applies that release as (components/vcluster/v
 INSTALLER_ACCOUNT): its rights are the deployer's, but its name is what those locks trust.
 Nor does any other pod mount the control plane's claims `data-vcluster-<n>` (its datastore, and the
 /data/pki it builds its certificate Secret from when that is absent): only a pod running as the
-syncer, which the first rule keeps to the StatefulSet's own.
+syncer, which the first rule keeps to the StatefulSet's own. Nor may a pod carry an `ephemeral`
+volume whose claim would be one of them: the ephemeral volume controller names a pod's claim
+`<pod>-<volume>` (k8s.io/component-helpers storage/ephemeral VolumeClaimName) and creates it from
+the pod's template, so a pod `data` with a volume `vcluster-0` would have the controller create the
+control plane's claim with the tenant's spec. The pod's name is known here even under
+`generateName`: the API server generates it before validating admission (k8s.io/apiserver v0.36.3
+registry/generic/registry/store.go `create`), and no generated name can make such a claim anyway
+(five characters of `bcdfghjklmnpqrstvwxz2456789` would have to be `uster`).
+
+Red team round 7, the pod's identity: the StatefulSet owns `vcluster-0` through its labels `app`
+and `release` (its selector) and its controller owner reference. Drop either, by an UPDATE or
+through `pods/status` (which keeps labels; podStatusStrategy restores only the spec and the owner
+references), and the StatefulSet controller releases the pod and starts another `vcluster-0`: the
+released one keeps running as the syncer, beside the new one, forever. So a pod running as the
+syncer's account keeps those labels and that owner reference, whoever asks but the garbage
+collector (which orphans it when its StatefulSet is deleted with `--cascade=orphan`), the namespace
+controller and the platform. The platform may also debug (`pods/ephemeralcontainers`) or resize
+the control plane pod: the lock on its spec is against the tenant's identities.
 """
 
 from __future__ import annotations
@@ -44,7 +62,9 @@ from components.admission.base import (
     literal_list,
     resource_rule,
 )
+from components.admission.rules.platform_owned import KUBERNETES_CONTROLLERS
 from components.vcluster.values import (
+    CONTROL_PLANE_SELECTOR,
     DATA_CLAIM_PREFIX,
     INSTALLER_ACCOUNT,
     RELEASE_NAME,
@@ -69,8 +89,31 @@ def _runs_as(var: str, account: str) -> str:
     )
 
 
+# The pod subresources the platform may use on the control plane pod (a debug container, a resize).
+_PLATFORM_SUBRESOURCES = ["ephemeralcontainers", "resize"]
+
+
+def _keeps_its_statefulset() -> str:
+    """CEL: the UPDATE keeps the pod's selector labels (`app`, `release`) as they were and its
+    controller owner reference, the two things the StatefulSet owns the pod by."""
+    new_labels = "(has(object.metadata.labels) ? object.metadata.labels : {})"
+    old_labels = "(has(oldObject.metadata.labels) ? oldObject.metadata.labels : {})"
+    new_owners = "(has(object.metadata.ownerReferences) ? object.metadata.ownerReferences : [])"
+    old_owners = "(has(oldObject.metadata.ownerReferences) ? oldObject.metadata.ownerReferences : [])"
+    labels = literal_list(sorted(CONTROL_PLANE_SELECTOR))
+    return (
+        f"{labels}.all(k, !(k in {old_labels}) || (k in {new_labels} && {new_labels}[k] == {old_labels}[k]))"
+        f" && {old_owners}.all(r, !(has(r.controller) && r.controller) || {new_owners}.exists(n, n == r))"
+    )
+
+
 def _control_plane_validations(create: str) -> list[Validation]:
-    """Issue 43 (2b): no pod runs as the installer; the control plane pod's spec never changes."""
+    """Issue 43 (2b): no pod runs as the installer; the control plane pod's spec never changes, nor what
+    its StatefulSet owns it by."""
+    platform_subresource = (
+        "variables.platform && has(request.subResource)"
+        f" && request.subResource in {literal_list(_PLATFORM_SUBRESOURCES)}"
+    )
     return [
         {
             "expression": f"!({create}) || !({_runs_as('object', INSTALLER_ACCOUNT)})",
@@ -79,7 +122,20 @@ def _control_plane_validations(create: str) -> list[Validation]:
             "reason": "Forbidden",
         },
         {
-            "expression": "request.operation != 'UPDATE' || !variables.wasSyncer || object.spec == oldObject.spec",
+            "expression": "request.operation != 'UPDATE' || !variables.wasSyncer || variables.platform"
+            f" || variables.collectors || ({_keeps_its_statefulset()})",
+            "message_expression": (
+                "'pod ' + object.metadata.name + ' runs as the ServiceAccount "
+                f"{SYNCER_ACCOUNT} (the virtual cluster\\'s control plane): its labels app and release and its "
+                "controller owner reference stay as they are (without them the StatefulSet releases the pod and "
+                "starts another control plane beside it; ' + request.userInfo.username + ' changed them"
+                "' + (has(request.subResource) ? ' through ' + request.subResource : '') + ')'"
+            ),
+            "reason": "Forbidden",
+        },
+        {
+            "expression": "request.operation != 'UPDATE' || !variables.wasSyncer || object.spec == oldObject.spec"
+            f" || ({platform_subresource})",
             "message_expression": (
                 "'pod ' + object.metadata.name + ' runs as the ServiceAccount "
                 f"{SYNCER_ACCOUNT} (the virtual cluster\\'s control plane): its spec is the platform\\'s "
@@ -93,14 +149,20 @@ def _control_plane_validations(create: str) -> list[Validation]:
 
 def _mounts_control_plane_volume() -> str:
     """CEL: the new pod mounts a claim of the control plane (`data-vcluster-<n>`): its datastore and the
-    /data/pki the control plane reads at each start."""
+    /data/pki the control plane reads at each start; or it has an ephemeral volume whose claim, named
+    `<pod>-<volume>`, would be one of them."""
+    claim = literal("^" + DATA_CLAIM_PREFIX + "[0-9]+$")
+    name = "(has(object.metadata.name) ? object.metadata.name : '')"
     return (
-        "has(object.spec.volumes) && object.spec.volumes.exists(v, has(v.persistentVolumeClaim)"
-        f" && v.persistentVolumeClaim.claimName.matches({literal('^' + DATA_CLAIM_PREFIX + '[0-9]+$')}))"
+        "has(object.spec.volumes) && object.spec.volumes.exists(v, (has(v.persistentVolumeClaim)"
+        f" && v.persistentVolumeClaim.claimName.matches({claim}))"
+        f" || (has(v.ephemeral) && ({name} + '-' + v.name).matches({claim})))"
     )
 
 
-def policies() -> list[PolicyDefinition]:
+def policies(users: list[str], groups: list[str]) -> list[PolicyDefinition]:
+    """The rule; `users` and `groups` are the platform identities (they may debug and resize the
+    control plane pod, and change its labels and owners)."""
     account = literal(SYNCER_ACCOUNT)
     spec = "object.spec"
     create = "request.operation == 'CREATE'"
@@ -128,6 +190,8 @@ def policies() -> list[PolicyDefinition]:
                 # spec (podStatusStrategy.PrepareForUpdate); `binding` sets the node of an unscheduled
                 # pod only and carries no pod for this rule to read the account from.
                 resource_rule("", ["pods/ephemeralcontainers", "pods/resize"], ["UPDATE"]),
+                # `status` keeps the request's labels (podStatusStrategy restores spec and owners only).
+                resource_rule("", ["pods/status"], ["UPDATE"]),
             ],
             variables=[
                 TENANT_VARIABLE,
@@ -135,6 +199,15 @@ def policies() -> list[PolicyDefinition]:
                 {
                     "name": "wasSyncer",
                     "expression": f"oldObject != null && ({_runs_as('oldObject', SYNCER_ACCOUNT)})",
+                },
+                {
+                    "name": "platform",
+                    "expression": f"request.userInfo.username in {literal_list(users)} || (has(request.userInfo.groups)"
+                    f" && request.userInfo.groups.exists(g, g in {literal_list(groups)}))",
+                },
+                {
+                    "name": "collectors",
+                    "expression": f"request.userInfo.username in {literal_list(KUBERNETES_CONTROLLERS)}",
                 },
             ],
             validations=[
@@ -153,7 +226,8 @@ def policies() -> list[PolicyDefinition]:
                 {
                     "expression": f"!({create}) || !({_mounts_control_plane_volume()}) || variables.asSyncer",
                     "message": f"the claims data-{RELEASE_NAME}-<n> hold the virtual cluster's control plane (its "
-                    "datastore and the keys it reads at each start): only its own pods mount them",
+                    "datastore and the keys it reads at each start): only its own pods mount them, and no pod's "
+                    "ephemeral volume is named so that its claim (<pod>-<volume>) would be one of them",
                     "reason": "Forbidden",
                 },
                 *_control_plane_validations(create),

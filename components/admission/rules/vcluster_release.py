@@ -25,10 +25,22 @@ may name (rules/syncer_account.py, rules/side_doors.py), and two policies keep t
   `vc-coredns-vcluster`, and Helm's records of the release `vcluster` (by name or by label), by
   anyone but the namespace's installer, the platform identities and the controllers that must: the
   StatefulSet controller (status, revisions), the garbage collector and the namespace controller.
-  The syncer may set its two bookkeeping annotations on the config Secret and change nothing else
-  (vCluster v0.20.0 pkg/setup/config.go updateSecretAnnotations: the control plane does not start
-  without it). The `scale` subresource is not matched: it carries a replica count only (its registry
-  keeps nothing else), and every replica runs the platform's template.
+  The syncer may set its two bookkeeping annotations on the config Secret (vCluster v0.20.0
+  pkg/setup/config.go updateSecretAnnotations: the control plane does not start without it) and
+  change nothing else, its owner references and finalizers included.
+  Scaling (red team round 7): every replica runs the platform's template, but vCluster elects a
+  leader only when the release asks for more than one replica, so a second replica of this one is a
+  second syncer deleting what the first writes. `statefulsets/scale` (and `spec.replicas` of the
+  StatefulSet) takes 0 or the release's count (values.py CONTROL_PLANE_REPLICAS) from anyone but the
+  platform and the installer, the HorizontalPodAutoscaler controller included (which writes as
+  `horizontal-pod-autoscaler` or as kube-controller-manager); a HorizontalPodAutoscaler, a KEDA
+  ScaledObject or a VerticalPodAutoscaler targeting the StatefulSet `vcluster` is the platform's
+  alone. The Service `vcluster` (the kubeconfig's address, and the owner of the certificate Secret
+  and of everything the syncer writes on the host, v0.20.0 `FindOwner` with `SetOwner`, all of
+  which the garbage collector deletes with it; the syncer only reads it, `SyncKubernetesService`)
+  is created, deleted and changed only by the installer,
+  the platform and the collectors; others may change its labels and annotations. The host accounts
+  `vcluster`, `vcluster-installer` and `vc-workload-vcluster` are the platform's to write.
   Two objects the release does not render are the control plane's too (the outside review of issue
   43): the Secret `vcluster-certs`, every key of which the control plane writes into /data/pki at
   each start (an `exec` user in one of its kubeconfigs would run there with the syncer's token), is
@@ -36,11 +48,14 @@ may name (rules/syncer_account.py, rules/side_doors.py), and two policies keep t
   or a server is stale: v0.20.0 pkg/certs/ensure.go EnsureCerts), the collectors and the platform;
   the claims `data-vcluster-<n>` of the StatefulSet's volume claim template, which the StatefulSet
   controller uses as they are when they exist (a volume with its own /data/pki is the PKI when the
-  Secret is absent), are created only by the StatefulSet controller, deleted only by the collectors
-  and the platform, and keep their spec and owner references but for the StatefulSet controller's
-  retention owners and the volume binder's `volumeName`.
+  Secret is absent), are created only by the StatefulSet controller (with no owner references: the
+  same user without --use-service-account-credentials is the ephemeral volume controller, which
+  would make one owned by a tenant's pod), deleted only by the collectors and the platform, and keep
+  their spec and owner references but for the StatefulSet controller's retention owners and the
+  volume binder's `volumeName`; the platform may grow it (docs/virtual-clusters.md).
 - `tenancy-vcluster-release`: creating, changing the spec of or deleting a HelmRelease that names
-  the installer, the HelmRepository `vcluster-charts` or the HelmChart `<namespace>-vcluster`, by
+  the installer or is named `vcluster` (reserved everywhere; one of the tenant's own from before may
+  still be deleted), the HelmRepository `vcluster-charts` or the HelmChart `<namespace>-vcluster`, by
   anyone but the platform identities (and for the HelmChart, helm-controller, which writes it from
   the HelmRelease). An UPDATE that leaves the spec, the owner references and the finalizers as they
   were passes, so tenants may still ask for a reconcile (an annotation); a dangling owner would have
@@ -67,11 +82,14 @@ from components.vcluster.objects import CHART_SOURCE
 from components.vcluster.values import (
     CERTS_SECRET,
     CONFIG_SECRET,
+    CONTROL_PLANE_REPLICAS,
     CONTROL_PLANE_SELECTOR,
+    CONTROL_PLANE_SERVICE,
     CONTROL_PLANE_STATEFULSET,
     COREDNS_CONFIG_MAP,
     DATA_CLAIM_PREFIX,
     INSTALLER_ACCOUNT,
+    PLATFORM_ACCOUNTS,
     RELEASE_NAME,
     RELEASE_RECORD_LABELS,
     RELEASE_SECRET_PREFIX,
@@ -89,6 +107,16 @@ VOLUME_BINDER = "system:serviceaccount:kube-system:persistent-volume-binder"
 # The control plane's claims: `data-vcluster-<ordinal>` (the prefix holds letters and `-` only, no
 # regular-expression syntax).
 _DATA_CLAIM = f"^{DATA_CLAIM_PREFIX}[0-9]+$"
+# What a tenant identity may scale the control plane to: stopped, or the release's own count.
+TENANT_REPLICAS = sorted({0, CONTROL_PLANE_REPLICAS})
+# The autoscalers that write a target's `scale` (the HorizontalPodAutoscaler, and KEDA's ScaledObject,
+# which makes one), by resource, and the field naming their target; the VerticalPodAutoscaler's
+# updater evicts and its admission hook rewrites the resources of the pods it targets.
+_AUTOSCALER_TARGETS = {
+    "horizontalpodautoscalers": "scaleTargetRef",
+    "scaledobjects": "scaleTargetRef",
+    "verticalpodautoscalers": "targetRef",
+}
 
 
 def _account(name: str) -> str:
@@ -131,11 +159,37 @@ def _control_plane_object(var: str) -> str:
     return (
         f"{var} != null && ("
         f"({resource} == 'statefulsets' && {name} == {literal(CONTROL_PLANE_STATEFULSET)})"
+        f" || ({resource} == 'services' && {name} == {literal(CONTROL_PLANE_SERVICE)})"
+        f" || ({resource} == 'serviceaccounts' && {name} in {literal_list(list(PLATFORM_ACCOUNTS))})"
+        f" || {_targets_control_plane(var)}"
         f" || ({resource} == 'controllerrevisions' && ({selector} || {revision_owner}))"
         f" || ({resource} == 'secrets' && ({name} == {literal(CONFIG_SECRET)} || {name} == {literal(CERTS_SECRET)}"
         f" || {name}.startsWith({literal(RELEASE_SECRET_PREFIX)}) || {record}))"
         f" || ({resource} == 'configmaps' && ({name} == {literal(COREDNS_CONFIG_MAP)} || {record}))"
         f" || ({resource} == 'persistentvolumeclaims' && {name}.matches({literal(_DATA_CLAIM)})))"
+    )
+
+
+def _targets_control_plane(var: str) -> str:
+    """CEL: `var` is an autoscaler whose target is the StatefulSet `vcluster` (kind compared without
+    case, the API version not at all: any reference to that name is refused)."""
+    resource = "request.resource.resource"
+    clauses = []
+    for kind, field in sorted(_AUTOSCALER_TARGETS.items()):
+        ref = f"{var}.spec.{field}"
+        clauses.append(
+            f"({resource} == {literal(kind)} && has({var}.spec) && has({ref}) && has({ref}.name)"
+            f" && {ref}.name == {literal(CONTROL_PLANE_STATEFULSET)} && has({ref}.kind)"
+            f" && {ref}.kind.lowerAscii() == 'statefulset')"
+        )
+    return "(" + " || ".join(clauses) + ")"
+
+
+def _names_installer(var: str) -> str:
+    """CEL: the HelmRelease `var` is applied as the installer."""
+    return (
+        f"(has({var}.spec) && has({var}.spec.serviceAccountName)"
+        f" && {var}.spec.serviceAccountName == {literal(INSTALLER_ACCOUNT)})"
     )
 
 
@@ -173,13 +227,41 @@ def _claim_writers() -> str:
     spec_old = "(has(oldObject.spec) ? oldObject.spec : {})"
     owners_new = "(has(object.metadata.ownerReferences) ? object.metadata.ownerReferences : [])"
     owners_old = "(has(oldObject.metadata.ownerReferences) ? oldObject.metadata.ownerReferences : [])"
+    # It creates the claim without owners (stateful_set_utils.go getPersistentVolumeClaims) and adds
+    # the retention owners by an update. The same user without --use-service-account-credentials
+    # (system:kube-controller-manager) is the ephemeral volume controller too, whose claim of a pod
+    # `data` with a volume `vcluster-0` would carry that pod as its controller: refused.
     statefulset_controller = (
         f"request.userInfo.username in {literal_list(STATEFULSET_CONTROLLER)}"
-        " && request.operation in ['CREATE', 'UPDATE']"
+        " && (request.operation == 'UPDATE' || (request.operation == 'CREATE'"
+        " && (!has(object.metadata.ownerReferences) || size(object.metadata.ownerReferences) == 0)))"
     )
     binder = f"request.userInfo.username == {literal(VOLUME_BINDER)} && request.operation == 'UPDATE'"
     bookkeeping = f"request.operation == 'UPDATE' && {spec_new} == {spec_old} && {owners_new} == {owners_old}"
     return f"({statefulset_controller}) || ({binder}) || ({bookkeeping})"
+
+
+def _kept(field: str) -> str:
+    """CEL: the UPDATE leaves the list `metadata.<field>` as it was (a dangling owner reference has the
+    garbage collector delete the object; a finalizer of the tenant's holds its deletion)."""
+    return (
+        f"(has(object.metadata.{field}) ? object.metadata.{field} : [])"
+        f" == (has(oldObject.metadata.{field}) ? oldObject.metadata.{field} : [])"
+    )
+
+
+def _service_kept() -> str:
+    """CEL: an update of the Service `vcluster` that changes neither where it sends the virtual
+    cluster's clients (its spec) nor its owners and finalizers: labels and annotations pass."""
+    return (
+        "request.operation == 'UPDATE' && (has(object.spec) ? object.spec : {}) =="
+        " (has(oldObject.spec) ? oldObject.spec : {})"
+        f" && {_kept('ownerReferences')} && {_kept('finalizers')}"
+    )
+
+
+def _replicas(var: str) -> str:
+    return f"(has({var}.spec) && has({var}.spec.replicas) ? {var}.spec.replicas : 0)"
 
 
 def _annotations(var: str) -> str:
@@ -199,6 +281,7 @@ def _syncer_bookkeeping() -> str:
         f" && request.userInfo.username == {_account(SYNCER_ACCOUNT)}"
         f" && object.metadata.name == {literal(CONFIG_SECRET)}"
         f" && {data_new} == {data_old} && {labels_new} == {labels_old}"
+        f" && {_kept('ownerReferences')} && {_kept('finalizers')}"
         f" && (has(object.type) ? object.type : '') == (has(oldObject.type) ? oldObject.type : '')"
         " && (has(object.immutable) && object.immutable) == (has(oldObject.immutable) && oldObject.immutable)"
         f" && {new}.all(k, k in {own} || (k in {old} && {old}[k] == {new}[k]))"
@@ -208,26 +291,39 @@ def _syncer_bookkeeping() -> str:
 
 def control_plane_policy(users: list[str], groups: list[str]) -> PolicyDefinition:
     main = "!has(request.subResource) || request.subResource == ''"
+    resource = "request.resource.resource"
     statefulset_controller = (
         f"request.userInfo.username in {literal_list(STATEFULSET_CONTROLLER)}"
-        " && (request.resource.resource == 'controllerrevisions' || !(" + main + "))"
+        f" && ({resource} == 'controllerrevisions' || !({main}))"
     )
     # The installer applies what the chart renders: not the revisions, the certificates or the claims.
     installer = (
         f"request.userInfo.username == {_account(INSTALLER_ACCOUNT)}"
-        f" && request.resource.resource in ['statefulsets', 'secrets', 'configmaps'] && ({main})"
+        f" && {resource} in ['statefulsets', 'services', 'secrets', 'configmaps'] && ({main})"
         " && !variables.certs"
+    )
+    # A change of the replica count: through `scale` (kubectl scale, an autoscaler) or the StatefulSet's
+    # own `spec.replicas`.
+    tenant_replicas = "[" + ", ".join(map(str, TENANT_REPLICAS)) + "]"
+    replica_write = (
+        f"{resource} == 'statefulsets' && request.operation == 'UPDATE' && (variables.scale"
+        f" || (({main}) && {_replicas('object')} != {_replicas('oldObject')}))"
     )
     return PolicyDefinition(
         name=CONTROL_PLANE_POLICY,
         rule="platform_owned",
         resource_rules=[
             resource_rule("apps", ["statefulsets", "controllerrevisions"], _ALL),
-            resource_rule("apps", ["statefulsets/status"], ["UPDATE"]),
-            resource_rule("", ["secrets", "configmaps", "persistentvolumeclaims"], _ALL),
+            resource_rule("apps", ["statefulsets/status", "statefulsets/scale"], ["UPDATE"]),
+            resource_rule("", ["secrets", "configmaps", "persistentvolumeclaims", "services", "serviceaccounts"], _ALL),
             # The claim's status subresource restores its spec but keeps its metadata, owner references
-            # included (k8s.io/kubernetes v1.36.3 pkg/registry/core/persistentvolumeclaim/strategy.go).
-            resource_rule("", ["persistentvolumeclaims/status"], ["UPDATE"]),
+            # included (k8s.io/kubernetes v1.36.3 pkg/registry/core/persistentvolumeclaim/strategy.go);
+            # the Service's likewise (pkg/registry/core/service/strategy.go serviceStatusStrategy).
+            resource_rule("", ["persistentvolumeclaims/status", "services/status"], ["UPDATE"]),
+            # Autoscalers naming the control plane as their target.
+            resource_rule("autoscaling", ["horizontalpodautoscalers"], ["CREATE", "UPDATE"]),
+            resource_rule("keda.sh", ["scaledobjects"], ["CREATE", "UPDATE"]),
+            resource_rule("autoscaling.k8s.io", ["verticalpodautoscalers"], ["CREATE", "UPDATE"]),
         ],
         match_conditions=[
             {
@@ -237,7 +333,18 @@ def control_plane_policy(users: list[str], groups: list[str]) -> PolicyDefinitio
         ],
         variables=[
             {"name": "certs", "expression": _named("secrets", CERTS_SECRET)},
-            {"name": "claim", "expression": "request.resource.resource == 'persistentvolumeclaims'"},
+            {"name": "claim", "expression": f"{resource} == 'persistentvolumeclaims'"},
+            {"name": "service", "expression": f"{resource} == 'services'"},
+            {"name": "account", "expression": f"{resource} == 'serviceaccounts'"},
+            {
+                "name": "autoscaler",
+                "expression": f"{resource} in {literal_list(sorted(_AUTOSCALER_TARGETS))}",
+            },
+            {
+                "name": "scale",
+                "expression": f"{resource} == 'statefulsets' && has(request.subResource)"
+                " && request.subResource == 'scale'",
+            },
             {"name": "platform", "expression": _platform(users, groups)},
             {
                 "name": "collectors",
@@ -249,6 +356,7 @@ def control_plane_policy(users: list[str], groups: list[str]) -> PolicyDefinitio
                 "expression": f"variables.collectors || (!variables.claim && {statefulset_controller})",
             },
             {"name": "syncerBookkeeping", "expression": _syncer_bookkeeping()},
+            {"name": "replicaWrite", "expression": replica_write},
         ],
         validations=[
             {
@@ -262,18 +370,64 @@ def control_plane_policy(users: list[str], groups: list[str]) -> PolicyDefinitio
                 "reason": "Forbidden",
             },
             {
-                "expression": f"!variables.claim || variables.platform || variables.collectors || ({_claim_writers()})",
+                # The collectors delete the claim and orphan it; only the StatefulSet controller creates it.
+                "expression": "!variables.claim || variables.platform"
+                f" || (variables.collectors && request.operation != 'CREATE') || ({_claim_writers()})",
                 "message_expression": (
                     "'PersistentVolumeClaim ' + request.name + ' is the virtual cluster\\'s control plane"
-                    f" volume (release {RELEASE_NAME}): only the StatefulSet controller creates it, and only the"
-                    " platform and the collectors delete it or change its spec or owners (' + request.userInfo.username"
-                    " + ' may not ' + request.operation.lowerAscii() + ' it); the name is reserved in tenant"
-                    " namespaces'"
+                    f" volume (release {RELEASE_NAME}): only the StatefulSet controller creates it (with no owner"
+                    " references), and only the platform and the collectors delete it or change its spec or owners"
+                    " (' + request.userInfo.username + ' may not ' + request.operation.lowerAscii() + ' it); the name"
+                    " is reserved in tenant namespaces'"
                 ),
                 "reason": "Forbidden",
             },
             {
-                "expression": "variables.certs || variables.claim || variables.platform || variables.installer"
+                "expression": "!variables.replicaWrite || variables.platform"
+                f" || (variables.installer && !variables.scale) || {_replicas('object')} in {tenant_replicas}",
+                "message_expression": (
+                    f"'StatefulSet {CONTROL_PLANE_STATEFULSET} runs the virtual cluster\\'s control plane, one syncer"
+                    f" with no leader election: it scales to {' or '.join(str(n) for n in TENANT_REPLICAS)} only"
+                    " (' + request.userInfo.username + ' asked for ' + string("
+                    f"{_replicas('object')}) + ' replicas)'"
+                ),
+                "reason": "Forbidden",
+            },
+            {
+                "expression": "!variables.autoscaler || variables.platform",
+                "message_expression": (
+                    "request.kind.kind + ' ' + request.name + ' targets the StatefulSet"
+                    f" {CONTROL_PLANE_STATEFULSET}, the virtual cluster\\'s control plane: its replica count and"
+                    " resources are the platform\\'s (one syncer, with no leader election); target your own"
+                    " workloads'"
+                ),
+                "reason": "Forbidden",
+            },
+            {
+                "expression": "!variables.service || variables.platform || variables.collectors"
+                f" || variables.installer || ({_service_kept()})",
+                "message_expression": (
+                    f"'Service {CONTROL_PLANE_SERVICE} is the address of the virtual cluster\\'s API server (release"
+                    f" {RELEASE_NAME}) and owns its certificate Secret: only the platform\\'s release creates,"
+                    " deletes or changes it (' + request.userInfo.username + ' may not '"
+                    " + request.operation.lowerAscii() + ' it; labels and annotations pass); the name is reserved"
+                    " in tenant namespaces'"
+                ),
+                "reason": "Forbidden",
+            },
+            {
+                "expression": "!variables.account || variables.platform || variables.collectors",
+                "message_expression": (
+                    "'ServiceAccount ' + request.name + ' is a virtual cluster\\'s host account (the syncer, the"
+                    " installer helm-controller applies the release as, or the synced pods\\' account): only the"
+                    " platform writes it (' + request.userInfo.username + ' may not '"
+                    " + request.operation.lowerAscii() + ' it); the name is reserved in tenant namespaces'"
+                ),
+                "reason": "Forbidden",
+            },
+            {
+                "expression": "variables.certs || variables.claim || variables.service || variables.account"
+                " || variables.autoscaler || variables.scale || variables.platform || variables.installer"
                 " || variables.controllers || variables.syncerBookkeeping",
                 "message_expression": (
                     "request.kind.kind + ' ' + request.name + ' is part of the virtual cluster\\'s control plane"
@@ -304,8 +458,7 @@ def release_policy(users: list[str], groups: list[str], flux_namespace: str) -> 
         name = _name(var)
         return (
             f"{var} != null && ("
-            f"({resource} == 'helmreleases' && has({var}.spec) && has({var}.spec.serviceAccountName)"
-            f" && {var}.spec.serviceAccountName == {literal(INSTALLER_ACCOUNT)})"
+            f"({resource} == 'helmreleases' && ({name} == {literal(RELEASE_NAME)} || {_names_installer(var)}))"
             f" || ({resource} == 'helmrepositories' && {name} == {literal(CHART_SOURCE)})"
             f" || ({resource} == 'helmcharts' && {name} == request.namespace + '-' + {literal(RELEASE_NAME)}))"
         )
@@ -330,6 +483,9 @@ def release_policy(users: list[str], groups: list[str], flux_namespace: str) -> 
         f"request.operation == 'UPDATE' && {main} && (has(object.spec) ? object.spec : {{}}) == (has(oldObject.spec)"
         f" ? oldObject.spec : {{}}) && {kept('ownerReferences')} && ({kept('finalizers')} || {finalizer_owner})"
     )
+    # A HelmRelease `vcluster` of the tenant's own made before the name was reserved (it names another
+    # account) may still be deleted.
+    leftover = f"request.operation == 'DELETE' && {resource} == 'helmreleases' && !({_names_installer('oldObject')})"
     return PolicyDefinition(
         name=RELEASE_POLICY,
         rule="platform_owned",
@@ -351,12 +507,12 @@ def release_policy(users: list[str], groups: list[str], flux_namespace: str) -> 
         ],
         validations=[
             {
-                "expression": f"variables.platform || variables.controllers || ({spec_unchanged})",
+                "expression": f"variables.platform || variables.controllers || ({spec_unchanged}) || ({leftover})",
                 "message_expression": (
                     "request.kind.kind + ' ' + request.name + ' installs the virtual cluster\\'s control plane as"
-                    f" {INSTALLER_ACCOUNT}: only the platform writes it (' + request.userInfo.username + ' may not '"
-                    " + request.operation.lowerAscii() + ' it; an update that leaves spec, owner references and"
-                    " finalizers as they are passes)'"
+                    f" {INSTALLER_ACCOUNT} (or bears its reserved name): only the platform writes it (' +"
+                    " request.userInfo.username + ' may not ' + request.operation.lowerAscii() + ' it; an update that"
+                    " leaves spec, owner references and finalizers as they are passes)'"
                 ),
                 "reason": "Forbidden",
             }

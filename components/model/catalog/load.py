@@ -32,7 +32,7 @@ from components.model.checks.quota import quota_ceiling_problems, quota_placemen
 from components.model.checks.released_names import reonboarding_problems
 from components.model.checks.stack import catalog_problems
 from components.model.checks.stack_references import reference_problems
-from components.model.checks.storage import shrink_problems
+from components.model.checks.storage import shrink_problems, virtual_cluster_storage_problems
 from components.model.core.errors import ConfigurationError, Problem
 from components.model.core.fields import format_location
 from components.model.core.labels import default_domain
@@ -40,6 +40,7 @@ from components.model.core.messages import problem_message
 from components.model.settings.people import people_problems
 from components.model.settings.sharding import shard_of
 from components.model.settings.stack import StackSettings
+from components.model.settings.storage import data_storage_class
 from components.model.tenant_file.consistency import consistency_problems
 from components.model.tenant_file.hostnames import environment_name
 from components.model.tenant_file.spec import TenantFile, TenantSpec
@@ -284,7 +285,7 @@ def _previous_run_problems(
 ) -> list[Problem]:
     """What the stack's last deployment forbids: a silent switch back from virtual clusters,
     re-onboarding a released name, a new database on a version past its end of standard support, a
-    database disk smaller than the deployed one."""
+    database disk smaller than the deployed one, a virtual cluster's volume unlike the one it was made with."""
     pairs = [(e.spec, e.source) for e in entries]
     previous = previous_outputs or {}
     # Only the stack's own tenants: its outputs list no other shard's databases.
@@ -294,6 +295,7 @@ def _previous_run_problems(
         *reonboarding_problems(pairs, previous, settings.data.reused_tenant_names, settings.source),
         *engine_support.past_support_problems(managed, settings, cloud.capabilities, previous, engine_support.today()),
         *shrink_problems(managed, settings, previous),
+        *virtual_cluster_storage_problems(managed, settings, previous, data_storage_class(settings.storage)),
     ]
 
 

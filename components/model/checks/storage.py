@@ -13,6 +13,15 @@ allowed; where the cloud grows the disk on its own (Cloud SQL autoresize, RDS st
 the program never sends a smaller size back (components/clouds/gcp/disk_size.py;
 RDS ignores `allocatedStorage` below the live size when `maxAllocatedStorage` is set). A deployment
 whose outputs predate the field, or a first deployment, has nothing to compare with.
+
+A virtual cluster's volume neither shrinks nor grows through the stack: the chart puts
+`tenancy:virtualClusters.storage` (and the platform's storage class) in the StatefulSet's volume
+claim template, which the API server refuses to change ("updates to statefulset spec for fields
+other than ... are forbidden", k8s.io/kubernetes v1.36.3 pkg/apis/apps/validation), so helm-controller's
+upgrade would fail in every virtual cluster at once, after `up` succeeded. What each virtual cluster
+was made with is read from `tenants.<name>.virtualClusters.<environment>.storage` (and
+`.storageClass`, components/vcluster/objects.py); a change is refused naming the stack setting, and
+the runbook (docs/virtual-clusters.md, Growing the control plane's volume) grows a claim in place.
 """
 
 from __future__ import annotations
@@ -23,6 +32,11 @@ from typing import Any
 from components.model.core.errors import Problem
 from components.model.settings.stack import StackSettings
 from components.model.tenant_file.spec import TenantSpec
+
+# The keys of a virtual cluster's summary in the stack outputs (components/vcluster/objects.py).
+STORAGE_OUTPUT = "storage"
+STORAGE_CLASS_OUTPUT = "storageClass"
+_VIRTUAL_CLUSTER_SETTINGS = "tenancy:virtualClusters.storage"
 
 
 def deployed_storage(previous: Any, tenant: str, environment: str, database: str) -> int | None:
@@ -61,6 +75,40 @@ def shrink_problems(entries: Sequence[tuple[TenantSpec, str]], settings: StackSe
                     f"{database.storage_gb} is smaller than the deployed disk ({where}): a database's storage "
                     f"cannot shrink (Cloud SQL, RDS and volume claims refuse it); keep storageGb at {largest} "
                     "or more",
+                )
+            )
+    return problems
+
+
+def virtual_cluster_storage_problems(
+    entries: Sequence[tuple[TenantSpec, str]], settings: StackSettings, previous: Any, storage_class: str
+) -> list[Problem]:
+    """`tenancy:virtualClusters.storage` (or the platform's storage class) differing from what a
+    virtual cluster of this stack was made with: its claim template cannot change."""
+    wanted = {STORAGE_OUTPUT: settings.virtual_clusters.storage, STORAGE_CLASS_OUTPUT: storage_class}
+    made: dict[str, dict[str, list[str]]] = {key: {} for key in wanted}
+    for spec, _source in entries:
+        tenants = previous.get("tenants") if isinstance(previous, dict) else None
+        summary = tenants.get(spec.name) if isinstance(tenants, dict) else None
+        clusters = summary.get("virtualClusters") if isinstance(summary, dict) else None
+        for environment, cluster in sorted(clusters.items() if isinstance(clusters, dict) else []):
+            for key, value in wanted.items():
+                deployed = cluster.get(key) if isinstance(cluster, dict) else None
+                if isinstance(deployed, str) and deployed != value:
+                    made[key].setdefault(deployed, []).append(f"{spec.name} ({environment})")
+    problems: list[Problem] = []
+    for key, found in made.items():
+        for deployed, where in sorted(found.items()):
+            what = "a storage class" if key == STORAGE_CLASS_OUTPUT else "a volume size"
+            field = _VIRTUAL_CLUSTER_SETTINGS if key == STORAGE_OUTPUT else "tenancy:storage.classes.0.name"
+            problems.append(
+                Problem(
+                    settings.source,
+                    field,
+                    f"the virtual clusters of {', '.join(where)} were made with {what} of {deployed!r}, not "
+                    f"{wanted[key]!r}: a StatefulSet's volume claim template cannot change, so every upgrade of "
+                    f"their release would fail; keep {deployed!r} (to grow one virtual cluster's volume, see "
+                    "docs/virtual-clusters.md, Growing the control plane's volume)",
                 )
             )
     return problems
