@@ -4,6 +4,10 @@ Run against a local clone of the chart's repository at the pinned tag, once per 
 
     python -m tests.charts.extract <clone> <tag> <chart dir in the repo> <chart> <version> <repository> [defaults]
 
+or, where no clone holds the tag but the Go module proxy serves the repository as a module at it, against
+the module's folder (`go mod download -json <module>@<tag>` prints it), `<clone>` given as `module:<folder>`:
+the proxy serves the tag's tree, and `git hash-object` of a file is its blob id in the repository.
+
 It writes tests/charts/data/<chart>/<version>/ with
 - `values.schema.json`: the chart's own schema without its `description` annotations (annotations
   do not take part in validation, JSON Schema 2020-12 section 9; everything else kept verbatim);
@@ -63,6 +67,11 @@ def _git(clone: Path, *args: str) -> str:
 
 def _file(clone: Path, tag: str, path: str) -> tuple[str, str] | None:
     """The file's text and git blob id at the tag, or None where the tag has no such file."""
+    if not (clone / ".git").exists() and (clone / "go.mod").is_file():  # a Go module's folder at the tag
+        if not (clone / path).is_file():
+            return None
+        blob = subprocess.run(["git", "hash-object", str(clone / path)], check=True, capture_output=True, text=True)
+        return (clone / path).read_text(), blob.stdout.strip()
     try:
         blob = _git(clone, "rev-parse", f"{tag}:{path}").strip()
     except subprocess.CalledProcessError:
@@ -76,13 +85,16 @@ def extract(
     """Write the data directory for one chart version; return it."""
     out = DATA / chart / version
     out.mkdir(parents=True, exist_ok=True)
-    lines = [
-        f"# {chart} {version}: values schema and key tree (test data)",
-        "",
-        f"Read with `git show` from {repository} at tag `{tag}`",
-        f"(commit `{_git(clone, 'rev-list', '-n', '1', tag).strip()}`), written by tests/charts/extract.py.",
-        "",
-    ]
+    module = not (clone / ".git").exists() and (clone / "go.mod").is_file()
+    module_path = (clone / "go.mod").read_text().split()[1] if module else ""
+    origin = (
+        f"Read from the Go module proxy's copy of {repository} at tag `{tag}` (module `{module_path}@{tag}`; the blob ids\n"
+        f"are `git hash-object` of its files, the same as the tag's), written by tests/charts/extract.py."
+        if module
+        else f"Read with `git show` from {repository} at tag `{tag}`\n"
+        f"(commit `{_git(clone, 'rev-list', '-n', '1', tag).strip()}`), written by tests/charts/extract.py."
+    )
+    lines = [f"# {chart} {version}: values schema and key tree (test data)", "", origin, ""]
     schema = _file(clone, tag, f"{chart_dir}/values.schema.json")
     if schema is not None:
         text, blob = schema
@@ -116,4 +128,14 @@ if __name__ == "__main__":
     if len(sys.argv) not in (7, 8) or sys.argv[7:] not in ([], ["defaults"]):
         raise SystemExit(__doc__)
     clone_arg, tag_arg, dir_arg, chart_arg, version_arg, repo_arg = sys.argv[1:7]
-    print(extract(Path(clone_arg), tag_arg, dir_arg, chart_arg, version_arg, repo_arg, defaults=len(sys.argv) == 8))
+    print(
+        extract(
+            Path(clone_arg.removeprefix("module:")),
+            tag_arg,
+            dir_arg,
+            chart_arg,
+            version_arg,
+            repo_arg,
+            defaults=len(sys.argv) == 8,
+        )
+    )
