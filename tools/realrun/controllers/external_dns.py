@@ -34,6 +34,7 @@ from components.clouds.registry import cloud_for
 from components.edge.identity import EdgeIdentity
 from components.edge.platform import PlatformEdgeArgs, external_dns_values
 from components.model.catalog.load import load_catalog
+from components.model.settings.edge import EXTERNAL_DNS_CHART
 from components.model.settings.stack import StackSettings
 from components.model.tenant_file.hostnames import covers, served_hostnames
 from components.model.tenant_file.spec import TenantSpec
@@ -46,13 +47,16 @@ from tools.realrun.toolchain import KUBERNETES_VERSION, ROOT
 
 GATEWAY_API = "gateway.networking.k8s.io/v1"
 PROVIDER = "inmemory"
+EXTERNAL_DNS_PINNED_CHART = EXTERNAL_DNS_CHART.version
 # The metrics endpoint (its last-sync gauge says when a sync ended): loopback, not the pod's `:7979`.
 METRICS = "127.0.0.1:7979"
 LAST_SYNC = "external_dns_controller_last_sync_timestamp_seconds"
 CASES = ROOT / "scripts/e2e/cases"
 # One change the in-memory provider logs, in logrus's text format: Endpoint.String() is
 # `<name> <ttl> IN <type> <set id> <targets joined by ;> <provider-specific>` (endpoint/endpoint.go, v0.23.0).
-_CHANGE = re.compile(r'msg="(CREATE|DELETE|UPDATE \(old\)|UPDATE \(new\)): (\S+) (-?\d+) IN (\S+) (\S*) (.*?) \[[^\]]*\]"')
+_CHANGE = re.compile(
+    r'msg="(CREATE|DELETE|UPDATE \(old\)|UPDATE \(new\)): (\S+) (-?\d+) IN (\S+) (\S*) (.*?) \[[^\]]*\]"'
+)
 
 
 @dataclass(frozen=True)
@@ -61,14 +65,16 @@ class Started:
 
     identity: chart.ChartIdentity
     values: dict[str, Any]
+    chart_version: str
     log: Path
     kubectl: Path
     kubeconfig: Path
 
     def summary(self) -> str:
         return (
-            f"external-dns {EXTERNAL_DNS_VERSION} as {self.identity.username} "
-            f"({len(self.identity.objects)} objects of its chart), args {' '.join(self.identity.args)}"
+            f"external-dns {EXTERNAL_DNS_VERSION} (its module's chart {self.chart_version}; the stack pins "
+            f"{EXTERNAL_DNS_PINNED_CHART}) as {self.identity.username} ({len(self.identity.objects)} objects of its "
+            f"chart), provider {PROVIDER}, args {' '.join(self.identity.args)}"
         )
 
 
@@ -108,15 +114,11 @@ def start(
     folder = plane.folder / "charts"
     folder.mkdir(exist_ok=True)
     values = chart_values(settings, stack, tenant_specs(settings, stack, tenants))
+    # The module's own chart (1.22.0 in v0.23.0), rendered at its own version: the stack pins 1.21.1.
+    chart_dir = downloaded() / "charts/external-dns"
+    version = str(yaml.safe_load((chart_dir / "Chart.yaml").read_text())["version"])
     documents = chart.render(
-        binaries["helm"],
-        downloaded() / "charts/external-dns",
-        install.chart,
-        install.namespace,
-        install.version,
-        values,
-        folder,
-        KUBERNETES_VERSION,
+        binaries["helm"], chart_dir, install.chart, install.namespace, version, values, folder, KUBERNETES_VERSION
     )
     identity = chart.identity(documents, "external-dns", "external-dns")
     # The chart's namespace: the program creates none for a chart it does not install on this cloud.
@@ -131,7 +133,8 @@ def start(
         "external-dns",
         [str(binaries["external-dns"]), f"--kubeconfig={kubeconfig}", *identity.args, f"--metrics-address={METRICS}"],
     )
-    return Started(identity, values, plane.folder / "logs" / "external-dns.log", binaries["kubectl"], plane.kubeconfig)
+    log = plane.folder / "logs" / "external-dns.log"
+    return Started(identity, values, version, log, binaries["kubectl"], plane.kubeconfig)
 
 
 def _namespace_exists(api: client.ApiClient, name: str) -> bool:
