@@ -79,6 +79,21 @@ def _file(clone: Path, tag: str, path: str) -> tuple[str, str] | None:
     return _git(clone, "cat-file", "blob", blob), blob
 
 
+def _module_sum(folder: Path) -> str:
+    """The module's `h1:` hash, as go.sum records it (the folder is `<module cache>/<path>@<version>`)."""
+    path, version = folder.name.rsplit("@", 1)
+    parent = folder.parent.relative_to(_module_cache(folder))
+    info = _module_cache(folder) / "cache/download" / parent / path / "@v" / f"{version}.ziphash"
+    return info.read_text().strip()
+
+
+def _module_cache(folder: Path) -> Path:
+    for parent in folder.parents:
+        if (parent / "cache/download").is_dir():
+            return parent
+    raise SystemExit(f"{folder} is not in a Go module cache")
+
+
 def extract(
     clone: Path, tag: str, chart_dir: str, chart: str, version: str, repository: str, defaults: bool = False
 ) -> Path:
@@ -88,8 +103,9 @@ def extract(
     module = not (clone / ".git").exists() and (clone / "go.mod").is_file()
     module_path = (clone / "go.mod").read_text().split()[1] if module else ""
     origin = (
-        f"Read from the Go module proxy's copy of {repository} at tag `{tag}` (module `{module_path}@{tag}`; the blob ids\n"
-        f"are `git hash-object` of its files, the same as the tag's), written by tests/charts/extract.py."
+        f"Read from {repository} at tag `{tag}` as the Go module proxy serves it (module `{module_path}@{tag}`,\n"
+        f"go.sum `{_module_sum(clone)}`); the blob ids are `git hash-object` of its files, the same as the\n"
+        "tag's. Written by tests/charts/extract.py."
         if module
         else f"Read with `git show` from {repository} at tag `{tag}`\n"
         f"(commit `{_git(clone, 'rev-list', '-n', '1', tag).strip()}`), written by tests/charts/extract.py."
