@@ -3,10 +3,12 @@ with are the program's, how the records are read from its log, and how the run's
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from components.model.catalog.stack_config import parse_settings
 from components.model.settings.stack import StackSettings
+from tools.plan.harness import run_stack
 from tools.realrun.controllers import external_dns as xdns
 from tools.realrun.controllers import external_dns_source
 from tools.realrun.engine import stack_config
@@ -127,3 +129,12 @@ def test_the_build_is_the_pinned_module_with_only_the_provider_factory_replaced(
     (binary,) = [b for b in binaries() if b.name == "external-dns"]
     assert dict(binary.env) == {"GOTOOLCHAIN": external_dns_source.GO_TOOLCHAIN}
     assert binary.prepare is external_dns_source.prepare
+
+
+def test_turning_external_dns_on_changes_nothing_the_program_plans_on_the_local_cloud() -> None:
+    """The run's override only tells the run to start external-dns: the dev stack's plan is the same."""
+    edge = stack_config(STACK, {})["config"]["tenancy:edge"]
+    on = json.dumps({**edge, "externalDns": {**edge.get("externalDns", {}), "enabled": True}})
+    without, with_it = run_stack(STACK), run_stack(STACK, {"tenancy:edge": on})
+    assert {r.urn: r.inputs for r in with_it.resources} == {r.urn: r.inputs for r in without.resources}
+    assert len(without.resources) > 100
