@@ -21,7 +21,7 @@ STACK ?= dev
 OUT ?= build/plan
 
 
-.PHONY: realrun realrun-tools plan plan-all test lint schema docs up preview destroy cluster cluster-delete e2e e2e-manifests bench bootstrap clean
+.PHONY: realrun realrun-tools plan plan-all test lint schema docs up preview destroy cluster cluster-delete e2e e2e-manifests bench engine-bench bootstrap clean
 
 $(BIN)/activate: requirements.txt requirements-ops.txt requirements-dev.txt requirements-uv.txt requirements-analyzer.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -118,6 +118,11 @@ e2e-manifests: $(BIN)/activate
 ## bench: `tenancy plan` end to end beside the typed, inputs and SDK floors (docs/scale.md)
 bench: $(BIN)/activate
 	$(BIN)/tenancy bench --sizes 10,100,1000,3000 --markdown --figures tools/scale/scale_figures.json
+
+## engine-bench: the real engine at COUNTS tenants (default 100,300), as users run it (docs/scale.md)
+COUNTS ?= 100,300
+engine-bench: $(BIN)/activate
+	$(BIN)/tenancy realrun --bench $(COUNTS) --first-up-without-checkpoints --json build/engine_bench.json
 
 clean:
 	rm -rf build .pytest_cache .mypy_cache .ruff_cache

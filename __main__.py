@@ -10,6 +10,7 @@ from pathlib import Path
 import pulumi
 
 from components.clouds.registry import cloud_for
+from components.collector import tune_for_registrations
 from components.model.catalog.load import load_catalog, project_stacks
 from components.model.catalog.stack_config import read_stack_settings
 from components.model.checks.stack_references import committed_settings
@@ -45,6 +46,9 @@ catalog = load_catalog(
     other_settings=committed_settings(PROJECT_ROOT, project - {settings.base_stack or stack}),
 )
 cluster = providers(cluster=settings.cluster, cloud=cloud, source=settings.source)
+# Everything above lives for the whole run: keep the garbage collector from rescanning it while
+# thousands of registrations allocate (components/collector.py).
+tune_for_registrations()
 
 # --- Cluster-wide platform: once per cluster (components/platform/cluster.py) -----------------
 flux = None

@@ -40,7 +40,8 @@ def kubernetes_provider(*, cluster: ClusterSettings) -> k8s.Provider:
     decides from the kubeconfig whether it points at another cluster, so renaming or switching a
     context (a CI runner's generated kubeconfig, `kubectl config rename-context`) would replace the
     provider and with it every Kubernetes object of every tenant. With it, only a changed cluster
-    name replaces them; every other provider change is an update.
+    name replaces them; every other provider change is an update (the client's rate limit below
+    included).
     """
     return k8s.Provider(
         "cluster",
@@ -48,6 +49,8 @@ def kubernetes_provider(*, cluster: ClusterSettings) -> k8s.Provider:
         cluster_identifier=cluster.name,
         # Server-side apply lets other controllers (autoscalers) own fields such as replicas.
         enable_server_side_apply=True,
+        # The client's rate limit bounds a first preview and a first `up` (docs/scale.md).
+        kube_client_settings=k8s.KubeClientSettingsArgs(qps=cluster.client_qps, burst=cluster.client_burst),
     )
 
 

@@ -10,6 +10,8 @@ packages names an explicit provider of this stack.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import yaml
 
@@ -61,3 +63,30 @@ def test_every_guarded_resource_has_an_explicit_provider(run: ProgramRun) -> Non
             assert resource.provider, f"{resource.type} {resource.name} would use a default provider"
             # A provider reference is "<provider urn>::<provider id>".
             assert resource.provider.rsplit("::", 1)[0] in provider_urns, (resource.name, resource.provider)
+
+
+def test_the_provider_client_rate_comes_from_the_stack(dev_plan: ProgramRun) -> None:
+    """The client's rate limit bounds first previews and first `up`s (docs/scale.md): the program sets
+    it on the one provider, from `cluster.clientQps` and `cluster.clientBurst`, above the provider's
+    own 50/120."""
+    # Provider inputs travel JSON-encoded, as the provider reads `kubernetes:config:kubeClientSettings`.
+    default = json.loads(dev_plan.of_type("pulumi:providers:kubernetes")[0].inputs["kubeClientSettings"])
+    assert default == {"qps": 200, "burst": 400}
+    configured = plan(
+        "dev", cluster='{"name": "tenancy", "context": "kind-tenancy", "clientQps": 80, "clientBurst": 160}'
+    )
+    provider = configured.of_type("pulumi:providers:kubernetes")[0]
+    assert json.loads(provider.inputs["kubeClientSettings"]) == {"qps": 80, "burst": 160}
+
+
+@pytest.mark.parametrize(
+    ("cluster", "field"),
+    [('{"clientQps": 0}', "cluster.clientQps"), ('{"clientBurst": 0}', "cluster.clientBurst")],
+)
+def test_a_rate_that_would_stop_the_provider_is_refused_by_field(cluster: str, field: str) -> None:
+    from components.model.catalog.stack_config import parse_settings
+    from components.model.core.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError) as raised:
+        parse_settings({"tenancy:domainSuffix": "tenants.example.com", "tenancy:cluster": cluster}, "Pulumi.test.yaml")
+    assert any(field in str(problem) and "Pulumi.test.yaml" in str(problem) for problem in raised.value.problems)

@@ -51,6 +51,13 @@ class ClusterSettings(StrictModel):
     # Flux run here. Required when the stack creates pools (gke, eks, karpenter) (stack_checks.system_pool_problems);
     # scripts/bootstrap.sh checks it exists without taints (docs/bootstrap.md).
     system_pool: DnsLabel | None = None
+    # Requests per second the Kubernetes provider may send the API server (its client's rate limit;
+    # the provider's own default is 50). A first preview dry-runs, and a first `up` applies and then
+    # reads, every object: at 50 per second that alone is 3 to 6 minutes for 300 tenants (docs/scale.md
+    # "The provider's request rate"). The API server's priority and fairness still protects it.
+    client_qps: Annotated[float, Field(gt=0, le=1000)] = 200
+    # Requests the provider's client may send at once above that rate (the provider's default is 120).
+    client_burst: Annotated[int, Field(ge=1, le=2000)] = 400
 
 
 class PlatformNamespace(StrictModel):
