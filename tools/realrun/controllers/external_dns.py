@@ -34,6 +34,7 @@ from components.clouds.registry import cloud_for
 from components.edge.identity import EdgeIdentity
 from components.edge.platform import PlatformEdgeArgs, external_dns_values
 from components.model.catalog.load import load_catalog
+from components.model.core.labels import namespace_name
 from components.model.settings.edge import EXTERNAL_DNS_CHART
 from components.model.settings.stack import StackSettings
 from components.model.tenant_file.hostnames import covers, served_hostnames
@@ -173,8 +174,11 @@ def address_records(held: Mapping[tuple[str, str], Record]) -> dict[str, Record]
 
 def last_sync(address: str = METRICS) -> float:
     """When external-dns last ended a sync (its metric; 0 before the first)."""
-    with urllib.request.urlopen(f"http://{address}/metrics", timeout=5) as answer:  # loopback only
-        text = answer.read().decode()
+    try:
+        with urllib.request.urlopen(f"http://{address}/metrics", timeout=5) as answer:  # loopback only
+            text = answer.read().decode()
+    except OSError:  # not listening (yet, or any more): no sync seen
+        return 0.0
     found = re.search(rf"^{LAST_SYNC} (\S+)$", text, re.MULTILINE)
     return float(found.group(1)) if found else 0.0
 
@@ -197,7 +201,7 @@ def wait_for_fresh_sync(
 def own_names(specs: Iterable[TenantSpec], suffix: str) -> dict[str, list[str]]:
     """Per tenant namespace, the names its environment serves (what admission holds its routes to)."""
     return {
-        f"tenant-{spec.name}-{environment}": served_hostnames(spec, environment, suffix)
+        namespace_name(spec.name, environment): served_hostnames(spec, environment, suffix)
         for spec in specs
         for environment in spec.environments
     }
