@@ -60,6 +60,9 @@ if settings.stack_role in ("all", "platform"):
     edge_ready = cluster_platform.edge.ready() if cluster_platform.edge is not None else []
     pulumi.export("nodePools", {name: pool.summary() for name, pool in cluster_platform.pools.items()})
     pulumi.export(PLATFORM_OUTPUT, cluster_platform.values)
+    if cluster_platform.edge is not None and cluster_platform.edge.dns_authorizations:
+        # GKE: the `_acme-challenge` CNAME each tenant domain's owner publishes (docs/edge.md).
+        pulumi.export("certificateDnsAuthorizations", cluster_platform.edge.dns_authorizations)
     platform = local_platform(cluster_platform.values)
 else:
     platform = referenced_platform(platform_stack=settings.platform_stack)

@@ -6,9 +6,11 @@ it runs on. The cloud SDKs are imported only by the cloud that needs them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pulumi
 
-from components.edge.identity import EdgeIdentity
+from components.edge.identity import CertificateMapRef, EdgeIdentity
 from components.model.settings.stack import StackSettings
 
 
@@ -25,3 +27,15 @@ def edge_identity(
 
         return aws_edge_identity(name, settings, parent, opts)
     return EdgeIdentity()
+
+
+def edge_certificate_map(
+    name: str, settings: StackSettings, stack: str, hostnames: Sequence[str], parent: pulumi.Resource
+) -> CertificateMapRef:
+    """The cloud certificate map holding a certificate for each of the Gateway's names (GKE only:
+    the one cloud whose Gateway takes certificates from a map, edge_contracts.py)."""
+    if settings.cloud != "gcp":
+        raise ValueError(f"no certificate map on {settings.cloud}: only the GKE Gateway takes one")
+    from components.clouds.gcp.certificate_map import gcp_certificate_map
+
+    return gcp_certificate_map(name, settings, stack, hostnames, parent)

@@ -56,6 +56,18 @@ def gateway_problems(settings: StackSettings, view: PlanView) -> list[str]:
                     f"{where}: listener {listener['name']} names Secrets the controller ignores: "
                     f"certificates come from ACM only ({impl.source})"
                 )
+            if impl.certificate_source == contracts.CERTIFICATE_MAP and "tls" in listener:
+                problems.append(
+                    f"{where}: listener {listener['name']} carries tls beside the Gateway's certificate map, "
+                    f"which GKE treats as an error ({impl.source})"
+                )
+    if impl.certificate_source == contracts.CERTIFICATE_MAP:
+        for gateway in _of_kind(view.objects, "Gateway"):
+            if not (gateway["metadata"].get("annotations") or {}).get(contracts.CERTMAP_ANNOTATION):
+                problems.append(
+                    f"Gateway {gateway['metadata']['name']}: no {contracts.CERTMAP_ANNOTATION} annotation, so its "
+                    f"load balancer has no certificate ({impl.source})"
+                )
     if impl.certificate_source == contracts.ACM:
         problems += _alb_problems(settings, view)
     served = contracts.listener_sets_served(settings.edge_facts().gateway, settings.kubernetes_version)

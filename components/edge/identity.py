@@ -38,3 +38,14 @@ def service_account_values(name: str, annotations: dict[str, Any] | None = None)
     if annotations:
         account["annotations"] = annotations
     return {"serviceAccount": account}
+
+
+@dataclass
+class CertificateMapRef:
+    """A cloud certificate map the platform Gateway names (GKE): its name, what the Gateway waits for
+    (the map, not its certificates: a name still waiting for its owner's DNS record holds back no
+    other), and per tenant domain the DNS record its owner publishes to prove it."""
+
+    name: pulumi.Input[str]
+    ready: list[pulumi.Resource] = field(default_factory=list)
+    dns_records: dict[str, pulumi.Input[dict[str, str]]] = field(default_factory=dict)

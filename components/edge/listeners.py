@@ -1,13 +1,16 @@
 """How a listener gets its certificate, and where tenant-owned domains listen, per Gateway implementation.
 
-- Certificates: from a Secret cert-manager writes (Envoy Gateway, GKE), or from ACM (the AWS Load
-  Balancer Controller reads no Secret): there the listener names no Secret and the Gateway's
-  LoadBalancerConfiguration lists the stack's ACM certificates (docs/adr/0034-alb-certificates-from-acm.md).
+- Certificates: from a Secret cert-manager writes (Envoy Gateway), from ACM (the AWS Load Balancer
+  Controller reads no Secret: the listener names no Secret and the Gateway's LoadBalancerConfiguration
+  lists the stack's ACM certificates, docs/adr/0034-alb-certificates-from-acm.md), or on GKE from a
+  Certificate Manager map the Gateway names by annotation: its listeners carry no `tls` at all
+  (docs/adr/0041-gke-certificates-from-a-certificate-map.md).
 - Tenant-owned domains: a ListenerSet in the tenant's namespace where the class serves ListenerSets
   and the installed Gateway API has them; on GKE (Gateway API v1.4.0 with GKE 1.34, and no documented
-  ListenerSet support by the gke-l7 classes) one listener per domain on the platform Gateway, open to
-  routes from the namespace of the environment serving the name only, with the tenant's certificate in the Gateway's
-  namespace (docs/adr/0033-tenant-domains-without-listener-sets.md).
+  ListenerSet support by the gke-l7 classes) one listener without a hostname, `tenant-domains`, on the
+  platform Gateway for every tenant's domains, open to tenant namespaces only; which names a namespace's
+  routes may claim is admission's (`tenancy-hostnames-routes`), as on the `*.<suffix>` listener
+  (docs/adr/0033-tenant-domains-without-listener-sets.md, ADR 0041).
 Facts and sources: components/model/settings/edge_contracts.py.
 """
 
@@ -16,16 +19,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from components.model.core.labels import namespace_name
+from components.model.core.labels import TENANT_KEY
 from components.model.settings import edge_contracts as contracts
 from components.model.settings.stack import StackSettings
+from components.model.tenant_file import hostnames
 from components.model.tenant_file.hostnames import own_domain_listeners
 from components.model.tenant_file.spec import TenantSpec
 
 # A listener's `tls.options` key saying where its certificate comes from: the Gateway API requires
 # certificateRefs or options on a terminating listener (CRD rule), and the ALB controller reads neither.
 CERTIFICATE_SOURCE_OPTION = "tenancy.io/certificate-source"
-NAME_LABEL = "kubernetes.io/metadata.name"
 
 
 def certificate_source(settings: StackSettings) -> str:
@@ -34,10 +37,14 @@ def certificate_source(settings: StackSettings) -> str:
 
 
 def listener_tls(settings: StackSettings, secret: str) -> dict[str, Any]:
-    """A terminating listener's `tls`: the Secret, or (ACM) an option naming where it comes from."""
-    if certificate_source(settings) == contracts.ACM:
-        return {"mode": "Terminate", "options": {CERTIFICATE_SOURCE_OPTION: contracts.ACM}}
-    return {"mode": "Terminate", "certificateRefs": [{"kind": "Secret", "name": secret}]}
+    """A terminating listener's `tls` (empty where the Gateway's certificate map serves, GKE: the
+    listener then carries none): the Secret, or (ACM) an option naming where it comes from."""
+    source = certificate_source(settings)
+    if source == contracts.CERTIFICATE_MAP:
+        return {}
+    if source == contracts.ACM:
+        return {"tls": {"mode": "Terminate", "options": {CERTIFICATE_SOURCE_OPTION: contracts.ACM}}}
+    return {"tls": {"mode": "Terminate", "certificateRefs": [{"kind": "Secret", "name": secret}]}}
 
 
 def tenant_domains_as_listener_sets(settings: StackSettings) -> bool:
@@ -52,52 +59,45 @@ def tenant_domains_on_gateway(settings: StackSettings) -> bool:
     return settings.edge.gateway.tenant_listener_sets and not tenant_domains_as_listener_sets(settings)
 
 
-def gateway_listener_name(tenant: str, index: int) -> str:
-    """The platform Gateway's listener for a tenant's `index`-th own domain name (a Gateway API SectionName),
-    counted over its environments in order (hostnames.py `own_domain_listeners`)."""
-    return f"t-{tenant}-{index}"
-
-
-def gateway_listener_sections(spec: TenantSpec, environment: str, suffix: str) -> list[str]:
-    """The Gateway listeners (GKE) of one environment's own domain names: its routes' sectionNames."""
-    return [
-        gateway_listener_name(spec.name, index)
-        for index, (env, _) in enumerate(own_domain_listeners(spec, suffix))
-        if env == environment
-    ]
-
-
-def tenant_certificate_secret(tenant: str) -> str:
-    """The Secret, in the Gateway's namespace, of a tenant's domains certificate (GKE)."""
-    return f"tenant-{tenant}-domains-tls"
-
-
-def tenant_certificate_names(spec: TenantSpec, suffix: str) -> list[str]:
-    """The names of a tenant's domains certificate on the Gateway (GKE): every environment's own domain names."""
-    return list(dict.fromkeys(name for _, name in own_domain_listeners(spec, suffix)))
+# The platform Gateway's one listener for every tenant's own domains (GKE): no hostname, so it takes
+# any name a tenant namespace's route is admitted for.
+TENANT_DOMAINS_LISTENER = "tenant-domains"
 
 
 def gateway_tenant_listeners(settings: StackSettings, tenants: Sequence[TenantSpec]) -> list[dict[str, Any]]:
-    """One HTTPS listener per own domain name of a tenant environment, open to routes of that
-    environment's namespace only: a name is served by one environment (hostnames.py)."""
-    listeners: list[dict[str, Any]] = []
-    for spec in sorted(tenants, key=lambda s: s.name):
-        for index, (environment, domain) in enumerate(own_domain_listeners(spec, settings.domain_suffix)):
-            namespace = namespace_name(spec.name, environment)
-            listeners.append(
-                {
-                    "name": gateway_listener_name(spec.name, index),
-                    "hostname": domain,
-                    "port": 443,
-                    "protocol": "HTTPS",
-                    "tls": listener_tls(settings, tenant_certificate_secret(spec.name)),
-                    "allowedRoutes": {
-                        "namespaces": {"from": "Selector", "selector": {"matchLabels": {NAME_LABEL: namespace}}},
-                        "kinds": [{"kind": "HTTPRoute"}],
-                    },
-                }
-            )
-    return listeners
+    """GKE: one HTTPS listener without a hostname for the tenants' own domains (none if no tenant has
+    any), open to tenant namespaces only. One listener however many domains: a Gateway holds at most
+    64 (Gateway API CRD `listeners` maxItems), and the certificate map, not the listener, picks each
+    name's certificate. None where tenant domains are ListenerSets."""
+    if not tenant_domains_on_gateway(settings):
+        return []
+    if not any(own_domain_listeners(spec, settings.domain_suffix) for spec in tenants):
+        return []
+    return [
+        {
+            "name": TENANT_DOMAINS_LISTENER,
+            "port": 443,
+            "protocol": "HTTPS",
+            **listener_tls(settings, ""),
+            "allowedRoutes": {
+                "namespaces": {"from": "Selector", "selector": tenant_namespaces()},
+                "kinds": [{"kind": "HTTPRoute"}],
+            },
+        }
+    ]
+
+
+def tenant_namespaces() -> dict[str, Any]:
+    """Namespaces the Gateway admits routes and ListenerSets from: tenant namespaces only (the label
+    only the platform sets)."""
+    return {"matchExpressions": [{"key": TENANT_KEY, "operator": "Exists"}]}
+
+
+def certificate_map_hostnames(settings: StackSettings, tenants: Sequence[TenantSpec]) -> list[str]:
+    """The names the GKE Gateway's certificate map holds: the stack's wildcard, and the tenants' own
+    domains where they are served by this Gateway."""
+    served = tenants if tenant_domains_on_gateway(settings) else []
+    return hostnames.certificate_map_hostnames(settings.domain_suffix, served)
 
 
 def alb_configuration(settings: StackSettings, hostnames: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]]:

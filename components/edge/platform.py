@@ -12,8 +12,10 @@
 - The platform Gateway: one HTTPS listener for `*.<domainSuffix>` with the stack's wildcard
   certificate; routes and ListenerSets attach only from namespaces with the tenant label, which
   tenants cannot set (the namespace is the platform's, admission rule `platform-owned`). Where the
-  class serves no ListenerSet (GKE), tenant domains are listeners of this Gateway instead; on EKS
-  its certificates are ACM's, in a LoadBalancerConfiguration (components/edge/listeners.py).
+  class serves no ListenerSet (GKE), tenant domains take one listener of this Gateway instead; on EKS
+  its certificates are ACM's, in a LoadBalancerConfiguration; on GKE a Certificate Manager map's,
+  one entry and certificate per name, named by the Gateway's `networking.gke.io/certmap` annotation
+  (components/edge/listeners.py, components/clouds/gcp/certificate_map.py, ADR 0041).
 - What each controller accepts is data with its source (components/model/settings/edge_contracts.py):
   external-dns syncs (deletes the records it owns once no route names them), and every custom
   resource here waits for its controller's condition (components/model/core/await_rules.py).
@@ -28,12 +30,12 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.clouds.edge import edge_identity
+from components.clouds.edge import edge_certificate_map, edge_identity
 from components.edge import listeners
 from components.edge.identity import EdgeIdentity
 from components.edge.issuers import CERT_MANAGER_API, cluster_issuer, issuer_name
-from components.model.core.await_rules import SKIP_AWAIT, wait_for
-from components.model.core.labels import TENANT_KEY, platform_labels
+from components.model.core.await_rules import wait_for
+from components.model.core.labels import platform_labels
 from components.model.settings import edge_contracts as contracts
 from components.model.settings.edge import controller_chart, gateway_class, txt_owner_id, wildcard_domain
 from components.model.settings.installs import ChartInstall
@@ -43,11 +45,6 @@ from components.platform.installs import helm_release
 
 GATEWAY_API = "gateway.networking.k8s.io/v1"
 WILDCARD_SECRET = "platform-wildcard-tls"
-
-
-def tenant_namespaces() -> dict[str, Any]:
-    """Namespaces the Gateway admits routes and ListenerSets from: tenant namespaces only."""
-    return {"matchExpressions": [{"key": TENANT_KEY, "operator": "Exists"}]}
 
 
 def _deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
@@ -73,7 +70,7 @@ def _gateway_spec(
 ) -> dict[str, Any]:
     """The Gateway's listeners: HTTPS for the stack's wildcard, from tenant namespaces only, then
     the tenants' own domains where they are listeners of the Gateway."""
-    tenants_only = {"from": "Selector", "selector": tenant_namespaces()}
+    tenants_only = {"from": "Selector", "selector": listeners.tenant_namespaces()}
     spec: dict[str, Any] = {
         "gatewayClassName": class_name,
         "listeners": [
@@ -82,7 +79,7 @@ def _gateway_spec(
                 "hostname": hostname,
                 "port": 443,
                 "protocol": "HTTPS",
-                "tls": listeners.listener_tls(settings, WILDCARD_SECRET),
+                **listeners.listener_tls(settings, WILDCARD_SECRET),
                 "allowedRoutes": {"namespaces": tenants_only, "kinds": [{"kind": "HTTPRoute"}]},
             },
             *tenant_listeners,
@@ -139,6 +136,8 @@ class PlatformEdge(pulumi.ComponentResource):
         super().__init__("tenancy:index:PlatformEdge", name, None, opts)
         settings, edge, facts = args.settings, args.settings.edge, args.settings.edge_facts()
         self.releases = {}
+        # GKE: per tenant domain, the DNS record its owner publishes to prove it (certificate map).
+        self.dns_authorizations: dict[str, pulumi.Input[dict[str, str]]] = {}
         self._managed_elsewhere = settings.installs.managed_elsewhere
         # The charts are never uninstalled by Pulumi (components/platform/installs.py), so the cloud
         # identities they run as stay with them: a removed edge keeps working until it is uninstalled.
@@ -158,7 +157,9 @@ class PlatformEdge(pulumi.ComponentResource):
         self.gateway: k8s.apiextensions.CustomResource | None = None
         if edge.gateway.enabled and issuer is not None:
             self.gateway = self._gateway(name, settings, args.stack, issuer, args.tenants)
-        self.register_outputs({"charts": {k: v.version for k, v in self.releases.items()}})
+        self.register_outputs(
+            {"charts": {k: v.version for k, v in self.releases.items()}, "dnsAuthorizations": self.dns_authorizations}
+        )
 
     def _release(
         self,
@@ -221,8 +222,16 @@ class PlatformEdge(pulumi.ComponentResource):
                     f"{name}-wildcard-certificate", WILDCARD_SECRET, [hostname], stack, gateway.namespace, after_issuer
                 )
             )
-        tenant_listeners = self._tenant_listeners(name, settings, tenants, stack, gateway.namespace, after_issuer)
-        spec = _gateway_spec(settings, class_name, hostname, tenant_listeners)
+        spec = _gateway_spec(settings, class_name, hostname, listeners.gateway_tenant_listeners(settings, tenants))
+        annotations: dict[str, pulumi.Input[str]] = {**wait_for(GATEWAY_API, "Gateway")}
+        if listeners.certificate_source(settings) == contracts.CERTIFICATE_MAP:
+            # GKE: the load balancer's certificates are a Certificate Manager map's (ADR 0041).
+            certificate_map = edge_certificate_map(
+                name, settings, stack, listeners.certificate_map_hostnames(settings, tenants), self
+            )
+            depends += certificate_map.ready
+            self.dns_authorizations = certificate_map.dns_records
+            annotations = {**annotations, contracts.CERTMAP_ANNOTATION: certificate_map.name}
         if listeners.certificate_source(settings) == contracts.ACM:
             depends += self._alb_configuration(name, settings, tenants, inside)
             spec["infrastructure"] = {
@@ -240,41 +249,13 @@ class PlatformEdge(pulumi.ComponentResource):
                 "name": gateway.name,
                 "namespace": gateway.namespace,
                 "labels": labels,
-                "annotations": wait_for(GATEWAY_API, "Gateway"),
+                "annotations": annotations,
             },
             spec=spec,
             opts=pulumi.ResourceOptions.merge(
                 inside, pulumi.ResourceOptions(depends_on=[*depends, issuer, *self.releases.values()])
             ),
         )
-
-    def _tenant_listeners(
-        self,
-        name: str,
-        settings: StackSettings,
-        tenants: Sequence[TenantSpec],
-        stack: str,
-        namespace: str,
-        after_issuer: pulumi.ResourceOptions,
-    ) -> list[dict[str, Any]]:
-        """Tenant domains as listeners of the platform Gateway where the class has no ListenerSet
-        (GKE, ADR 0033), each tenant's certificate beside them; [] elsewhere."""
-        if not listeners.tenant_domains_on_gateway(settings):
-            return []
-        for tenant in tenants:
-            names = listeners.tenant_certificate_names(tenant, settings.domain_suffix)
-            if names and listeners.certificate_source(settings) == contracts.SECRET:
-                # Proven by the tenant's `_acme-challenge` delegation: not awaited (ADR 0012).
-                self._certificate(
-                    f"{name}-tenant-{tenant.name}-certificate",
-                    listeners.tenant_certificate_secret(tenant.name),
-                    names,
-                    stack,
-                    namespace,
-                    after_issuer,
-                    awaited=False,
-                )
-        return listeners.gateway_tenant_listeners(settings, tenants)
 
     def _certificate(
         self,
@@ -284,10 +265,9 @@ class PlatformEdge(pulumi.ComponentResource):
         stack: str,
         namespace: str,
         opts: pulumi.ResourceOptions,
-        awaited: bool = True,
     ) -> k8s.apiextensions.CustomResource:
         """A certificate from the stack's ClusterIssuer into `secret`, in the Gateway's namespace."""
-        annotations = wait_for(CERT_MANAGER_API, "Certificate") if awaited else {SKIP_AWAIT: "true"}
+        annotations = wait_for(CERT_MANAGER_API, "Certificate")
         return k8s.apiextensions.CustomResource(
             resource_name,
             api_version=CERT_MANAGER_API,

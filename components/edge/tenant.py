@@ -5,7 +5,8 @@
   else (the tenant's domains) through one ListenerSet in that environment's namespace with a
   certificate for exactly those names from the stack's ClusterIssuer (the tenant proves each domain
   by delegating `_acme-challenge`, docs/edge.md), or from ACM on the ALB (ADR 0034); on GKE
-  through listeners of the platform Gateway open to that namespace only (listeners.py, ADR 0033).
+  through the platform Gateway's `tenant-domains` listener, with a certificate from the stack's
+  Certificate Manager map (listeners.py, ADR 0041).
   By default only the last environment serves the domains; a name is never served by two
   environments.
 - Image apps with `hostnames` get an HTTPRoute in their namespace to their Service, attached to the
@@ -74,7 +75,6 @@ def _domains(
             },
             opts=opts,
         )
-    tls = listeners.listener_tls(settings, DOMAINS_SECRET)
     k8s.apiextensions.CustomResource(
         f"{prefix}-domains",
         api_version=GATEWAY_API,
@@ -88,7 +88,7 @@ def _domains(
                     "hostname": domain,
                     "port": 443,
                     "protocol": "HTTPS",
-                    "tls": tls,
+                    **listeners.listener_tls(settings, DOMAINS_SECRET),
                     "allowedRoutes": {"namespaces": {"from": "Same"}, "kinds": [{"kind": "HTTPRoute"}]},
                 }
                 for index, domain in enumerate(domains)
@@ -138,7 +138,7 @@ class _Parents:
     suffix: str
     gateway: dict[str, str]
     # (name, parentRef) for each of the environment's own domain names: its ListenerSet, or on GKE
-    # the platform Gateway's listener for that name.
+    # the platform Gateway's `tenant-domains` listener.
     domain_parents: list[tuple[str, dict[str, str]]]
 
     def accepting(self, hostnames: list[str]) -> list[dict[str, str]]:
@@ -179,11 +179,8 @@ def build_tenant_edge(
             listener_set = {"group": _GROUP, "kind": "ListenerSet", "name": DOMAINS_LISTENER_SET}
             domain_parents = [(domain, listener_set) for domain in names]
         elif with_domains and listeners.tenant_domains_on_gateway(settings):
-            # GKE: the platform Gateway's listeners for this environment's names (listeners.py, ADR 0033).
-            sections = listeners.gateway_listener_sections(spec, environment, settings.domain_suffix)
-            domain_parents = [
-                (domain, {**gateway_ref, "sectionName": section})
-                for domain, section in zip(names, sections, strict=True)
-            ]
+            # GKE: the platform Gateway's one listener for tenants' domains (listeners.py, ADR 0041).
+            section = {**gateway_ref, "sectionName": listeners.TENANT_DOMAINS_LISTENER}
+            domain_parents = [(domain, section) for domain in names]
         parents = _Parents(settings.domain_suffix, gateway_ref, domain_parents)
         _app_routes(prefix, spec, environment, namespace, labels, parents, inside)

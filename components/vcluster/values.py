@@ -51,6 +51,16 @@ CONTROL_PLANE_STATEFULSET = RELEASE_NAME
 CONTROL_PLANE_POD = f"{RELEASE_NAME}-0"
 CONFIG_SECRET = f"vc-config-{RELEASE_NAME}"
 COREDNS_CONFIG_MAP = f"vc-coredns-{RELEASE_NAME}"
+# What the control plane writes for itself at its first start and reads at every start: the Secret
+# holding every key of its PKI and the kubeconfigs of its components (vCluster v0.20.0
+# pkg/certs/ensure.go, `vClusterName + "-certs"`, created by the syncer, rewritten by it when the
+# API server's certificate or the kubeconfigs' servers are stale; each start writes its keys into
+# /data/pki), and the claims of the StatefulSet's volume claim template `data`
+# (chart/templates/_persistence.tpl), `data-vcluster-<ordinal>`, whose /data/pki the control plane
+# builds the Secret from when it is absent. The StatefulSet controller creates a claim of that name
+# only when none exists, and uses an existing one as it is.
+CERTS_SECRET = f"{RELEASE_NAME}-certs"
+DATA_CLAIM_PREFIX = f"data-{RELEASE_NAME}-"
 # The StatefulSet's selector (chart/templates/statefulset.yaml): its ControllerRevisions carry it.
 CONTROL_PLANE_SELECTOR = {"app": "vcluster", "release": RELEASE_NAME}
 # Helm's release records (helm.sh/helm/v3 pkg/storage/driver/secrets.go): Secrets named

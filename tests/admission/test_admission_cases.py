@@ -42,6 +42,7 @@ CONTROLLER_ROLES = {
             "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
         },
         {"apiGroups": ["apps"], "resources": ["statefulsets/status"], "verbs": ["update"]},
+        {"apiGroups": [""], "resources": ["persistentvolumeclaims"], "verbs": ["get", "create", "update", "delete"]},
     ],
 }
 

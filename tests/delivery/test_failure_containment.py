@@ -47,9 +47,7 @@ def test_platform_objects_stay_awaited(example_plan: ProgramRun) -> None:
     }
     # A tenant's own-domain certificate waits on the tenant's DNS delegation: the one platform-rendered
     # object that is not awaited (docs/adr/0012, components/model/core/await_rules.py).
-    tenant_domain_certificates = {"tenant-domains-tls"} | {
-        f"tenant-{t}-domains-tls" for t in example_plan.tenants().values() if t is not None
-    }
+    tenant_domain_certificates = {"tenant-domains-tls"}
     assert all(
         "pulumi.com/skipAwait" not in annotations_of(o)
         for o in awaited

@@ -174,7 +174,40 @@ def test_eks_refuses_a_hostname_without_an_acm_certificate(tmp_path: Path) -> No
     assert "domains.0: 'shop.example.net' has no ACM certificate" in message
 
 
-def test_gke_refuses_more_tenant_domain_certificates_than_its_load_balancer_holds(tmp_path: Path) -> None:
-    tenants = [tenant_document(f"t{i}", domains=[f"t{i}.example.net"]) for i in range(15)]
-    message = _edge_refusal("prod", tmp_path, lambda edge: None, *tenants)
-    assert "15 tenants with domains need 16 certificates on the Gateway's load balancer, more than its 15" in message
+def test_gke_refuses_tenant_domains_past_the_projects_certificate_manager_quotas(tmp_path: Path) -> None:
+    """The refusal is at the project's Certificate Manager quotas (granted values in the stack file),
+    names the field, and says how to get past it."""
+    tenants = [tenant_document(f"t{i}", domains=[f"t{i}.example.net", f"*.t{i}.example.net"]) for i in range(5)]
+    config, _ = stack_config("prod")
+    gcp = json.loads(config["tenancy:gcp"])
+    gcp["certificateManagerQuotas"] = {"certificates": 10, "mapEntries": 11, "dnsAuthorizations": 6}
+    overrides = {"tenancy:tenantsDir": str(write_tenants(tmp_path, *tenants)), "tenancy:gcp": json.dumps(gcp)}
+    config, secret_keys = stack_config("prod", overrides)
+    with pytest.raises(ConfigurationError) as raised:
+        run_program("prod", config, secret_keys, monitor=new_monitor())
+    message = str(raised.value)
+    # 1 wildcard + 10 tenant names: 11 certificates and entries, 6 authorizations (x and *.x share one).
+    field = "Pulumi.prod.yaml: tenancy:gcp.certificateManagerQuotas.certificates"
+    assert f"{field}: the stack's wildcard and 10 tenant domain names " in message
+    assert "need 11 Certificate Manager certificates (one per name), more than the project's quota of 10" in message
+    assert "request a higher quota for the project" in message and "a stack in another project" in message
+    assert "mapEntries" not in message and "dnsAuthorizations" not in message
+
+
+def test_gke_refuses_a_gateway_class_that_takes_no_certificate_map(tmp_path: Path) -> None:
+    def regional(edge: dict[str, Any]) -> None:
+        edge.setdefault("gateway", {})["className"] = "gke-l7-regional-external-managed"
+
+    message = _edge_refusal("prod", tmp_path, regional, tenant_document("shop", domains=["shop.example.net"]))
+    assert "tenancy:edge.gateway.className: 'gke-l7-regional-external-managed' takes no certificate map" in message
+
+
+def test_the_gke_rule_catches_listener_tls_and_a_missing_certificate_map(prod_plan: ProgramRun) -> None:
+    view = view_of(prod_plan)
+    objects = copy.deepcopy(view.objects)
+    gateway = next(o for o in objects if o["kind"] == "Gateway")
+    gateway["spec"]["listeners"][0]["tls"] = {"mode": "Terminate", "certificateRefs": [{"name": "s"}]}
+    del gateway["metadata"]["annotations"]["networking.gke.io/certmap"]
+    problems = gateway_problems(settings_of("prod"), PlanView(objects, []))
+    assert any("carries tls beside the Gateway's certificate map" in p for p in problems)
+    assert any("no networking.gke.io/certmap annotation" in p for p in problems)

@@ -96,8 +96,15 @@ def test_one_platform_gateway_https_for_the_suffix(stack: str, class_name: str, 
     assert gateway["spec"]["gatewayClassName"] == class_name
     listener, *tenant_listeners = gateway["spec"]["listeners"]
     assert listener["hostname"] == f"*.{suffix}" and listener["protocol"] == "HTTPS" and listener["port"] == 443
-    # GKE: tenant domains are listeners here (no ListenerSet, ADR 0033); elsewhere ListenerSets.
+    # GKE: tenant domains take one listener here (no ListenerSet, ADR 0033/0041); elsewhere ListenerSets.
     assert bool(tenant_listeners) is (stack == "prod")
+    if stack == "prod":
+        # The load balancer's certificates are the Certificate Manager map's: no listener carries tls,
+        # no certificate is issued into the Gateway's namespace (ADR 0041).
+        assert gateway["metadata"]["annotations"]["networking.gke.io/certmap"]
+        assert all("tls" not in each for each in [listener, *tenant_listeners])
+        assert not objects_of_kind(run, "Certificate", "tenancy-gateway")
+        return
     if stack == "prod-aws":
         # The ALB reads no Secret: its certificates are ACM's (ADR 0034).
         assert listener["tls"] == {"mode": "Terminate", "options": {"tenancy.io/certificate-source": "acm"}}

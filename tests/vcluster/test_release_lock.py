@@ -25,13 +25,15 @@ from typing import Any
 
 import pytest
 
-from components.admission.rules.vcluster_release import CONTROL_PLANE_POLICY, RELEASE_POLICY
+from components.admission.rules.vcluster_release import CONTROL_PLANE_POLICY, RELEASE_POLICY, VOLUME_BINDER
 from components.vcluster.objects import CHART_SOURCE
 from components.vcluster.values import (
+    CERTS_SECRET,
     CONFIG_SECRET,
     CONTROL_PLANE_SELECTOR,
     COREDNS_CONFIG_MAP,
     INSTALLER_ACCOUNT,
+    KUBECONFIG_SECRET,
     RELEASE_SECRET_PREFIX,
     SYNCER_ACCOUNT,
     WORKLOAD_ACCOUNT,
@@ -45,6 +47,7 @@ from tests.vcluster.helpers import HARD, HARD_ADMIN, SOFT, hard_tenant, run_tena
 
 STATEFULSETS, REVISIONS = "apps/v1/statefulsets", "apps/v1/controllerrevisions"
 SECRETS, CONFIG_MAPS, PODS = "/v1/secrets", "/v1/configmaps", "/v1/pods"
+CLAIMS = "/v1/persistentvolumeclaims"
 HELM_RELEASES = "helm.toolkit.fluxcd.io/v2/helmreleases"
 HELM_REPOSITORIES, HELM_CHARTS = (
     "source.toolkit.fluxcd.io/v1/helmrepositories",
@@ -62,6 +65,8 @@ STATEFULSET_CONTROLLER = UserInfo("system:serviceaccount:kube-system:statefulset
 GARBAGE_COLLECTOR = UserInfo("system:serviceaccount:kube-system:generic-garbage-collector", _SA)
 HELM_CONTROLLER = UserInfo("system:serviceaccount:flux-system:helm-controller", _SA)
 SOURCE_CONTROLLER = UserInfo("system:serviceaccount:flux-system:source-controller", _SA)
+NAMESPACE_CONTROLLER = UserInfo("system:serviceaccount:kube-system:namespace-controller", _SA)
+BINDER = UserInfo(VOLUME_BINDER, _SA)
 # Every identity of the tenant's side that can reach the host namespace at all.
 TENANT_SIDE: list[Subject | UserInfo] = [DEPLOYER, ADMINS, SYNCER, WORKLOAD, STRAY]
 _REGISTRIES = ["ghcr.io/example"]
@@ -71,7 +76,14 @@ _EVIL = "ghcr.io/example/evil-syncer:1.0.0"
 
 def _grant() -> list[dict[str, Any]]:
     """Every verb on every resource for the stray group and the controllers (not system:masters)."""
-    users = [STATEFULSET_CONTROLLER, GARBAGE_COLLECTOR, HELM_CONTROLLER, SOURCE_CONTROLLER]
+    users = [
+        STATEFULSET_CONTROLLER,
+        GARBAGE_COLLECTOR,
+        HELM_CONTROLLER,
+        SOURCE_CONTROLLER,
+        NAMESPACE_CONTROLLER,
+        BINDER,
+    ]
     subjects = [{"kind": "User", "name": u.name} for u in users] + [{"kind": "Group", "name": "strays"}]
     return [
         {
@@ -626,6 +638,15 @@ def test_the_control_plane_pods_controllers_still_do_their_work(host: Cluster) -
     assert admitted(host.attempt(DEPLOYER, "DELETE", PODS, None, HARD, old=old))
 
 
+def on_own_claim(pod: dict[str, Any]) -> dict[str, Any]:
+    """`pod` with its claims renamed to one of the tenant's own StatefulSet `web`."""
+    changed = copy.deepcopy(pod)
+    for volume in changed["spec"].get("volumes", []):
+        if "persistentVolumeClaim" in volume:
+            volume["persistentVolumeClaim"]["claimName"] = "data-web-0"
+    return changed
+
+
 def test_no_pod_runs_as_the_installer(host: Cluster) -> None:
     pod = copy.deepcopy(control_plane_pod(host))
     del pod["metadata"]["ownerReferences"]
@@ -641,8 +662,9 @@ def test_no_pod_runs_as_the_installer(host: Cluster) -> None:
                 who,
                 outcome,
             )
-    # The twin: the deployer's pod under its own account.
-    mine = copy.deepcopy(pod)
+    # The twin: the deployer's pod under its own account (on a claim of its own: the control plane's
+    # are its own pods' alone, test_no_other_pod_mounts_the_control_planes_volume).
+    mine = on_own_claim(pod)
     mine["spec"]["serviceAccountName"] = "deployer"
     assert not host.attempt(DEPLOYER, "CREATE", PODS, mine, HARD).denied_by("tenancy-syncer-account")
 
@@ -694,3 +716,225 @@ def test_the_release_waits_for_the_installer(host: Cluster) -> None:
     assert release_resource.type.endswith(":HelmRelease")
     installer = [resources["hard-dev-vcluster-installer-account"], resources["hard-dev-vcluster-installer"]]
     assert {r.urn for r in installer} <= set(release_resource.dependencies)
+
+
+# --- The outside review's four doors: the certificates, the volume, owners, resize --------------
+
+
+def certs(**data: str) -> dict[str, Any]:
+    """The Secret vCluster v0.20.0 pkg/certs/ensure.go creates: every PKI file under its own key."""
+    body = {"ca.crt": "Y2E=", "ca.key": "a2V5", "controller-manager.conf": "a3ViZWNvbmZpZw==", **data}
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": CERTS_SECRET}, "type": "Opaque", "data": body}
+
+
+# A kubeconfig whose user runs a command: the control plane would run it with the syncer's token.
+_EXEC_KUBECONFIG = "dXNlcnM6IFt7bmFtZTogeCwgdXNlcjoge2V4ZWM6IHtjb21tYW5kOiAvYmluL3NofX19XQ=="
+
+
+def test_no_tenant_identity_writes_the_control_planes_certificates(host: Cluster) -> None:
+    """Every key of the Secret is written into /data/pki at each start: a kubeconfig of the tenant's
+    choosing (an `exec` user) or the tenant's own CA would be the control plane's."""
+    old, hostile = certs(), certs(**{"controller-manager.conf": _EXEC_KUBECONFIG})
+    for who in [*TENANT_SIDE, INSTALLER]:
+        for operation, new, previous in [("CREATE", hostile, None), ("UPDATE", hostile, old), ("DELETE", None, old)]:
+            if who == SYNCER and operation != "DELETE":
+                continue
+            for verb in ("update", "patch") if operation == "UPDATE" else (None,):
+                outcome = host.attempt(
+                    who,
+                    operation,
+                    SECRETS,
+                    copy.deepcopy(new) if new else None,
+                    HARD,
+                    old=copy.deepcopy(previous) if previous else None,
+                    verb=verb,
+                )
+                assert refused(outcome, CONTROL_PLANE_POLICY), (who, operation, verb, outcome)
+    # The deployer and the installer hold the RBAC verbs: admission is what stops them.
+    for who in (DEPLOYER, INSTALLER):
+        outcome = host.attempt(who, "UPDATE", SECRETS, copy.deepcopy(hostile), HARD, old=copy.deepcopy(old))
+        assert outcome.denied_by(CONTROL_PLANE_POLICY, f"Secret {CERTS_SECRET} holds the virtual cluster's keys"), (
+            who,
+            outcome,
+        )
+    assert host.attempt(DEPLOYER, "CREATE", SECRETS, copy.deepcopy(hostile), HARD).denied_by(CONTROL_PLANE_POLICY)
+    # Reserved where there is no virtual cluster yet: the release would find it at its first start.
+    soft_admins = Subject("Group", "idp:soft-admins")
+    assert host.attempt(soft_admins, "CREATE", SECRETS, hostile, SOFT).denied_by(CONTROL_PLANE_POLICY)
+
+
+def test_the_syncer_writes_its_certificates_and_the_collectors_remove_them(host: Cluster) -> None:
+    """pkg/certs/ensure.go: created at the first start, the API server's certificate and the
+    kubeconfigs' servers rewritten on a later one; the garbage collector and the namespace
+    controller delete it with its owner or its namespace; the platform may do anything."""
+    assert admitted(host.attempt(SYNCER, "CREATE", SECRETS, certs(), HARD))
+    rewritten = certs(**{"apiserver.crt": "bmV3", "apiserver.key": "bmV3"})
+    assert admitted(host.attempt(SYNCER, "UPDATE", SECRETS, rewritten, HARD, old=certs()))
+    for collector in (GARBAGE_COLLECTOR, NAMESPACE_CONTROLLER, platform_identity(host.stack)):
+        assert admitted(host.attempt(collector, "DELETE", SECRETS, None, HARD, old=certs())), collector
+
+
+def test_reading_the_certificates_gives_no_one_more_than_they_hold(host: Cluster) -> None:
+    """Admission cannot guard reads; RBAC does. The tenant's groups (viewers of the host plus the
+    access role, which names the kubeconfig Secret only) and a workload pod's account cannot read it.
+    Whoever can (the deployer, the syncer, the installer, by their Secret rights) can read the
+    kubeconfig Secret too, which is the same virtual cluster's admin: the certificates reach nothing
+    on the host (the syncer's host identity is its pod's token, not in the Secret)."""
+    for who in (ADMINS, WORKLOAD, Subject("Group", "idp:hard-members")):
+        assert not host.authz.allowed(who, "get", "secrets", HARD, name=CERTS_SECRET), who
+    readers = [
+        who
+        for who in (DEPLOYER, SYNCER, INSTALLER)
+        if host.authz.allowed(who, "get", "secrets", HARD, name=CERTS_SECRET)
+    ]
+    assert readers, "the model must see the Secret rights of the deployer, the syncer and the installer"
+    for who in readers:
+        assert host.authz.allowed(who, "get", "secrets", HARD, name=KUBECONFIG_SECRET), who
+
+
+def claim(host: Cluster, ordinal: int = 0, **spec: Any) -> dict[str, Any]:
+    """A claim of the StatefulSet's template `data` (chart 0.20.0 _persistence.tpl), on the platform's class."""
+    persistence = release(host)["spec"]["values"]["controlPlane"]["statefulSet"]["persistence"]["volumeClaim"]
+    body = {
+        "accessModes": ["ReadWriteOnce"],
+        "storageClassName": persistence["storageClass"],
+        "resources": {"requests": {"storage": persistence["size"]}},
+        **spec,
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": f"data-vcluster-{ordinal}", "labels": dict(CONTROL_PLANE_SELECTOR)},
+        "spec": body,
+    }
+
+
+def test_no_tenant_identity_plants_or_swaps_the_control_planes_volume(host: Cluster) -> None:
+    """The StatefulSet controller uses an existing claim of that name as it is: a volume of the
+    tenant's with its own /data/pki is the control plane's PKI when the Secret is absent."""
+    planted = claim(host, volumeName="pv-of-the-tenants")
+    for who in [*TENANT_SIDE, INSTALLER]:
+        for ordinal in (0, 1):
+            outcome = host.attempt(
+                who, "CREATE", CLAIMS, copy.deepcopy(planted) | {"metadata": claim(host, ordinal)["metadata"]}, HARD
+            )
+            assert refused(outcome, CONTROL_PLANE_POLICY), (who, ordinal, outcome)
+        assert refused(host.attempt(who, "DELETE", CLAIMS, None, HARD, old=claim(host)), CONTROL_PLANE_POLICY), who
+        swapped = host.attempt(
+            who, "UPDATE", CLAIMS, claim(host, volumeName="pv-of-the-tenants"), HARD, old=claim(host)
+        )
+        assert refused(swapped, CONTROL_PLANE_POLICY), (who, swapped)
+    # The deployer and the syncer hold claim rights: admission is what stops them.
+    for who in (DEPLOYER, SYNCER):
+        outcome = host.attempt(who, "CREATE", CLAIMS, copy.deepcopy(planted), HARD)
+        assert outcome.denied_by(CONTROL_PLANE_POLICY, "only the StatefulSet controller creates it"), (who, outcome)
+    # A dangling owner: the garbage collector would delete the claim.
+    owned = claim(host)
+    owned["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "ConfigMap", "name": "gone", "uid": "x"}]
+    for verb in ("update", "patch"):
+        outcome = host.attempt(DEPLOYER, "UPDATE", CLAIMS, copy.deepcopy(owned), HARD, old=claim(host), verb=verb)
+        assert outcome.denied_by(CONTROL_PLANE_POLICY), outcome
+    # The status subresource keeps a claim's metadata (only its spec is restored): the same owner there.
+    outcome = host.attempt(STRAY, "UPDATE", CLAIMS, copy.deepcopy(owned), HARD, old=claim(host), subresource="status")
+    assert outcome.denied_by(CONTROL_PLANE_POLICY), outcome
+    assert host.attempt(Subject("Group", "idp:soft-admins"), "CREATE", CLAIMS, claim(host), SOFT).denied_by(
+        CONTROL_PLANE_POLICY
+    )
+
+
+def test_the_controllers_make_bind_and_collect_the_control_planes_volume(host: Cluster) -> None:
+    assert admitted(host.attempt(STATEFULSET_CONTROLLER, "CREATE", CLAIMS, claim(host), HARD))
+    # The retention policy's owner references (stateful_pod_control.go UpdateClaim).
+    retained = claim(host)
+    retained["metadata"]["ownerReferences"] = [
+        {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "vcluster", "uid": "u1"}
+    ]
+    assert admitted(host.attempt(STATEFULSET_CONTROLLER, "UPDATE", CLAIMS, retained, HARD, old=claim(host)))
+    # The binder binds it; the binder's, scheduler's and provisioner's annotations come from anyone.
+    assert admitted(host.attempt(BINDER, "UPDATE", CLAIMS, claim(host, volumeName="pvc-1234"), HARD, old=claim(host)))
+    noted = claim(host)
+    noted["metadata"]["annotations"] = {"volume.kubernetes.io/selected-node": "node-1"}
+    assert admitted(host.attempt(STRAY, "UPDATE", CLAIMS, noted, HARD, old=claim(host)))
+    bound = claim(host)
+    bound["status"] = {"phase": "Bound"}
+    assert admitted(host.attempt(BINDER, "UPDATE", CLAIMS, bound, HARD, old=claim(host), subresource="status"))
+    for collector in (GARBAGE_COLLECTOR, NAMESPACE_CONTROLLER, platform_identity(host.stack)):
+        assert admitted(host.attempt(collector, "DELETE", CLAIMS, None, HARD, old=claim(host))), collector
+    # The tenant's own claims, even of a StatefulSet's template `data`, are not the rule's.
+    mine = claim(host)
+    mine["metadata"] = {"name": "data-web-0"}
+    outcome = host.attempt(STRAY, "CREATE", CLAIMS, mine, HARD)
+    assert CONTROL_PLANE_POLICY not in outcome.decision.applied, outcome
+
+
+@pytest.mark.parametrize("kind", ["release", "source"])
+def test_no_dangling_owner_or_lost_finalizer_passes_as_an_unchanged_spec(host: Cluster, kind: str) -> None:
+    """The garbage collector deletes an object whose owner is gone (helm-controller then uninstalls);
+    without Flux's finalizer the platform's deletion skips the uninstall."""
+    resource, read = (HELM_RELEASES, release) if kind == "release" else (HELM_REPOSITORIES, source)
+    old = read(host)
+    old["metadata"]["finalizers"] = ["finalizers.fluxcd.io"]
+    owned = copy.deepcopy(old)
+    owned["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "ConfigMap", "name": "gone", "uid": "x"}]
+    unfinalized = copy.deepcopy(old)
+    unfinalized["metadata"]["finalizers"] = []
+    for changed in (owned, unfinalized):
+        for who in TENANT_SIDE:
+            for verb in ("update", "patch"):
+                outcome = host.attempt(
+                    who, "UPDATE", resource, copy.deepcopy(changed), HARD, old=copy.deepcopy(old), verb=verb
+                )
+                assert refused(outcome, RELEASE_POLICY), (who, verb, outcome)
+        denied = host.attempt(DEPLOYER, "UPDATE", resource, copy.deepcopy(changed), HARD, old=copy.deepcopy(old))
+        assert denied.denied_by(RELEASE_POLICY), denied
+    # The twins: the kind's Flux controller removing its finalizer, the platform, a reconcile request.
+    flux = HELM_CONTROLLER if kind == "release" else SOURCE_CONTROLLER
+    assert admitted(host.attempt(flux, "UPDATE", resource, copy.deepcopy(unfinalized), HARD, old=copy.deepcopy(old)))
+    assert admitted(host.attempt(platform_identity(host.stack), "UPDATE", resource, owned, HARD, old=old))
+    asked = copy.deepcopy(old)
+    asked["metadata"]["annotations"] = {
+        **asked["metadata"].get("annotations", {}),
+        "reconcile.fluxcd.io/requestedAt": "1",
+    }
+    assert admitted(host.attempt(DEPLOYER, "UPDATE", resource, asked, HARD, old=old, verb="patch"))
+
+
+def _resized(pod: dict[str, Any]) -> dict[str, Any]:
+    changed = copy.deepcopy(pod)
+    changed["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1m"}, "limits": {"memory": "8Mi"}}
+    return changed
+
+
+def test_no_one_resizes_the_running_control_plane(host: Cluster) -> None:
+    """`pods/resize` keeps the containers' resources (k8s.io/kubernetes v1.36.3 podResizeStrategy):
+    a stray grant would starve the control plane."""
+    old = control_plane_pod(host)
+    for who in [*TENANT_SIDE, STATEFULSET_CONTROLLER]:
+        outcome = host.attempt(
+            who, "UPDATE", PODS, _resized(old), HARD, old=copy.deepcopy(old), subresource="resize", verb="patch"
+        )
+        assert refused(outcome, "tenancy-syncer-account"), (who, outcome)
+    stray = host.attempt(STRAY, "UPDATE", PODS, _resized(old), HARD, old=old, subresource="resize", verb="patch")
+    assert stray.denied_by("tenancy-syncer-account", "through resize"), stray
+    # The twin: resizing a pod of the tenant's own is not the rule's.
+    mine = copy.deepcopy(control_plane_pod(host))
+    mine["metadata"]["name"] = "web-0"
+    mine["spec"]["serviceAccountName"] = "default"
+    del mine["metadata"]["ownerReferences"]
+    outcome = host.attempt(STRAY, "UPDATE", PODS, _resized(mine), HARD, old=mine, subresource="resize", verb="patch")
+    assert not outcome.denied_by("tenancy-syncer-account"), outcome
+
+
+def test_no_other_pod_mounts_the_control_planes_volume(host: Cluster) -> None:
+    """A pod of the tenant's mounting `data-vcluster-0` would write the control plane's datastore and
+    the /data/pki it reads at each start; the StatefulSet's own pod mounts it."""
+    mine = copy.deepcopy(control_plane_pod(host))
+    del mine["metadata"]["ownerReferences"]
+    mine["metadata"]["name"] = "reader"
+    mine["spec"]["serviceAccountName"] = "deployer"
+    for who in (DEPLOYER, SYNCER, STRAY):
+        outcome = host.attempt(who, "CREATE", PODS, copy.deepcopy(mine), HARD)
+        assert outcome.denied_by("tenancy-syncer-account", "only its own pods mount them"), (who, outcome)
+    assert admitted(host.attempt(STATEFULSET_CONTROLLER, "CREATE", PODS, control_plane_pod(host), HARD))
+    # The twin: a pod of the tenant's mounting a claim of its own.
+    assert not host.attempt(DEPLOYER, "CREATE", PODS, on_own_claim(mine), HARD).denied_by("tenancy-syncer-account")

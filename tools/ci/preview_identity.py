@@ -74,6 +74,12 @@ READS: dict[str, tuple[str, ...]] = {
     "gcp:dns/dnsManagedZoneIamMember:DnsManagedZoneIamMember": ("dns.managedZones.getIamPolicy",),
     # Prerequisites read before use (ADR 0037): the zone (managedZones.get) and the edge's custom role.
     "gcp:dns/managedZone:ManagedZone": ("dns.managedZones.get",),
+    # The stack's Certificate Manager authorization record (components/clouds/gcp/certificate_map.py).
+    "gcp:dns/recordSet:RecordSet": ("dns.resourceRecordSets.list",),
+    "gcp:certificatemanager/certificate:Certificate": ("certificatemanager.certs.get",),
+    "gcp:certificatemanager/certificateMap:CertificateMap": ("certificatemanager.certmaps.get",),
+    "gcp:certificatemanager/certificateMapEntry:CertificateMapEntry": ("certificatemanager.certmapentries.get",),
+    "gcp:certificatemanager/dnsAuthorization:DnsAuthorization": ("certificatemanager.dnsauthorizations.get",),
     "gcp:projects/iAMCustomRole:IAMCustomRole": ("iam.roles.get",),
     # Read fetches the payload (`versions/<n>:access`) to compare `secretData`.
     "gcp:secretmanager/secretVersion:SecretVersion": ("secretmanager.versions.get", "secretmanager.versions.access"),

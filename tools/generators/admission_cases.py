@@ -402,6 +402,25 @@ def _release_record(name: str, release: str = "vcluster") -> dict[str, Any]:
     return {**_secret(name, "helm.sh/release.v1", labels=labels), "data": {"release": "SDRzSUFBQUFBQUFB"}}
 
 
+# A kubeconfig whose user runs a command (`users[].user.exec`): written into the control plane's
+# /data/pki by the Secret vcluster-certs, it would run there with the syncer's token.
+_EXEC_KUBECONFIG = "users: [{name: x, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: /bin/sh}}}]"
+# An owner that does not exist: the garbage collector deletes what names only such owners.
+_DANGLING_OWNER = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "name": "e2e-gone",
+    "uid": "00000000-0000-0000-0000-0000000e2e00",
+}
+
+
+def _claim_pod(name: str, claim: str) -> dict[str, Any]:
+    """A pod on operator-lab's pool mounting the claim `claim`."""
+    obj = _pod(name, pool="research", volumes=[{"name": "data", "persistentVolumeClaim": {"claimName": claim}}])
+    obj["spec"]["containers"][0]["volumeMounts"] = [{"name": "data", "mountPath": "/data"}]
+    return obj
+
+
 def _synced_pod(name: str, account: str) -> dict[str, Any]:
     """A pod as the virtual cluster's syncer writes it to the host (operator-lab's pool, no token)."""
     return _pod(name, pool="research", serviceAccountName=account, automountServiceAccountToken=False)
@@ -1605,6 +1624,119 @@ CASES += [
         "tenancy-syncer-account",
         "the pod would hold the installer's token, the name the release's locks trust",
     ),
+    # --- Issue 43 (2b), the outside review's doors: the certificates, the volume, owners -----------
+    Case(
+        "deployer-writes-vcluster-certs",
+        OPERATOR_LAB_DEV_DEPLOYER,
+        OPERATOR_LAB_DEV,
+        SECRETS,
+        {**_secret("vcluster-certs"), "stringData": {"controller-manager.conf": _EXEC_KUBECONFIG}},
+        "deny",
+        "tenancy-vcluster-control-plane",
+        "every key is written into /data/pki at each start: an exec user would run with the syncer's token",
+    ),
+    Case(
+        "installer-writes-vcluster-certs",
+        OPERATOR_LAB_DEV_INSTALLER,
+        OPERATOR_LAB_DEV,
+        SECRETS,
+        {**_secret("vcluster-certs"), "stringData": {"ca.key": "e2e"}},
+        "deny",
+        "tenancy-vcluster-control-plane",
+        "the release does not render the certificates: only the syncer writes them",
+    ),
+    Case(
+        "syncer-creates-vcluster-certs",
+        OPERATOR_LAB_DEV_SYNCER,
+        OPERATOR_LAB_DEV,
+        SECRETS,
+        {**_secret("vcluster-certs"), "stringData": {"ca.crt": "e2e", "ca.key": "e2e"}},
+        "admit",
+        why="the control plane's first start (vCluster v0.20.0 pkg/certs/ensure.go)",
+    ),
+    Case(
+        "deployer-plants-vcluster-volume",
+        OPERATOR_LAB_DEV_DEPLOYER,
+        OPERATOR_LAB_DEV,
+        CLAIMS,
+        _claim("data-vcluster-0"),
+        "deny",
+        "tenancy-vcluster-control-plane",
+        "the StatefulSet controller uses an existing claim as it is: its /data/pki would be the control plane's",
+    ),
+    Case(
+        "syncer-plants-vcluster-volume",
+        OPERATOR_LAB_DEV_SYNCER,
+        OPERATOR_LAB_DEV,
+        CLAIMS,
+        _claim("data-vcluster-1"),
+        "deny",
+        "tenancy-vcluster-control-plane",
+        "the syncer writes the virtual cluster's claims under translated names, never the control plane's",
+    ),
+    Case(
+        "statefulset-controller-makes-vcluster-volume",
+        STATEFULSET_CONTROLLER,
+        OPERATOR_LAB_DEV,
+        CLAIMS,
+        _claim("data-vcluster-0"),
+        "admit",
+        why="the StatefulSet controller creating the claim from the template",
+    ),
+    Case(
+        "deployer-makes-own-claim",
+        OPERATOR_LAB_DEV_DEPLOYER,
+        OPERATOR_LAB_DEV,
+        CLAIMS,
+        _claim("data-e2e-web-0"),
+        "admit",
+        why="the tenant's own claims",
+    ),
+    Case(
+        "deployer-mounts-vcluster-volume",
+        OPERATOR_LAB_DEV_DEPLOYER,
+        OPERATOR_LAB_DEV,
+        PODS,
+        _claim_pod("e2e-reads-vcluster-volume", "data-vcluster-0"),
+        "deny",
+        "tenancy-syncer-account",
+        "the control plane's datastore and the keys it reads at each start are its own pods' alone",
+    ),
+    Case(
+        "deployer-mounts-own-claim",
+        OPERATOR_LAB_DEV_DEPLOYER,
+        OPERATOR_LAB_DEV,
+        PODS,
+        _claim_pod("e2e-reads-own-volume", "data-e2e-web-0"),
+        "admit",
+        why="a claim of the tenant's own",
+    ),
+    Case(
+        "deployer-gives-vcluster-release-an-owner",
+        OPERATOR_LAB_DEV_DEPLOYER,
+        OPERATOR_LAB_DEV,
+        HELM_RELEASES,
+        {"metadata": {"ownerReferences": [_DANGLING_OWNER]}},
+        "deny",
+        "tenancy-vcluster-release",
+        "the spec is unchanged, but the garbage collector would delete the release (helm-controller uninstalls)",
+        verb="patch",
+        kind="HelmRelease",
+        target="vcluster",
+    ),
+    Case(
+        "deployer-gives-vcluster-chart-source-an-owner",
+        OPERATOR_LAB_DEV_DEPLOYER,
+        OPERATOR_LAB_DEV,
+        "source.toolkit.fluxcd.io/v1/helmrepositories",
+        {"metadata": {"ownerReferences": [_DANGLING_OWNER]}},
+        "deny",
+        "tenancy-vcluster-release",
+        "the garbage collector would delete the release's chart source",
+        verb="patch",
+        kind="HelmRepository",
+        target="vcluster-charts",
+    ),
     Case(
         "deployer-annotates-installer-account",
         OPERATOR_LAB_DEV_DEPLOYER,
@@ -1749,6 +1881,24 @@ LIVE_CLASSES: dict[str, tuple[str, ...]] = {
     "Issue 43: the virtual cluster's HelmRelease and its source": (
         "deployer-repoints-vcluster-release",
         "deployer-repoints-vcluster-chart-source",
+        "deployer-requests-vcluster-reconcile",
+    ),
+    "Issue 43: the control plane's certificates": (
+        "deployer-writes-vcluster-certs",
+        "installer-writes-vcluster-certs",
+        "syncer-creates-vcluster-certs",
+    ),
+    "Issue 43: the control plane's volume": (
+        "deployer-plants-vcluster-volume",
+        "syncer-plants-vcluster-volume",
+        "statefulset-controller-makes-vcluster-volume",
+        "deployer-makes-own-claim",
+        "deployer-mounts-vcluster-volume",
+        "deployer-mounts-own-claim",
+    ),
+    "Issue 43: owners added to the release under an unchanged spec": (
+        "deployer-gives-vcluster-release-an-owner",
+        "deployer-gives-vcluster-chart-source-an-owner",
         "deployer-requests-vcluster-reconcile",
     ),
     "Issue 43: the installer's account": (

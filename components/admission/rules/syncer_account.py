@@ -22,12 +22,16 @@ Issue 43, the control plane's template: the pod is the platform's only if nothin
 the StatefulSet controller made it. A pod's container images are mutable (as are a few other spec
 fields), and the deployer may update pods, so an UPDATE (or a patch, which arrives as one) of a pod
 running as the syncer's account, and any `pods/ephemeralcontainers` write to it (a debug container
-may mount the pod's token), must leave `spec` as it was, whoever asks: the controllers that update
+may mount the pod's token) or `pods/resize` (its resources: a starved control plane), must leave
+`spec` as it was, whoever asks: the controllers that update
 the pod (the StatefulSet controller's identity labels and adoption, the garbage collector's owner
 references) change its metadata only, and its kubelet writes `pods/status`. The StatefulSet and
 everything it is made from are locked by rules/vcluster_release.py. And no pod runs as the
 installer account helm-controller applies that release as (components/vcluster/values.py
 INSTALLER_ACCOUNT): its rights are the deployer's, but its name is what those locks trust.
+Nor does any other pod mount the control plane's claims `data-vcluster-<n>` (its datastore, and the
+/data/pki it builds its certificate Secret from when that is absent): only a pod running as the
+syncer, which the first rule keeps to the StatefulSet's own.
 """
 
 from __future__ import annotations
@@ -40,7 +44,13 @@ from components.admission.base import (
     literal_list,
     resource_rule,
 )
-from components.vcluster.values import INSTALLER_ACCOUNT, RELEASE_NAME, SYNCER_ACCOUNT, WORKLOAD_ACCOUNT
+from components.vcluster.values import (
+    DATA_CLAIM_PREFIX,
+    INSTALLER_ACCOUNT,
+    RELEASE_NAME,
+    SYNCER_ACCOUNT,
+    WORKLOAD_ACCOUNT,
+)
 
 # kube-controller-manager's StatefulSet controller, with and without --use-service-account-credentials.
 STATEFULSET_CONTROLLER = [
@@ -81,6 +91,15 @@ def _control_plane_validations(create: str) -> list[Validation]:
     ]
 
 
+def _mounts_control_plane_volume() -> str:
+    """CEL: the new pod mounts a claim of the control plane (`data-vcluster-<n>`): its datastore and the
+    /data/pki the control plane reads at each start."""
+    return (
+        "has(object.spec.volumes) && object.spec.volumes.exists(v, has(v.persistentVolumeClaim)"
+        f" && v.persistentVolumeClaim.claimName.matches({literal('^' + DATA_CLAIM_PREFIX + '[0-9]+$')}))"
+    )
+
+
 def policies() -> list[PolicyDefinition]:
     account = literal(SYNCER_ACCOUNT)
     spec = "object.spec"
@@ -103,7 +122,12 @@ def policies() -> list[PolicyDefinition]:
             rule="side_doors",
             resource_rules=[
                 resource_rule("", ["pods"], ["CREATE", "UPDATE"]),
-                resource_rule("", ["pods/ephemeralcontainers"], ["UPDATE"]),
+                # The pod subresources whose registry keeps spec changes (k8s.io/kubernetes v1.36.3
+                # pkg/registry/core/pod/strategy.go): ephemeral containers, and `resize` (containers'
+                # resources and resize policy, and the pod's own resources). `status` restores the
+                # spec (podStatusStrategy.PrepareForUpdate); `binding` sets the node of an unscheduled
+                # pod only and carries no pod for this rule to read the account from.
+                resource_rule("", ["pods/ephemeralcontainers", "pods/resize"], ["UPDATE"]),
             ],
             variables=[
                 TENANT_VARIABLE,
@@ -124,6 +148,12 @@ def policies() -> list[PolicyDefinition]:
                     "expression": f"!({create}) || !({by_syncer}) || ({as_workload})",
                     "message": f"the virtual cluster's syncer runs pods as the ServiceAccount {WORKLOAD_ACCOUNT} "
                     "only (the account its synced pods use, bound to nothing)",
+                    "reason": "Forbidden",
+                },
+                {
+                    "expression": f"!({create}) || !({_mounts_control_plane_volume()}) || variables.asSyncer",
+                    "message": f"the claims data-{RELEASE_NAME}-<n> hold the virtual cluster's control plane (its "
+                    "datastore and the keys it reads at each start): only its own pods mount them",
                     "reason": "Forbidden",
                 },
                 *_control_plane_validations(create),

@@ -23,6 +23,10 @@ in the prod plan has a rule here. Sources: the permission each API method needs
   so the binding is limited by what it may grant: `roles/iam.workloadIdentityUser` and nothing else.
   `roles/iam.serviceAccountUser` (actAs) is needed only where a node pool runs as an account: it is
   granted on each pool's `serviceAccount` (gke-nodes@...), never on the project.
+- `gcp.certificatemanager.*` (the Gateway's certificate map, ADR 0041) needs
+  `certificatemanager.{certs,certmaps,certmapentries,dnsauthorizations}.create/update/delete`
+  (roles/certificatemanager.editor) and certificatemanager.googleapis.com; the stack's own
+  authorization record is a `gcp.dns.RecordSet` (roles/dns.admin above).
 - The DNS record-set role of cert-manager and external-dns is a custom role the bootstrap creates
   (edge_roles.py); the program reads it (`gcp.projects.IAMCustomRole.get`, `iam.roles.get`:
   roles/iam.roleViewer) before granting it per zone, and reads each zone (`gcp.dns.ManagedZone.get`,
@@ -52,6 +56,7 @@ _PREFIX_RULES: dict[str, DeployRule] = {
     "gcp:kms/": DeployRule("roles/cloudkms.admin", "cloudkms.googleapis.com"),
     "gcp:serviceaccount/": DeployRule(SERVICE_ACCOUNT_ADMIN, "iam.googleapis.com"),
     "gcp:dns/": DeployRule("roles/dns.admin", "dns.googleapis.com"),
+    "gcp:certificatemanager/": DeployRule("roles/certificatemanager.editor", "certificatemanager.googleapis.com"),
     "gcp:projects/serviceIdentity:": DeployRule("roles/serviceusage.serviceUsageAdmin", "serviceusage.googleapis.com"),
     "gcp:projects/iAMMember:": DeployRule(PROJECT_IAM_ADMIN, "cloudresourcemanager.googleapis.com"),
     # Read only (the bootstrap creates the role): iam.roles.get.

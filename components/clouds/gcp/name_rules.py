@@ -10,6 +10,7 @@ tenant + environment <= 55 characters; database names are `[a-z][a-z0-9_]{0,30}`
 - Secret Manager ids: `tenancy_<tenant>_<env>_<secret>` / `..._db_<database>`: at most 199
   characters at the model's limits, well inside 255, from allowed characters only.
 - Label values: components/model/core/labels.py `cloud_label_value` squeezes them.
+- Certificate Manager ids: certificate_map.py `resource_id` (readable, hash past 63 characters).
 - Cloud SQL instance ids: Pulumi auto-names them `<resource name>-<7 hex>`, which passes the
   documented 98 characters (with the project id) once tenant + environment + database names are
   long. `cloud_sql_instance_name` then names the instance itself, deterministically; names that fit
@@ -88,6 +89,14 @@ RULES: dict[str, NameRule] = {
         0,
         63,
         "https://cloud.google.com/resource-manager/docs/labels-overview#requirements",
+    ),
+    # Certificates, map entries, DNS authorizations (certificate_map.py `resource_id`).
+    "certificate-manager": NameRule(
+        re.compile(r"^[a-zA-Z][a-zA-Z0-9_-]*$"),
+        1,
+        64,
+        "pulumi-gcp 10.2.0 pulumi_gcp/certificatemanager/certificate.py (name: 1-64 characters, "
+        "[a-zA-Z][a-zA-Z0-9_-]*)",
     ),
     "label-key": NameRule(
         re.compile(r"^[a-z][a-z0-9_-]*$"),

@@ -4,9 +4,12 @@
 - EKS: the ALB takes certificates from ACM only; a hostname without one fails the whole Gateway's
   build, so every hostname it serves (the stack's wildcard, each tenant domain) needs an ARN in
   `tenancy:edge.gateway.acmCertificates` (docs/adr/0034-alb-certificates-from-acm.md).
-- GKE: tenant domains are listeners of the one platform Gateway (docs/adr/0033): a Gateway holds at
-  most 64 listeners (Gateway API CRD, `listeners` maxItems), and its load balancer at most 15
-  certificates (one for the stack's wildcard, one per tenant with domains).
+- GKE: the platform Gateway's certificates are a Certificate Manager map's, one certificate and one
+  map entry per name (the stack's wildcard and every tenant domain name), one DNS authorization per
+  domain (docs/adr/0041): the project's Certificate Manager quotas bound them, Google's defaults
+  unless `tenancy:gcp.certificateManagerQuotas` names the granted values. The map itself takes
+  millions of entries (components/model/settings/edge_contracts.py). The 15 certificates of a target
+  HTTPS proxy no longer apply: no certificate is attached to it.
 """
 
 from __future__ import annotations
@@ -16,16 +19,21 @@ from typing import TYPE_CHECKING
 
 from components.model.core.errors import Problem
 from components.model.settings import edge_contracts as contracts
-from components.model.tenant_file.hostnames import own_domain_listeners
+from components.model.settings.edge import gateway_class
+from components.model.tenant_file.hostnames import authorization_domains, certificate_map_hostnames
 
 if TYPE_CHECKING:
     from components.model.settings.stack import StackSettings
     from components.model.tenant_file.spec import TenantSpec
 
 _KEY = "tenancy:edge.gateway"
-# kubernetes-sigs/gateway-api v1.4.0 config/crd/standard/gateway.networking.k8s.io_gateways.yaml
-# (`spec.listeners` maxItems: 64).
-MAX_LISTENERS = 64
+_QUOTAS_KEY = "tenancy:gcp.certificateManagerQuotas"
+# How to get past a quota: the increase request, or a stack in another project (quotas are per project).
+_QUOTA_WAY_FORWARD = (
+    "request a higher quota for the project (https://cloud.google.com/docs/quotas/help/request_increase) and "
+    "set the granted value here, or serve some tenants from a stack in another project "
+    "(docs/edge.md#tenant-domains-on-gke)"
+)
 
 
 def edge_contract_problems(tenants: Sequence[tuple[TenantSpec, str]], settings: StackSettings) -> list[Problem]:
@@ -58,25 +66,45 @@ def edge_contract_problems(tenants: Sequence[tuple[TenantSpec, str]], settings: 
                             "ALB takes certificates from ACM only, and one missing fails the whole Gateway",
                         )
                     )
-    on_gateway = not contracts.listener_sets_served(settings.edge_facts().gateway, settings.kubernetes_version)
-    if on_gateway and with_domains:
-        listeners = 1 + sum(len(own_domain_listeners(spec, settings.domain_suffix)) for spec, _ in with_domains)
-        certificates = 1 + len(with_domains)
-        if listeners > MAX_LISTENERS:
+    if impl.certificate_source == contracts.CERTIFICATE_MAP:
+        class_name = gateway_class(gateway, settings.edge_facts())
+        if class_name not in contracts.CERTMAP_CLASSES:
             problems.append(
                 Problem(
                     settings.source,
-                    "tenancy:edge",
-                    f"tenant domains need {listeners} listeners on the platform Gateway, more than {MAX_LISTENERS}",
+                    f"{_KEY}.className",
+                    f"{class_name!r} takes no certificate map: the platform's certificates come from a Certificate "
+                    f"Manager map, which only the global external classes {sorted(contracts.CERTMAP_CLASSES)} take "
+                    "(https://cloud.google.com/certificate-manager/docs/deploy); name one of them or leave it unset",
                 )
             )
-        if impl.max_certificates is not None and certificates > impl.max_certificates:
-            problems.append(
-                Problem(
-                    settings.source,
-                    "tenancy:edge",
-                    f"{len(with_domains)} tenants with domains need {certificates} certificates on the Gateway's load "
-                    f"balancer, more than its {impl.max_certificates} ({impl.source})",
-                )
-            )
+        problems += _certificate_map_problems([spec for spec, _ in with_domains], settings)
     return problems
+
+
+def _certificate_map_problems(with_domains: Sequence[TenantSpec], settings: StackSettings) -> list[Problem]:
+    """The certificate map's certificates, entries and DNS authorizations against the project's
+    Certificate Manager quotas (components/clouds/gcp/certificate_map.py registers them)."""
+    assert settings.gcp is not None  # the settings model requires tenancy:gcp on gcp
+    quotas = settings.gcp.certificate_manager_quotas
+    names = certificate_map_hostnames(settings.domain_suffix, with_domains)
+    needs = {
+        "certificates": (len(names), quotas.certificates, "certificates (one per name)"),
+        "mapEntries": (len(names), quotas.map_entries, "certificate map entries (one per name)"),
+        "dnsAuthorizations": (
+            len(authorization_domains(names)),
+            quotas.dns_authorizations,
+            "DNS authorizations (one per domain)",
+        ),
+    }
+    return [
+        Problem(
+            settings.source,
+            f"{_QUOTAS_KEY}.{field}",
+            f"the stack's wildcard and {len(names) - 1} tenant domain names need {needed} Certificate Manager "
+            f"{what}, more than the project's quota of {quota} "
+            f"({contracts.CERTIFICATE_MANAGER_QUOTAS.source}): {_QUOTA_WAY_FORWARD}",
+        )
+        for field, (needed, quota, what) in needs.items()
+        if needed > quota
+    ]

@@ -8,7 +8,20 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, model_validator
 
 from components.model.core.fields import DnsLabel, StrictModel
+from components.model.settings import edge_contracts as contracts
 from components.model.settings.network import Cidr
+
+
+class CertificateManagerQuotaSettings(StrictModel):
+    """The project's Certificate Manager resource quotas the platform's certificate map draws on:
+    Google's defaults unless a quota increase was granted (docs/edge.md#tenant-domains-on-gke)."""
+
+    # Certificates in the project: one per tenant domain name, plus the stack's wildcard.
+    certificates: Annotated[int, Field(ge=1)] = contracts.CERTIFICATE_MANAGER_QUOTAS.certificates
+    # Certificate map entries in the project: one per certificate.
+    map_entries: Annotated[int, Field(ge=1)] = contracts.CERTIFICATE_MANAGER_QUOTAS.map_entries
+    # DNS authorizations in the project: one per domain (a domain's wildcard shares it).
+    dns_authorizations: Annotated[int, Field(ge=1)] = contracts.CERTIFICATE_MANAGER_QUOTAS.dns_authorizations
 
 
 class GcpSettings(StrictModel):
@@ -37,6 +50,9 @@ class GcpSettings(StrictModel):
     # `tenancy_<tenant>_<env>_g<N>`. Required for every re-used name on GCP; keep it for as long as the
     # tenant exists (changing it would replace its protected keys).
     key_generations: dict[DnsLabel, Annotated[int, Field(ge=2)]] = {}
+    # The project's granted Certificate Manager quotas, where raised above Google's defaults: the plan
+    # refuses more tenant domains than they hold (components/model/checks/edge_contracts.py).
+    certificate_manager_quotas: CertificateManagerQuotaSettings = CertificateManagerQuotaSettings()
 
 
 def _not_default(value: str) -> str:

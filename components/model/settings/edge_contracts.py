@@ -12,11 +12,21 @@ Gateway implementations
   is `Programmed` only with an address (v1.9.1 internal/gatewayapi/status/gateway.go,
   `updateGatewayProgrammedCondition`), and its proxies' default Service is a LoadBalancer: on kind the
   chart's default EnvoyProxy makes it a ClusterIP (edge.py, ENVOY_GATEWAY_CHART).
-- GKE Gateway controller (GKE 1.34): certificates from Secrets or Certificate Manager
-  (https://cloud.google.com/kubernetes-engine/docs/how-to/secure-gateway); at most 15 SSL
-  certificates per target HTTPS proxy, the load balancer a Gateway becomes
-  (https://cloud.google.com/load-balancing/docs/quotas, "SSL certificates per target HTTPS proxy").
-  ListenerSet support by the `gke-l7-*` classes is not documented for any GKE version: treated as absent.
+- GKE Gateway controller (GKE 1.34): certificates from Secrets, pre-shared SSL certificates or
+  Certificate Manager (https://cloud.google.com/kubernetes-engine/docs/how-to/secure-gateway). Secrets
+  and pre-shared certificates become SSL certificates on the target HTTPS proxy, at most 15 per proxy
+  (https://cloud.google.com/load-balancing/docs/quotas, "SSL certificates per target HTTPS proxy"): 14
+  tenants with domains. The platform uses Certificate Manager instead: the Gateway's annotation
+  `networking.gke.io/certmap: <map>` points the proxy at one certificate map, and the proxy of a
+  global external Application Load Balancer (`gke-l7-global-external-managed`, `gke-l7-gxlb`) takes
+  a map whose entries the deploy guide says run to "thousands ... by default, and can scale to
+  millions" (https://cloud.google.com/certificate-manager/docs/deploy); regional classes take at most
+  100 Certificate Manager certificates directly and no map (same page). secure-gateway: the
+  annotation with a `tls.certificateRefs` on the same Gateway is an error, so its listeners carry no
+  `tls`. One map entry per hostname, one certificate each
+  (https://cloud.google.com/certificate-manager/docs/map-entries: "For each subdomain, you must create
+  a separate certificate map entry"); a DNS authorization covers a domain and its wildcard (pulumi-gcp
+  10.2.0 `certificatemanager.DnsAuthorization.domain`). Project quotas: CERTIFICATE_MANAGER_QUOTAS.
 - AWS Load Balancer Controller v3.5.0 (EKS): listener certificates from ACM only. Explicit ARNs in a
   LoadBalancerConfiguration `listenerConfigurations[].defaultCertificate/certificates`, else ACM
   discovery by listener hostname, which fails the whole Gateway's build when one hostname has no
@@ -55,6 +65,12 @@ from dataclasses import dataclass
 
 SECRET = "secret"
 ACM = "acm"
+# GKE: the target proxy takes a Certificate Manager map named by a Gateway annotation.
+CERTIFICATE_MAP = "certificate-map"
+CERTMAP_ANNOTATION = "networking.gke.io/certmap"
+# The GatewayClasses whose load balancer is a global external Application Load Balancer, the only
+# GKE classes whose target proxy takes a certificate map (certificate-manager/docs/deploy).
+CERTMAP_CLASSES = frozenset({"gke-l7-global-external-managed", "gke-l7-gxlb"})
 LB_CONFIG_GROUP = "gateway.k8s.aws"
 LB_CONFIG_KIND = "LoadBalancerConfiguration"
 TG_CONFIG_KIND = "TargetGroupConfiguration"
@@ -64,15 +80,14 @@ TG_CONFIG_KIND = "TargetGroupConfiguration"
 class GatewayImplementation:
     """What one Gateway controller serves of the Gateway API, and its defaults that matter here."""
 
-    # Where listener certificates come from: `secret` (certificateRefs) or `acm` (ARNs only).
+    # Where listener certificates come from: `secret` (certificateRefs), `acm` (ARNs only) or
+    # `certificate-map` (a Certificate Manager map on the Gateway, listeners without `tls`).
     certificate_source: str
     # Whether its GatewayClass serves ListenerSets (tenant domains as ListenerSets).
     listener_sets: bool
     # Defaults the platform must override (None: nothing to override).
     default_scheme: str | None = None
     default_target_type: str | None = None
-    # Most distinct certificates its load balancer carries (None: no limit that matters here).
-    max_certificates: int | None = None
     # The Gateway API release the cloud installs per Kubernetes minor version (None: the platform
     # brings its own CRDs with the controller's chart).
     gateway_api: dict[str, str] | None = None
@@ -89,12 +104,11 @@ GATEWAY_IMPLEMENTATIONS: dict[str, GatewayImplementation] = {
         source="envoyproxy/gateway v1.9.1 internal/gatewayapi/listenerset.go",
     ),
     "gcp": GatewayImplementation(
-        certificate_source=SECRET,
+        certificate_source=CERTIFICATE_MAP,
         listener_sets=False,
-        max_certificates=15,
         gateway_api=GKE_GATEWAY_API,
         source="https://cloud.google.com/kubernetes-engine/docs/how-to/secure-gateway; "
-        "https://cloud.google.com/load-balancing/docs/quotas",
+        "https://cloud.google.com/certificate-manager/docs/deploy",
     ),
     "aws": GatewayImplementation(
         certificate_source=ACM,
@@ -105,6 +119,29 @@ GATEWAY_IMPLEMENTATIONS: dict[str, GatewayImplementation] = {
         "(repo)/docs/guide/gateway/loadbalancerconfig.md, (repo)/docs/guide/gateway/targetgroupconfig.md",
     ),
 }
+
+
+@dataclass(frozen=True)
+class CertificateManagerQuotas:
+    """Certificate Manager's per-project resource quotas the platform's map draws on (defaults; a
+    project's granted values go in `tenancy:gcp.certificateManagerQuotas`)."""
+
+    certificates: int
+    map_entries: int
+    dns_authorizations: int
+    source: str
+
+
+# Default resource quotas per project (https://cloud.google.com/certificate-manager/docs/quotas,
+# "Resource quotas"); adjustable by a quota increase request
+# (https://cloud.google.com/docs/quotas/help/request_increase). Confirm against the project's Quotas
+# page before go-live (docs/go-live.md): the granted values override these.
+CERTIFICATE_MANAGER_QUOTAS = CertificateManagerQuotas(
+    certificates=1000,
+    map_entries=1000,
+    dns_authorizations=1000,
+    source="https://cloud.google.com/certificate-manager/docs/quotas",
+)
 
 # What the platform sets where a controller's default does not serve tenants (EKS).
 PUBLIC_SCHEME = "internet-facing"

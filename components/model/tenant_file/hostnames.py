@@ -145,6 +145,22 @@ def own_domain_listeners(spec: TenantSpec, suffix: str) -> list[tuple[str, str]]
     return [(env, name) for env in spec.environments for name in own_domain_names(spec, env, suffix)]
 
 
+def certificate_map_hostnames(suffix: str, specs: Sequence[TenantSpec]) -> list[str]:
+    """Every name a certificate map needs an entry (and a certificate) for on a stack whose tenant
+    domains are listeners of the platform Gateway (GKE): the stack's wildcard, then each tenant's
+    own domain names (tenants by name, names in environment order)."""
+    names = [f"*.{suffix}"]
+    for spec in sorted(specs, key=lambda s: s.name):
+        names += [name for _, name in own_domain_listeners(spec, suffix)]
+    return list(dict.fromkeys(names))
+
+
+def authorization_domains(hostnames: Sequence[str]) -> list[str]:
+    """The domains to authorize for those names: a DNS authorization covers a domain and its
+    wildcard, so `*.x` and `x` share x's."""
+    return list(dict.fromkeys(name.removeprefix("*.") for name in hostnames))
+
+
 def is_template(value: str) -> bool:
     """Whether a string is a hostname template with a placeholder (and nothing else)."""
     if not any(p in value for p in _PLACEHOLDERS):
