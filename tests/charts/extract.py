@@ -70,8 +70,8 @@ def _file(clone: Path, tag: str, path: str) -> tuple[str, str] | None:
     if not (clone / ".git").exists() and (clone / "go.mod").is_file():  # a Go module's folder at the tag
         if not (clone / path).is_file():
             return None
-        blob = subprocess.run(["git", "hash-object", str(clone / path)], check=True, capture_output=True, text=True)
-        return (clone / path).read_text(), blob.stdout.strip()
+        hashed = subprocess.run(["git", "hash-object", str(clone / path)], check=True, capture_output=True, text=True)
+        return (clone / path).read_text(), hashed.stdout.strip()
     try:
         blob = _git(clone, "rev-parse", f"{tag}:{path}").strip()
     except subprocess.CalledProcessError:
