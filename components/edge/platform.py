@@ -101,6 +101,32 @@ class PlatformEdgeArgs:
     tenants: Sequence[TenantSpec]
 
 
+def external_dns_values(args: PlatformEdgeArgs, identity: EdgeIdentity) -> dict[str, Any]:
+    """external-dns's chart values: the stack's zones and names, records it owns kept in sync
+    (edge_contracts.py). The real run starts external-dns with these (tools/realrun/controllers/external_dns.py)."""
+    settings = args.settings
+    uses_listener_sets = listeners.tenant_domains_as_listener_sets(settings) and any(
+        spec.domains for spec in args.tenants
+    )
+    return {
+        **identity.external_dns,
+        # Cloud DNS and Route 53 take no `*` in a TXT name's inner labels: `*.x`'s ownership
+        # record is written as `wildcard.x` (--txt-wildcard-replacement).
+        "extraArgs": [
+            *identity.external_dns.get("extraArgs", []),
+            f"{contracts.EXTERNAL_DNS_WILDCARD_FLAG}=wildcard",
+        ],
+        "sources": ["gateway-httproute"],
+        "domainFilters": domain_filters(settings.domain_suffix, args.tenants),
+        "txtOwnerId": txt_owner_id(settings.edge.external_dns, args.stack),
+        # sync: a record it owns (its TXT registry entry under txtOwnerId) is deleted once no route
+        # names it, so an offboarded tenant's names stop resolving; records of others are never touched.
+        "policy": contracts.EXTERNAL_DNS_POLICY,
+        "registry": "txt",
+        **({"enableGatewayListenerSets": True} if uses_listener_sets else {}),
+    }
+
+
 class PlatformEdge(pulumi.ComponentResource):
     """The cluster's edge (`tenancy:index:PlatformEdge`)."""
 
@@ -122,7 +148,7 @@ class PlatformEdge(pulumi.ComponentResource):
         if edge.tls.enabled:
             self._release(name, "cert-manager", edge.tls.chart, identity)
         if edge.external_dns.enabled and facts.cloud_dns:
-            self._release(name, "external-dns", edge.external_dns.chart, identity, self._dns_values(args, identity))
+            self._release(name, "external-dns", edge.external_dns.chart, identity, external_dns_values(args, identity))
         issuer = (
             cluster_issuer(name, settings, args.stack, identity, self._after("cert-manager"))
             if edge.tls.enabled
@@ -134,31 +160,6 @@ class PlatformEdge(pulumi.ComponentResource):
         self.register_outputs(
             {"charts": {k: v.version for k, v in self.releases.items()}, "dnsAuthorizations": self.dns_authorizations}
         )
-
-    @staticmethod
-    def _dns_values(args: PlatformEdgeArgs, identity: EdgeIdentity) -> dict[str, Any]:
-        """external-dns: the stack's zones and names, records it owns kept in sync (edge_contracts.py)."""
-        settings = args.settings
-        uses_listener_sets = listeners.tenant_domains_as_listener_sets(settings) and any(
-            spec.domains for spec in args.tenants
-        )
-        return {
-            **identity.external_dns,
-            # Cloud DNS and Route 53 take no `*` in a TXT name's inner labels: `*.x`'s ownership
-            # record is written as `wildcard.x` (--txt-wildcard-replacement).
-            "extraArgs": [
-                *identity.external_dns.get("extraArgs", []),
-                f"{contracts.EXTERNAL_DNS_WILDCARD_FLAG}=wildcard",
-            ],
-            "sources": ["gateway-httproute"],
-            "domainFilters": domain_filters(settings.domain_suffix, args.tenants),
-            "txtOwnerId": txt_owner_id(settings.edge.external_dns, args.stack),
-            # sync: a record it owns (its TXT registry entry under txtOwnerId) is deleted once no route
-            # names it, so an offboarded tenant's names stop resolving; records of others are never touched.
-            "policy": contracts.EXTERNAL_DNS_POLICY,
-            "registry": "txt",
-            **({"enableGatewayListenerSets": True} if uses_listener_sets else {}),
-        }
 
     def _release(
         self,

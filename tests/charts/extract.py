@@ -4,6 +4,10 @@ Run against a local clone of the chart's repository at the pinned tag, once per 
 
     python -m tests.charts.extract <clone> <tag> <chart dir in the repo> <chart> <version> <repository> [defaults]
 
+or, where no clone holds the tag but the Go module proxy serves the repository as a module at it, against
+the module's folder (`go mod download -json <module>@<tag>` prints it), `<clone>` given as `module:<folder>`:
+the proxy serves the tag's tree, and `git hash-object` of a file is its blob id in the repository.
+
 It writes tests/charts/data/<chart>/<version>/ with
 - `values.schema.json`: the chart's own schema without its `description` annotations (annotations
   do not take part in validation, JSON Schema 2020-12 section 9; everything else kept verbatim);
@@ -63,11 +67,31 @@ def _git(clone: Path, *args: str) -> str:
 
 def _file(clone: Path, tag: str, path: str) -> tuple[str, str] | None:
     """The file's text and git blob id at the tag, or None where the tag has no such file."""
+    if not (clone / ".git").exists() and (clone / "go.mod").is_file():  # a Go module's folder at the tag
+        if not (clone / path).is_file():
+            return None
+        hashed = subprocess.run(["git", "hash-object", str(clone / path)], check=True, capture_output=True, text=True)
+        return (clone / path).read_text(), hashed.stdout.strip()
     try:
         blob = _git(clone, "rev-parse", f"{tag}:{path}").strip()
     except subprocess.CalledProcessError:
         return None
     return _git(clone, "cat-file", "blob", blob), blob
+
+
+def _module_sum(folder: Path) -> str:
+    """The module's `h1:` hash, as go.sum records it (the folder is `<module cache>/<path>@<version>`)."""
+    path, version = folder.name.rsplit("@", 1)
+    parent = folder.parent.relative_to(_module_cache(folder))
+    info = _module_cache(folder) / "cache/download" / parent / path / "@v" / f"{version}.ziphash"
+    return info.read_text().strip()
+
+
+def _module_cache(folder: Path) -> Path:
+    for parent in folder.parents:
+        if (parent / "cache/download").is_dir():
+            return parent
+    raise SystemExit(f"{folder} is not in a Go module cache")
 
 
 def extract(
@@ -76,13 +100,17 @@ def extract(
     """Write the data directory for one chart version; return it."""
     out = DATA / chart / version
     out.mkdir(parents=True, exist_ok=True)
-    lines = [
-        f"# {chart} {version}: values schema and key tree (test data)",
-        "",
-        f"Read with `git show` from {repository} at tag `{tag}`",
-        f"(commit `{_git(clone, 'rev-list', '-n', '1', tag).strip()}`), written by tests/charts/extract.py.",
-        "",
-    ]
+    module = not (clone / ".git").exists() and (clone / "go.mod").is_file()
+    module_path = (clone / "go.mod").read_text().split()[1] if module else ""
+    origin = (
+        f"Read from {repository} at tag `{tag}` as the Go module proxy serves it (module `{module_path}@{tag}`,\n"
+        f"go.sum `{_module_sum(clone)}`); the blob ids are `git hash-object` of its files, the same as the\n"
+        "tag's. Written by tests/charts/extract.py."
+        if module
+        else f"Read with `git show` from {repository} at tag `{tag}`\n"
+        f"(commit `{_git(clone, 'rev-list', '-n', '1', tag).strip()}`), written by tests/charts/extract.py."
+    )
+    lines = [f"# {chart} {version}: values schema and key tree (test data)", "", origin, ""]
     schema = _file(clone, tag, f"{chart_dir}/values.schema.json")
     if schema is not None:
         text, blob = schema
@@ -116,4 +144,14 @@ if __name__ == "__main__":
     if len(sys.argv) not in (7, 8) or sys.argv[7:] not in ([], ["defaults"]):
         raise SystemExit(__doc__)
     clone_arg, tag_arg, dir_arg, chart_arg, version_arg, repo_arg = sys.argv[1:7]
-    print(extract(Path(clone_arg), tag_arg, dir_arg, chart_arg, version_arg, repo_arg, defaults=len(sys.argv) == 8))
+    print(
+        extract(
+            Path(clone_arg.removeprefix("module:")),
+            tag_arg,
+            dir_arg,
+            chart_arg,
+            version_arg,
+            repo_arg,
+            defaults=len(sys.argv) == 8,
+        )
+    )

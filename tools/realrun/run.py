@@ -46,7 +46,7 @@ def destroy_without_data(report: Report, folder: Path, binaries: dict[str, Path]
     settings = parse_settings(document["config"], f"Pulumi.{STACK}.yaml")
     with cluster.control_plane(folder / "cluster-nodata", binaries, toolchain.kwok_stages()) as plane:
         api = seed_cluster(report, plane, settings)
-        served = controllers.start(report, plane, api, binaries, settings).served
+        served = controllers.start(report, plane, api, binaries, settings, stack=STACK).served
         setup = EngineSetup(folder / "engine-nodata", plane.kubeconfig, engine_bin, secrets.token_hex(16))
         stack = open_stack(setup, STACK, document, engine_bin.parent)
         try:
@@ -156,7 +156,7 @@ def run() -> int:
         components = "etcd, kube-apiserver, controller-manager, scheduler, kwok"
         report.check("control plane", True, f"{plane.server} ({components})")
         api = seed_cluster(report, plane, settings)
-        running = controllers.start(report, plane, api, binaries, settings, tenants)
+        running = controllers.start(report, plane, api, binaries, settings, tenants, stack=STACK)
         data = dataplane.start(report, plane, api, settings, binaries)
         setup = EngineSetup(folder / "engine", plane.kubeconfig, engine_bin, secrets.token_hex(16))
         stack = open_stack(setup, STACK, document, engine_bin.parent)

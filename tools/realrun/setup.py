@@ -26,7 +26,16 @@ def run_overrides(tenants: Path, base_stack: str = STACK) -> dict[str, object]:
         "tenancy:installs": {**committed.get("tenancy:installs", {}), "managedElsewhere": True},
         # A copy of tenants/, which the lifecycle checks edit.
         "tenancy:tenantsDir": str(tenants),
+        # external-dns on: kind has no DNS zone, so the committed stack turns it off, and the program
+        # installs it on GKE/EKS only; the run starts it with the program's own values and the in-memory
+        # provider (controllers/external_dns.py), which changes nothing the program plans here.
+        "tenancy:edge": _with_external_dns(committed.get("tenancy:edge", {})),
     }
+
+
+def _with_external_dns(edge: dict[str, object]) -> dict[str, object]:
+    external_dns = edge.get("externalDns")
+    return {**edge, "externalDns": {**(external_dns if isinstance(external_dns, dict) else {}), "enabled": True}}
 
 
 def seed_cluster(report: Report, plane: cluster.ControlPlane, settings: StackSettings) -> client.ApiClient:

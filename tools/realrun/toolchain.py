@@ -155,10 +155,12 @@ def _stamp(binary: Binary, go_version: str) -> str:
     digest.update("\0".join([binary.package, *binary.ldflags, go_version]).encode())
     if binary.env:  # only when set: the stamps of the other binaries stay as they were
         digest.update("\0".join(f"{k}={v}" for k, v in binary.env).encode())
-    # A module with a main of our own (the provider, cert-manager): its source is part of the build.
-    if (MODULES / binary.module / "cmd").is_dir():
-        for main in sorted((MODULES / binary.module / "cmd").rglob("*.go")):
-            digest.update(main.read_bytes())
+    # A module with a main of our own (the provider, cert-manager) or files that replace upstream's
+    # (external-dns's `_overlay`): that source is part of the build.
+    for folder in ("cmd", "_overlay"):
+        if (MODULES / binary.module / folder).is_dir():
+            for main in sorted((MODULES / binary.module / folder).rglob("*.go")):
+                digest.update(main.read_bytes())
     return digest.hexdigest()
 
 

@@ -8,7 +8,7 @@ renders, external-dns skips what it was not told to read. Each fact below names 
 
 Gateway implementations
 - Envoy Gateway v1.9 (kind, v1.9.1 pinned): listener certificates from Secrets (`certificateRefs`), in-cluster
-  proxies; ListenerSets served (envoyproxy/gateway v1.9.0, internal/gatewayapi/listenerset.go). A Gateway
+  proxies; ListenerSets served (envoyproxy/gateway v1.9.1, internal/gatewayapi/listenerset.go). A Gateway
   is `Programmed` only with an address (v1.9.1 internal/gatewayapi/status/gateway.go,
   `updateGatewayProgrammedCondition`), and its proxies' default Service is a LoadBalancer: on kind the
   chart's default EnvoyProxy makes it a ClusterIP (edge.py, ENVOY_GATEWAY_CHART).
@@ -101,7 +101,7 @@ GATEWAY_IMPLEMENTATIONS: dict[str, GatewayImplementation] = {
     "local": GatewayImplementation(
         certificate_source=SECRET,
         listener_sets=True,
-        source="envoyproxy/gateway v1.9.0 internal/gatewayapi/listenerset.go (the newest tag read; v1.9.1 is pinned)",
+        source="envoyproxy/gateway v1.9.1 internal/gatewayapi/listenerset.go",
     ),
     "gcp": GatewayImplementation(
         certificate_source=CERTIFICATE_MAP,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from tools.realrun.binary import Binary
+from tools.realrun.controllers import external_dns_source
 
 CERT_MANAGER_VERSION = "v1.21.1"
 HELM_VERSION = "v3.22.0"
@@ -14,6 +15,8 @@ ENVOY_GATEWAY_VERSION = "v1.9.1"
 SOURCE_CONTROLLER_VERSION = "v1.8.5"
 KUSTOMIZE_CONTROLLER_VERSION = "v1.7.3"
 FLUX2_MANIFESTS_VERSION = "v2.9.5"
+# external-dns (external_dns.py): the stack pins chart 1.21.1 (app v0.21.0); the proxy serves v0.23.0 only.
+EXTERNAL_DNS_VERSION = external_dns_source.VERSION
 
 BINARIES = [
     # Our own main over the pinned module's registered controllers: upstream's main is a nested module
@@ -47,4 +50,16 @@ BINARIES = [
     Binary("source-controller", "flux/source-controller", "github.com/fluxcd/source-controller"),
     Binary("kustomize-controller", "flux/kustomize-controller", "github.com/fluxcd/kustomize-controller"),
     Binary("flux-gitserver", "flux/gitserver", "./cmd/flux-gitserver"),
+    # external-dns: upstream's main over a copy of the pinned module whose provider factory is the
+    # run's (in-memory only; external_dns_source.py says why), built with the Go its go.mod asks for.
+    Binary(
+        "external-dns",
+        "external-dns",
+        external_dns_source.MODULE,
+        (f"-X sigs.k8s.io/external-dns/pkg/apis/externaldns.Version={EXTERNAL_DNS_VERSION}",),
+        ("--version",),
+        re.escape(EXTERNAL_DNS_VERSION),
+        external_dns_source.prepare,
+        (("GOTOOLCHAIN", external_dns_source.GO_TOOLCHAIN),),
+    ),
 ]

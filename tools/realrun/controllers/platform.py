@@ -16,7 +16,7 @@ from kubernetes import client
 
 from components.model.settings.stack import StackSettings
 from tools.realrun.cluster import ControlPlane
-from tools.realrun.controllers import cert_manager, envoy_gateway, evidence, flux_checks
+from tools.realrun.controllers import cert_manager, envoy_gateway, evidence, external_dns, flux_checks
 from tools.realrun.controllers import flux as flux_controllers
 from tools.realrun.controllers.binaries import CERT_MANAGER_VERSION
 from tools.realrun.controllers.chart import ChartIdentity
@@ -32,6 +32,7 @@ class Controllers:
     served: frozenset[tuple[str, str]] = frozenset()
     flux: flux_controllers.Started | None = None
     tenants: Path | None = None
+    external_dns: external_dns.Started | None = None
 
     def log_files(self) -> dict[str, Path]:
         names = [*self.identities, *(["flux-gitserver"] if self.flux and self.flux.git else [])]
@@ -45,6 +46,8 @@ def start(
     binaries: Mapping[str, Path],
     settings: StackSettings,
     tenants: Path | None = None,
+    *,
+    stack: str,
 ) -> Controllers:
     """Start every controller the stack installs that the run builds; one line saying who runs as whom.
     With `tenants` (the run's copy of tenants/), their GitOps repositories are served on loopback."""
@@ -67,6 +70,11 @@ def start(
         controllers.identities.update({"envoy-gateway": eg.controller, "envoy-gateway-certgen": eg.certgen})
         controllers.served |= envoy_gateway.SERVED
         report.check("controllers started", True, f"{eg.summary()}; config: {envoy_gateway.config_summary(eg.config)}")
+    # external-dns (external_dns.py): the program's values, the in-memory provider; it writes no status.
+    if external_dns.runs(settings) and tenants is not None:
+        controllers.external_dns = external_dns.start(plane, api, binaries, settings, stack, tenants)
+        controllers.identities["external-dns"] = controllers.external_dns.identity
+        report.check("controllers started", True, controllers.external_dns.summary())
     if settings.delivery.install_flux:  # Flux (flux.py): source- and kustomize-controller, the Git server
         plan = flux_checks.plan_attacks(tenants) if tenants else None
         extra = {a.path: a.files for a in plan.attacks} if plan else None
@@ -95,6 +103,16 @@ def check(report: Report, controllers: Controllers, api: client.ApiClient, setti
             api, settings, ("realrun-acme-admin", "acme-admins"), "tenant-acme-dev", hostname
         )
         report.check("Envoy Gateway does not attach a route its listener refuses", *attack)
+    if controllers.external_dns is not None and controllers.tenants is not None:
+        specs = external_dns.tenant_specs(settings, stack, controllers.tenants)
+        report.check(
+            "external-dns publishes the tenants' own names",
+            *external_dns.published_line(api, settings, controllers.external_dns, specs),
+        )
+        report.check(
+            "external-dns publishes no attack route's name",
+            *external_dns.attack_line(api, settings, controllers.external_dns, specs),
+        )
     if controllers.flux is not None and controllers.flux.git is not None and controllers.tenants is not None:
         flux_checks.report_lines(report, api, controllers.flux, controllers.tenants)
 
