@@ -73,7 +73,7 @@ def validating_policies(
         ],
         *as_platform(vcluster_kubeconfig.policies(identities.users, identities.groups)),
         *as_platform(vcluster_release.policies(identities.users, identities.groups, flux_namespace)),
-        *syncer_account.policies(identities.users, identities.groups),
+        *as_platform(syncer_account.policies(identities.users, identities.groups)),
         *preview_dry_run.policies(preview.users, preview.groups),
     ]
 
