@@ -58,6 +58,7 @@ from components.admission.base import (
     TENANT_VARIABLE,
     PolicyDefinition,
     Validation,
+    Variable,
     literal,
     literal_list,
     resource_rule,
@@ -160,6 +161,27 @@ def _mounts_control_plane_volume() -> str:
     )
 
 
+def _variables(users: list[str], groups: list[str]) -> list[Variable]:
+    """Who the pod runs (and ran) as, and the identities that may change what its StatefulSet owns it by."""
+    return [
+        TENANT_VARIABLE,
+        {"name": "asSyncer", "expression": _runs_as("object", SYNCER_ACCOUNT)},
+        {
+            "name": "wasSyncer",
+            "expression": f"oldObject != null && ({_runs_as('oldObject', SYNCER_ACCOUNT)})",
+        },
+        {
+            "name": "platform",
+            "expression": f"request.userInfo.username in {literal_list(users)} || (has(request.userInfo.groups)"
+            f" && request.userInfo.groups.exists(g, g in {literal_list(groups)}))",
+        },
+        {
+            "name": "collectors",
+            "expression": f"request.userInfo.username in {literal_list(KUBERNETES_CONTROLLERS)}",
+        },
+    ]
+
+
 def policies(users: list[str], groups: list[str]) -> list[PolicyDefinition]:
     """The rule; `users` and `groups` are the platform identities (they may debug and resize the
     control plane pod, and change its labels and owners)."""
@@ -193,23 +215,7 @@ def policies(users: list[str], groups: list[str]) -> list[PolicyDefinition]:
                 # `status` keeps the request's labels (podStatusStrategy restores spec and owners only).
                 resource_rule("", ["pods/status"], ["UPDATE"]),
             ],
-            variables=[
-                TENANT_VARIABLE,
-                {"name": "asSyncer", "expression": _runs_as("object", SYNCER_ACCOUNT)},
-                {
-                    "name": "wasSyncer",
-                    "expression": f"oldObject != null && ({_runs_as('oldObject', SYNCER_ACCOUNT)})",
-                },
-                {
-                    "name": "platform",
-                    "expression": f"request.userInfo.username in {literal_list(users)} || (has(request.userInfo.groups)"
-                    f" && request.userInfo.groups.exists(g, g in {literal_list(groups)}))",
-                },
-                {
-                    "name": "collectors",
-                    "expression": f"request.userInfo.username in {literal_list(KUBERNETES_CONTROLLERS)}",
-                },
-            ],
+            variables=_variables(users, groups),
             validations=[
                 {
                     "expression": f"!({create}) || !variables.asSyncer || ({by_statefulset_controller} && {owned})",
