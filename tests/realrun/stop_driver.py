@@ -119,7 +119,9 @@ def main(work: Path, command: str, phase: str) -> int:
         module.ConditionStandIn = lambda *_: StandIn()  # type: ignore[attr-defined]
     # The controllers (tools/realrun/controllers/) would render charts and start real processes.
     run.controllers = SimpleNamespace(  # type: ignore[assignment,attr-defined]
-        start=lambda *_: SimpleNamespace(served=frozenset()), check=lambda *_: None, keep_evidence=lambda *_: None
+        start=lambda *_, **__: SimpleNamespace(served=frozenset()),
+        check=lambda *_, **__: None,
+        keep_evidence=lambda *_, **__: None,
     )
     # The data plane (tools/realrun/dataplane/) would install packages and change the host.
     run.dataplane = SimpleNamespace(  # type: ignore[assignment,attr-defined]
