@@ -53,7 +53,7 @@ CONTROL_PLANE_POD = f"{RELEASE_NAME}-0"
 # `highAvailability.replicas` is above one (start.go StartLeaderElection), so a second replica of a
 # single-replica release is a second syncer working unelected beside the first, each deleting what
 # the other writes. Set in the values (below) and held by admission on the StatefulSet's `scale`
-# (components/admission/rules/vcluster_release.py): tenant identities may scale it to 0 or to this.
+# (components/admission/rules/vcluster_control_plane.py): tenant identities may scale it to 0 or to this.
 CONTROL_PLANE_REPLICAS = 1
 # The Service the chart renders (`service.yaml`, named after the release): the address of the
 # exported kubeconfig, and the owner of the certificate Secret (pkg/certs/ensure.go), which the

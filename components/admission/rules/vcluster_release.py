@@ -77,112 +77,12 @@ from __future__ import annotations
 
 from components.admission.base import PolicyDefinition, literal, literal_list, resource_rule
 from components.admission.rules.platform_owned import KUBERNETES_CONTROLLERS
-from components.admission.rules.syncer_account import STATEFULSET_CONTROLLER
+from components.admission.rules.vcluster_cel import ALL_WRITES, list_kept, object_name, platform_identity
+from components.admission.rules.vcluster_control_plane import control_plane_policy
 from components.vcluster.objects import CHART_SOURCE
-from components.vcluster.values import (
-    CERTS_SECRET,
-    CONFIG_SECRET,
-    CONTROL_PLANE_REPLICAS,
-    CONTROL_PLANE_SELECTOR,
-    CONTROL_PLANE_SERVICE,
-    CONTROL_PLANE_STATEFULSET,
-    COREDNS_CONFIG_MAP,
-    DATA_CLAIM_PREFIX,
-    INSTALLER_ACCOUNT,
-    PLATFORM_ACCOUNTS,
-    RELEASE_NAME,
-    RELEASE_RECORD_LABELS,
-    RELEASE_SECRET_PREFIX,
-    SYNCER_ACCOUNT,
-)
+from components.vcluster.values import INSTALLER_ACCOUNT, RELEASE_NAME
 
-CONTROL_PLANE_POLICY = "tenancy-vcluster-control-plane"
 RELEASE_POLICY = "tenancy-vcluster-release"
-_ALL = ["CREATE", "UPDATE", "DELETE"]
-# The annotations the syncer writes on its config Secret at every start (pkg/setup/config.go).
-SYNCER_CONFIG_ANNOTATIONS = ["vcluster.loft.sh/distro", "vcluster.loft.sh/store"]
-# kube-controller-manager's volume binder, with --use-service-account-credentials: it sets a claim's
-# spec.volumeName when it binds it (without the flag it is system:kube-controller-manager).
-VOLUME_BINDER = "system:serviceaccount:kube-system:persistent-volume-binder"
-# The control plane's claims: `data-vcluster-<ordinal>` (the prefix holds letters and `-` only, no
-# regular-expression syntax).
-_DATA_CLAIM = f"^{DATA_CLAIM_PREFIX}[0-9]+$"
-# What a tenant identity may scale the control plane to: stopped, or the release's own count.
-TENANT_REPLICAS = sorted({0, CONTROL_PLANE_REPLICAS})
-# The autoscalers that write a target's `scale` (the HorizontalPodAutoscaler, and KEDA's ScaledObject,
-# which makes one), by resource, and the field naming their target; the VerticalPodAutoscaler's
-# updater evicts and its admission hook rewrites the resources of the pods it targets.
-_AUTOSCALER_TARGETS = {
-    "horizontalpodautoscalers": "scaleTargetRef",
-    "scaledobjects": "scaleTargetRef",
-    "verticalpodautoscalers": "targetRef",
-}
-
-
-def _account(name: str) -> str:
-    """CEL: the user name of the namespace's ServiceAccount `name`."""
-    return f"'system:serviceaccount:' + request.namespace + ':' + {literal(name)}"
-
-
-def _platform(users: list[str], groups: list[str]) -> str:
-    return (
-        f"request.userInfo.username in {literal_list(users)} || (has(request.userInfo.groups)"
-        f" && request.userInfo.groups.exists(g, g in {literal_list(groups)}))"
-    )
-
-
-def _labels_match(var: str, labels: dict[str, str]) -> str:
-    """CEL: `var` carries every one of `labels`."""
-    path = f"{var}.metadata.labels"
-    return " && ".join(
-        [
-            f"has({path})",
-            *(f"{literal(k)} in {path} && {path}[{literal(k)}] == {literal(v)}" for k, v in labels.items()),
-        ]
-    )
-
-
-def _name(var: str) -> str:
-    return f"(has({var}.metadata.name) ? {var}.metadata.name : '')"
-
-
-def _control_plane_object(var: str) -> str:
-    """CEL: `var` (object or oldObject) is one of the objects the control plane is made of."""
-    resource = "request.resource.resource"
-    name = _name(var)
-    revision_owner = (
-        f"(has({var}.metadata.ownerReferences) && {var}.metadata.ownerReferences.exists(o, o.kind == 'StatefulSet'"
-        f" && o.name == {literal(CONTROL_PLANE_STATEFULSET)}))"
-    )
-    record = f"({_labels_match(var, RELEASE_RECORD_LABELS)})"
-    selector = f"({_labels_match(var, CONTROL_PLANE_SELECTOR)})"
-    return (
-        f"{var} != null && ("
-        f"({resource} == 'statefulsets' && {name} == {literal(CONTROL_PLANE_STATEFULSET)})"
-        f" || ({resource} == 'services' && {name} == {literal(CONTROL_PLANE_SERVICE)})"
-        f" || ({resource} == 'serviceaccounts' && {name} in {literal_list(list(PLATFORM_ACCOUNTS))})"
-        f" || {_targets_control_plane(var)}"
-        f" || ({resource} == 'controllerrevisions' && ({selector} || {revision_owner}))"
-        f" || ({resource} == 'secrets' && ({name} == {literal(CONFIG_SECRET)} || {name} == {literal(CERTS_SECRET)}"
-        f" || {name}.startsWith({literal(RELEASE_SECRET_PREFIX)}) || {record}))"
-        f" || ({resource} == 'configmaps' && ({name} == {literal(COREDNS_CONFIG_MAP)} || {record}))"
-        f" || ({resource} == 'persistentvolumeclaims' && {name}.matches({literal(_DATA_CLAIM)})))"
-    )
-
-
-def _targets_control_plane(var: str) -> str:
-    """CEL: `var` is an autoscaler whose target is the StatefulSet `vcluster` (kind compared without
-    case, the API version not at all: any reference to that name is refused)."""
-    resource = "request.resource.resource"
-    clauses = []
-    for kind, field in sorted(_AUTOSCALER_TARGETS.items()):
-        ref = f"{var}.spec.{field}"
-        clauses.append(
-            f"({resource} == {literal(kind)} && has({var}.spec) && has({ref}) && has({ref}.name)"
-            f" && {ref}.name == {literal(CONTROL_PLANE_STATEFULSET)} && has({ref}.kind)"
-            f" && {ref}.kind.lowerAscii() == 'statefulset')"
-        )
-    return "(" + " || ".join(clauses) + ")"
 
 
 def _names_installer(var: str) -> str:
@@ -193,251 +93,23 @@ def _names_installer(var: str) -> str:
     )
 
 
-def _named(resource: str, name: str) -> str:
-    """CEL: the request is about the object `name` of `resource` (by its new or its old self)."""
-    return (
-        f"request.resource.resource == {literal(resource)} && ((object != null && {_name('object')} == {literal(name)})"
-        f" || (oldObject != null && {_name('oldObject')} == {literal(name)}))"
-    )
-
-
-def _certs_writers() -> str:
-    """CEL: who writes the certificate Secret: the namespace's syncer creates it at its first start and
-    rewrites it (the API server's certificate, the kubeconfigs' servers) on later ones, vCluster v0.20.0
-    pkg/certs/ensure.go EnsureCerts; it deletes it never. The release does not render it, so the
-    installer has no part in it."""
-    return (
-        f"request.userInfo.username == {_account(SYNCER_ACCOUNT)} && request.operation in ['CREATE', 'UPDATE']"
-        " && (!has(request.subResource) || request.subResource == '')"
-    )
-
-
-def _claim_writers() -> str:
-    """CEL: who writes the control plane's claims beyond the platform and the collectors.
-
-    The StatefulSet controller creates them from the template and sets their owner references for
-    the retention policy (k8s.io/kubernetes v1.36.3 pkg/controller/statefulset stateful_pod_control.go:
-    CreateClaim, UpdateClaim; it deletes none, the garbage collector does); the volume binder sets
-    `spec.volumeName` when it binds. Any other update must leave the spec and the owner references
-    as they were: the binder's, the scheduler's and the provisioner's bookkeeping annotations (whose
-    identities vary per cloud) pass, a dangling owner (the garbage collector would delete the claim)
-    or another volume does not.
-    """
-    spec_new = "(has(object.spec) ? object.spec : {})"
-    spec_old = "(has(oldObject.spec) ? oldObject.spec : {})"
-    owners_new = "(has(object.metadata.ownerReferences) ? object.metadata.ownerReferences : [])"
-    owners_old = "(has(oldObject.metadata.ownerReferences) ? oldObject.metadata.ownerReferences : [])"
-    # It creates the claim without owners (stateful_set_utils.go getPersistentVolumeClaims) and adds
-    # the retention owners by an update. The same user without --use-service-account-credentials
-    # (system:kube-controller-manager) is the ephemeral volume controller too, whose claim of a pod
-    # `data` with a volume `vcluster-0` would carry that pod as its controller: refused.
-    statefulset_controller = (
-        f"request.userInfo.username in {literal_list(STATEFULSET_CONTROLLER)}"
-        " && (request.operation == 'UPDATE' || (request.operation == 'CREATE'"
-        " && (!has(object.metadata.ownerReferences) || size(object.metadata.ownerReferences) == 0)))"
-    )
-    binder = f"request.userInfo.username == {literal(VOLUME_BINDER)} && request.operation == 'UPDATE'"
-    bookkeeping = f"request.operation == 'UPDATE' && {spec_new} == {spec_old} && {owners_new} == {owners_old}"
-    return f"({statefulset_controller}) || ({binder}) || ({bookkeeping})"
-
-
-def _kept(field: str) -> str:
-    """CEL: the UPDATE leaves the list `metadata.<field>` as it was (a dangling owner reference has the
-    garbage collector delete the object; a finalizer of the tenant's holds its deletion)."""
-    return (
-        f"(has(object.metadata.{field}) ? object.metadata.{field} : [])"
-        f" == (has(oldObject.metadata.{field}) ? oldObject.metadata.{field} : [])"
-    )
-
-
-def _service_kept() -> str:
-    """CEL: an update of the Service `vcluster` that changes neither where it sends the virtual
-    cluster's clients (its spec) nor its owners and finalizers: labels and annotations pass."""
-    return (
-        "request.operation == 'UPDATE' && (has(object.spec) ? object.spec : {}) =="
-        " (has(oldObject.spec) ? oldObject.spec : {})"
-        f" && {_kept('ownerReferences')} && {_kept('finalizers')}"
-    )
-
-
-def _replicas(var: str) -> str:
-    return f"(has({var}.spec) && has({var}.spec.replicas) ? {var}.spec.replicas : 0)"
-
-
-def _annotations(var: str) -> str:
-    return f"(has({var}.metadata.annotations) ? {var}.metadata.annotations : {{}})"
-
-
-def _syncer_bookkeeping() -> str:
-    """CEL: the namespace's syncer setting its two annotations on the config Secret, nothing else."""
-    new, old = _annotations("object"), _annotations("oldObject")
-    own = literal_list(SYNCER_CONFIG_ANNOTATIONS)
-    labels_new = "(has(object.metadata.labels) ? object.metadata.labels : {})"
-    labels_old = "(has(oldObject.metadata.labels) ? oldObject.metadata.labels : {})"
-    data_new = "(has(object.data) ? object.data : {})"
-    data_old = "(has(oldObject.data) ? oldObject.data : {})"
-    return (
-        f"request.operation == 'UPDATE' && request.resource.resource == 'secrets'"
-        f" && request.userInfo.username == {_account(SYNCER_ACCOUNT)}"
-        f" && object.metadata.name == {literal(CONFIG_SECRET)}"
-        f" && {data_new} == {data_old} && {labels_new} == {labels_old}"
-        f" && {_kept('ownerReferences')} && {_kept('finalizers')}"
-        f" && (has(object.type) ? object.type : '') == (has(oldObject.type) ? oldObject.type : '')"
-        " && (has(object.immutable) && object.immutable) == (has(oldObject.immutable) && oldObject.immutable)"
-        f" && {new}.all(k, k in {own} || (k in {old} && {old}[k] == {new}[k]))"
-        f" && {old}.all(k, k in {own} || k in {new})"
-    )
-
-
-def control_plane_policy(users: list[str], groups: list[str]) -> PolicyDefinition:
-    main = "!has(request.subResource) || request.subResource == ''"
+def _spec_unchanged(helm_controller: str, source_controller: str) -> str:
+    """CEL: an update that leaves the spec as it was (a tenant's reconcile request is an annotation),
+    the owner references (a dangling owner: the garbage collector deletes the object, and
+    helm-controller uninstalls the release) and the finalizers (without Flux's, a deletion skips the
+    uninstall and leaves the control plane running with no release). The finalizer is the kind's own
+    Flux controller's to add and remove: helm-controller's on the HelmRelease, source-controller's on
+    the sources."""
     resource = "request.resource.resource"
-    statefulset_controller = (
-        f"request.userInfo.username in {literal_list(STATEFULSET_CONTROLLER)}"
-        f" && ({resource} == 'controllerrevisions' || !({main}))"
+    main = "(!has(request.subResource) || request.subResource == '')"
+    finalizer_owner = (
+        f"({resource} == 'helmreleases' && request.userInfo.username == {helm_controller})"
+        f" || ({resource} != 'helmreleases' && request.userInfo.username == {source_controller})"
     )
-    # The installer applies what the chart renders: not the revisions, the certificates or the claims.
-    installer = (
-        f"request.userInfo.username == {_account(INSTALLER_ACCOUNT)}"
-        f" && {resource} in ['statefulsets', 'services', 'secrets', 'configmaps'] && ({main})"
-        " && !variables.certs"
-    )
-    # A change of the replica count: through `scale` (kubectl scale, an autoscaler) or the StatefulSet's
-    # own `spec.replicas`.
-    tenant_replicas = "[" + ", ".join(map(str, TENANT_REPLICAS)) + "]"
-    replica_write = (
-        f"{resource} == 'statefulsets' && request.operation == 'UPDATE' && (variables.scale"
-        f" || (({main}) && {_replicas('object')} != {_replicas('oldObject')}))"
-    )
-    return PolicyDefinition(
-        name=CONTROL_PLANE_POLICY,
-        rule="platform_owned",
-        resource_rules=[
-            resource_rule("apps", ["statefulsets", "controllerrevisions"], _ALL),
-            resource_rule("apps", ["statefulsets/status", "statefulsets/scale"], ["UPDATE"]),
-            resource_rule("", ["secrets", "configmaps", "persistentvolumeclaims", "services", "serviceaccounts"], _ALL),
-            # The claim's status subresource restores its spec but keeps its metadata, owner references
-            # included (k8s.io/kubernetes v1.36.3 pkg/registry/core/persistentvolumeclaim/strategy.go);
-            # the Service's likewise (pkg/registry/core/service/strategy.go serviceStatusStrategy).
-            resource_rule("", ["persistentvolumeclaims/status", "services/status"], ["UPDATE"]),
-            # Autoscalers naming the control plane as their target.
-            resource_rule("autoscaling", ["horizontalpodautoscalers"], ["CREATE", "UPDATE"]),
-            resource_rule("keda.sh", ["scaledobjects"], ["CREATE", "UPDATE"]),
-            resource_rule("autoscaling.k8s.io", ["verticalpodautoscalers"], ["CREATE", "UPDATE"]),
-        ],
-        match_conditions=[
-            {
-                "name": "the-control-plane",
-                "expression": f"{_control_plane_object('object')} || {_control_plane_object('oldObject')}",
-            },
-        ],
-        variables=[
-            {"name": "certs", "expression": _named("secrets", CERTS_SECRET)},
-            {"name": "claim", "expression": f"{resource} == 'persistentvolumeclaims'"},
-            {"name": "service", "expression": f"{resource} == 'services'"},
-            {"name": "account", "expression": f"{resource} == 'serviceaccounts'"},
-            {
-                "name": "autoscaler",
-                "expression": f"{resource} in {literal_list(sorted(_AUTOSCALER_TARGETS))}",
-            },
-            {
-                "name": "scale",
-                "expression": f"{resource} == 'statefulsets' && has(request.subResource)"
-                " && request.subResource == 'scale'",
-            },
-            {"name": "platform", "expression": _platform(users, groups)},
-            {
-                "name": "collectors",
-                "expression": f"request.userInfo.username in {literal_list(KUBERNETES_CONTROLLERS)}",
-            },
-            {"name": "installer", "expression": installer},
-            {
-                "name": "controllers",
-                "expression": f"variables.collectors || (!variables.claim && {statefulset_controller})",
-            },
-            {"name": "syncerBookkeeping", "expression": _syncer_bookkeeping()},
-            {"name": "replicaWrite", "expression": replica_write},
-        ],
-        validations=[
-            {
-                "expression": f"!variables.certs || variables.platform || variables.collectors || ({_certs_writers()})",
-                "message_expression": (
-                    f"'Secret {CERTS_SECRET} holds the virtual cluster\\'s keys and the kubeconfigs its control plane"
-                    f" runs with (release {RELEASE_NAME}): only its syncer writes it (' + request.userInfo.username"
-                    " + ' may not ' + request.operation.lowerAscii() + ' it); the name is reserved in tenant"
-                    " namespaces'"
-                ),
-                "reason": "Forbidden",
-            },
-            {
-                # The collectors delete the claim and orphan it; only the StatefulSet controller creates it.
-                "expression": "!variables.claim || variables.platform"
-                f" || (variables.collectors && request.operation != 'CREATE') || ({_claim_writers()})",
-                "message_expression": (
-                    "'PersistentVolumeClaim ' + request.name + ' is the virtual cluster\\'s control plane"
-                    f" volume (release {RELEASE_NAME}): only the StatefulSet controller creates it (with no owner"
-                    " references), and only the platform and the collectors delete it or change its spec or owners"
-                    " (' + request.userInfo.username + ' may not ' + request.operation.lowerAscii() + ' it); the name"
-                    " is reserved in tenant namespaces'"
-                ),
-                "reason": "Forbidden",
-            },
-            {
-                "expression": "!variables.replicaWrite || variables.platform"
-                f" || (variables.installer && !variables.scale) || {_replicas('object')} in {tenant_replicas}",
-                "message_expression": (
-                    f"'StatefulSet {CONTROL_PLANE_STATEFULSET} runs the virtual cluster\\'s control plane, one syncer"
-                    f" with no leader election: it scales to {' or '.join(str(n) for n in TENANT_REPLICAS)} only"
-                    " (' + request.userInfo.username + ' asked for ' + string("
-                    f"{_replicas('object')}) + ' replicas)'"
-                ),
-                "reason": "Forbidden",
-            },
-            {
-                "expression": "!variables.autoscaler || variables.platform",
-                "message_expression": (
-                    "request.kind.kind + ' ' + request.name + ' targets the StatefulSet"
-                    f" {CONTROL_PLANE_STATEFULSET}, the virtual cluster\\'s control plane: its replica count and"
-                    " resources are the platform\\'s (one syncer, with no leader election); target your own"
-                    " workloads'"
-                ),
-                "reason": "Forbidden",
-            },
-            {
-                "expression": "!variables.service || variables.platform || variables.collectors"
-                f" || variables.installer || ({_service_kept()})",
-                "message_expression": (
-                    f"'Service {CONTROL_PLANE_SERVICE} is the address of the virtual cluster\\'s API server (release"
-                    f" {RELEASE_NAME}) and owns its certificate Secret: only the platform\\'s release creates,"
-                    " deletes or changes it (' + request.userInfo.username + ' may not '"
-                    " + request.operation.lowerAscii() + ' it; labels and annotations pass); the name is reserved"
-                    " in tenant namespaces'"
-                ),
-                "reason": "Forbidden",
-            },
-            {
-                "expression": "!variables.account || variables.platform || variables.collectors",
-                "message_expression": (
-                    "'ServiceAccount ' + request.name + ' is a virtual cluster\\'s host account (the syncer, the"
-                    " installer helm-controller applies the release as, or the synced pods\\' account): only the"
-                    " platform writes it (' + request.userInfo.username + ' may not '"
-                    " + request.operation.lowerAscii() + ' it); the name is reserved in tenant namespaces'"
-                ),
-                "reason": "Forbidden",
-            },
-            {
-                "expression": "variables.certs || variables.claim || variables.service || variables.account"
-                " || variables.autoscaler || variables.scale || variables.platform || variables.installer"
-                " || variables.controllers || variables.syncerBookkeeping",
-                "message_expression": (
-                    "request.kind.kind + ' ' + request.name + ' is part of the virtual cluster\\'s control plane"
-                    f" (release {RELEASE_NAME}): only the platform writes it, through its release applied as"
-                    f" {INSTALLER_ACCOUNT} (' + request.userInfo.username + ' may not '"
-                    " + request.operation.lowerAscii() + ' it); the name is reserved in tenant namespaces'"
-                ),
-                "reason": "Forbidden",
-            },
-        ],
+    return (
+        f"request.operation == 'UPDATE' && {main} && (has(object.spec) ? object.spec : {{}}) == (has(oldObject.spec)"
+        f" ? oldObject.spec : {{}}) && {list_kept('ownerReferences')}"
+        f" && ({list_kept('finalizers')} || {finalizer_owner})"
     )
 
 
@@ -455,7 +127,7 @@ def release_policy(users: list[str], groups: list[str], flux_namespace: str) -> 
     )
 
     def ours(var: str) -> str:
-        name = _name(var)
+        name = object_name(var)
         return (
             f"{var} != null && ("
             f"({resource} == 'helmreleases' && ({name} == {literal(RELEASE_NAME)} || {_names_installer(var)}))"
@@ -463,26 +135,7 @@ def release_policy(users: list[str], groups: list[str], flux_namespace: str) -> 
             f" || ({resource} == 'helmcharts' && {name} == request.namespace + '-' + {literal(RELEASE_NAME)}))"
         )
 
-    # An update that leaves the spec as it was passes (a tenant's reconcile request is an annotation),
-    # if it also leaves the owner references (a dangling owner: the garbage collector deletes the
-    # object, and helm-controller uninstalls the release) and the finalizers (without Flux's, a
-    # deletion skips the uninstall and leaves the control plane running with no release). The
-    # finalizer is the kind's own Flux controller's to add and remove: helm-controller's on the
-    # HelmRelease, source-controller's on the sources.
-    def kept(field: str) -> str:
-        return (
-            f"(has(object.metadata.{field}) ? object.metadata.{field} : [])"
-            f" == (has(oldObject.metadata.{field}) ? oldObject.metadata.{field} : [])"
-        )
-
-    finalizer_owner = (
-        f"({resource} == 'helmreleases' && request.userInfo.username == {helm_controller})"
-        f" || ({resource} != 'helmreleases' && request.userInfo.username == {source_controller})"
-    )
-    spec_unchanged = (
-        f"request.operation == 'UPDATE' && {main} && (has(object.spec) ? object.spec : {{}}) == (has(oldObject.spec)"
-        f" ? oldObject.spec : {{}}) && {kept('ownerReferences')} && ({kept('finalizers')} || {finalizer_owner})"
-    )
+    spec_unchanged = _spec_unchanged(helm_controller, source_controller)
     # A HelmRelease `vcluster` of the tenant's own made before the name was reserved (it names another
     # account) may still be deleted.
     leftover = f"request.operation == 'DELETE' && {resource} == 'helmreleases' && !({_names_installer('oldObject')})"
@@ -490,14 +143,14 @@ def release_policy(users: list[str], groups: list[str], flux_namespace: str) -> 
         name=RELEASE_POLICY,
         rule="platform_owned",
         resource_rules=[
-            resource_rule("helm.toolkit.fluxcd.io", ["helmreleases"], _ALL),
+            resource_rule("helm.toolkit.fluxcd.io", ["helmreleases"], ALL_WRITES),
             resource_rule("helm.toolkit.fluxcd.io", ["helmreleases/status"], ["UPDATE"]),
-            resource_rule("source.toolkit.fluxcd.io", ["helmrepositories", "helmcharts"], _ALL),
+            resource_rule("source.toolkit.fluxcd.io", ["helmrepositories", "helmcharts"], ALL_WRITES),
             resource_rule("source.toolkit.fluxcd.io", ["helmrepositories/status", "helmcharts/status"], ["UPDATE"]),
         ],
         match_conditions=[{"name": "the-release", "expression": f"{ours('object')} || {ours('oldObject')}"}],
         variables=[
-            {"name": "platform", "expression": _platform(users, groups)},
+            {"name": "platform", "expression": platform_identity(users, groups)},
             {
                 "name": "controllers",
                 "expression": f"request.userInfo.username in {literal_list(KUBERNETES_CONTROLLERS)}"
