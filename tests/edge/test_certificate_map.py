@@ -89,9 +89,25 @@ def test_resource_ids_are_valid_distinct_and_stable() -> None:
     long_a = "a" * 60 + ".example.net"
     long_b = "a" * 60 + ".example.org"
     ids = [resource_id("prod", name) for name in ("*.tenants.example.com", "tenants.example.com", long_a, long_b)]
-    assert ids[0] == "tenancy-prod-wildcard-tenants-example-com"
+    assert ids[0].startswith("tenancy-prod-wildcard-tenants-example-com-")
     assert len(set(ids)) == 4 and all(RULES["certificate-manager"].problems(i) == [] for i in ids)
     assert resource_id("prod", long_a) == ids[2]
+    # Readable parts that collide (a review found each): dots and hyphens, `*.` and `wildcard.`, and two
+    # stacks sharing a project (certificates and authorizations are per project).
+    pairs = [
+        (("prod", "shop.acme.example"), ("prod", "shop-acme.example")),
+        (("prod", "*.api.acme.example"), ("prod", "wildcard.api.acme.example")),
+        (("prod", "eu.acme.example"), ("prod-eu", "acme.example")),
+    ]
+    for first, second in pairs:
+        assert resource_id(*first) != resource_id(*second), (first, second)
+        assert all(RULES["certificate-manager"].problems(resource_id(*x)) == [] for x in (first, second))
+
+
+def test_the_rule_is_the_apis_and_refuses_what_the_api_refuses() -> None:
+    rule = RULES["certificate-manager"]
+    assert rule.problems("tenancy-prod-shop-0123456789") == []
+    assert rule.problems("Tenancy_prod") and rule.problems("a" * 64)
 
 
 def test_each_tenant_domain_owner_gets_its_authorization_record_as_an_output(prod_plan: ProgramRun) -> None:

@@ -38,20 +38,22 @@ from components.model.core.labels import cloud_label_value
 from components.model.settings.stack import StackSettings
 from components.model.tenant_file.hostnames import authorization_domains
 
-# Certificate Manager ids take 1-64 of [a-zA-Z][a-zA-Z0-9_-]* (name_rules.py "certificate-manager");
-# the program writes a stricter subset: `tenancy-` first, lowercase letters, digits and hyphens, 63 at most.
+# Certificate Manager ids fully match [a-z0-9-]{1,63} (the API reference, name_rules.py
+# "certificate-manager").
 _MAX_ID = 63
 _NOT_ID = re.compile(r"[^a-z0-9-]")
+_DIGEST = 10
 
 
 def resource_id(stack: str, hostname: str) -> str:
-    """A stable Certificate Manager id for one name of one stack: readable where it fits, else cut
-    and suffixed with a hash of the whole name (two names never share an id)."""
+    """A stable Certificate Manager id for one name of one stack: readable, always ending in a hash of
+    the stack and the whole name. The readable part alone would collide: dots and hyphens both become
+    `-` (`shop.acme.example`, `shop-acme.example`), `*.` reads as `wildcard.`, and certificates and
+    authorizations are per project, shared by the project's stacks (`prod` with `eu.acme.example`,
+    `prod-eu` with `acme.example`)."""
     readable = _NOT_ID.sub("-", f"tenancy-{stack}-{hostname.replace('*.', 'wildcard.')}".lower())
-    if len(readable) <= _MAX_ID:
-        return readable
-    digest = hashlib.sha256(hostname.encode()).hexdigest()[:10]
-    return f"{readable[: _MAX_ID - len(digest) - 1].rstrip('-')}-{digest}"
+    digest = hashlib.sha256(f"{stack}/{hostname}".encode()).hexdigest()[:_DIGEST]
+    return f"{readable[: _MAX_ID - _DIGEST - 1].rstrip('-')}-{digest}"
 
 
 def map_name(stack: str) -> str:
@@ -97,7 +99,12 @@ def gcp_certificate_map(
     own authorization record in its first zone; children `<prefix>-...` under `parent`."""
     assert settings.gcp is not None  # the settings model requires tenancy:gcp on gcp
     project = settings.gcp.project
-    child = pulumi.ResourceOptions(parent=parent)
+    # Certificate Manager takes 300 writes a minute per project by default
+    # (https://cloud.google.com/certificate-manager/docs/quotas); the provider retries a 429 until the
+    # resource's timeout (20 minutes by default), which a first `up` of hundreds of names can reach.
+    child = pulumi.ResourceOptions(
+        parent=parent, custom_timeouts=pulumi.CustomTimeouts(create="60m", update="60m", delete="60m")
+    )
     # `managed-by` comes from the provider's default labels (cloud.py).
     labels = {"stack": cloud_label_value(stack)}
     certificate_map = gcp.certificatemanager.CertificateMap(
@@ -109,6 +116,10 @@ def gcp_certificate_map(
             f"{prefix}-dns-authorization-{domain}",
             name=resource_id(stack, domain),
             domain=domain,
+            # A record of its own per project (`_acme-challenge_<id>.<domain>`), not the fixed
+            # `_acme-challenge.<domain>`: that name stays the tenant's delegation for cert-manager's
+            # DNS-01 (issuers.py), and the domain can be authorized from a second project (a move).
+            type="PER_PROJECT_RECORD",
             project=project,
             labels=labels,
             opts=child,

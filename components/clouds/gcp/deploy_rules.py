@@ -25,7 +25,9 @@ in the prod plan has a rule here. Sources: the permission each API method needs
   granted on each pool's `serviceAccount` (gke-nodes@...), never on the project.
 - `gcp.certificatemanager.*` (the Gateway's certificate map, ADR 0041) needs
   `certificatemanager.{certs,certmaps,certmapentries,dnsauthorizations}.create/update/delete`
-  (roles/certificatemanager.editor) and certificatemanager.googleapis.com; the stack's own
+  and certificatemanager.googleapis.com: roles/certificatemanager.owner, since the editor role has no
+  `.delete` (https://cloud.google.com/iam/docs/roles-permissions/certificatemanager), so removing a
+  domain, offboarding or a destroy would fail; the stack's own
   authorization record is a `gcp.dns.RecordSet` (roles/dns.admin above).
 - The DNS record-set role of cert-manager and external-dns is a custom role the bootstrap creates
   (edge_roles.py); the program reads it (`gcp.projects.IAMCustomRole.get`, `iam.roles.get`:
@@ -56,7 +58,7 @@ _PREFIX_RULES: dict[str, DeployRule] = {
     "gcp:kms/": DeployRule("roles/cloudkms.admin", "cloudkms.googleapis.com"),
     "gcp:serviceaccount/": DeployRule(SERVICE_ACCOUNT_ADMIN, "iam.googleapis.com"),
     "gcp:dns/": DeployRule("roles/dns.admin", "dns.googleapis.com"),
-    "gcp:certificatemanager/": DeployRule("roles/certificatemanager.editor", "certificatemanager.googleapis.com"),
+    "gcp:certificatemanager/": DeployRule("roles/certificatemanager.owner", "certificatemanager.googleapis.com"),
     "gcp:projects/serviceIdentity:": DeployRule("roles/serviceusage.serviceUsageAdmin", "serviceusage.googleapis.com"),
     "gcp:projects/iAMMember:": DeployRule(PROJECT_IAM_ADMIN, "cloudresourcemanager.googleapis.com"),
     # Read only (the bootstrap creates the role): iam.roles.get.

@@ -92,11 +92,11 @@ RULES: dict[str, NameRule] = {
     ),
     # Certificates, map entries, DNS authorizations (certificate_map.py `resource_id`).
     "certificate-manager": NameRule(
-        re.compile(r"^[a-zA-Z][a-zA-Z0-9_-]*$"),
+        re.compile(r"^[a-z0-9-]*$"),
         1,
-        64,
-        "pulumi-gcp 10.2.0 pulumi_gcp/certificatemanager/certificate.py (name: 1-64 characters, "
-        "[a-zA-Z][a-zA-Z0-9_-]*)",
+        63,
+        "https://cloud.google.com/certificate-manager/docs/reference/certificate-manager/rpc/"
+        "google.cloud.certificatemanager.v1 (ids fully match [a-z0-9-]{1,63})",
     ),
     "label-key": NameRule(
         re.compile(r"^[a-z][a-z0-9_-]*$"),
