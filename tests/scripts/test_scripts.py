@@ -167,7 +167,8 @@ def _kubectl_cluster(stubs: Stubs, *, wrong: str = "") -> None:
             answer = f'echo "Error from server (Forbidden): {forbidden}"; exit 1'
         else:
             answer = (
-                f"echo \"Error: ValidatingAdmissionPolicy '{case.policy}' with binding 'x' denied request: no\"; exit 1"
+                f"echo \"Error: ValidatingAdmissionPolicy '{case.policy.split('|')[-1]}' with binding 'x' denied"
+                ' request: no"; exit 1'
             )
         branches.append(f"  {_request(case)}) {answer} ;;")
     stubs.add("kubectl", 'case "$*" in\n' + "\n".join(branches) + "\nesac")
