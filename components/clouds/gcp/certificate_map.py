@@ -99,9 +99,8 @@ def gcp_certificate_map(
     own authorization record in its first zone; children `<prefix>-...` under `parent`."""
     assert settings.gcp is not None  # the settings model requires tenancy:gcp on gcp
     project = settings.gcp.project
-    # Certificate Manager takes 300 writes a minute per project by default
-    # (https://cloud.google.com/certificate-manager/docs/quotas); the provider retries a 429 until the
-    # resource's timeout (20 minutes by default), which a first `up` of hundreds of names can reach.
+    # 300 writes a minute per project (https://cloud.google.com/certificate-manager/docs/quotas): the
+    # provider retries a 429 until the timeout, which a first `up` of hundreds of names can reach.
     child = pulumi.ResourceOptions(
         parent=parent, custom_timeouts=pulumi.CustomTimeouts(create="60m", update="60m", delete="60m")
     )
