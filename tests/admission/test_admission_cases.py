@@ -19,6 +19,7 @@ from components.model.catalog.stack_config import parse_settings
 from tests.admission.layers import Cluster
 from tests.k8s_schema import is_builtin, validate_builtin, validate_custom
 from tests.rbac import UserInfo
+from tests.support import kubernetes_objects
 from tools.generators import case_judgement, e2e_manifests
 from tools.generators.admission_cases import (
     ACCESS,
@@ -76,6 +77,23 @@ def test_a_case_two_policies_deny_names_both(denials: dict[str, tuple[str, ...]]
     assert case.policy in both and denials[case.id] == both
     assert _exported_policies()[case.id] == "|".join(both)
     assert e2e_manifests.policies(case, denials) == "|".join(both)
+
+
+def test_no_admitted_create_names_an_object_the_replay_finds(dev: Cluster) -> None:
+    # A dry-run create of a name that exists passes admission and is then refused as AlreadyExists
+    # (k8s.io/apiserver registry/generic/registry/store.go `Create`: validation, then the dry-run
+    # storage's existence check), so an admitted create must name no object of the replay's cluster:
+    # what `up` leaves, the fixtures, and what the StatefulSet controller makes of them.
+    live = [*kubernetes_objects(dev.run), *FIXTURES, CONTROL_PLANE_POD]
+    existing = {(o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in live}
+    clashes = [
+        case.id
+        for case in CASES
+        if case.verb == "create"
+        and case.expect == "admit"
+        and (case.obj["kind"], case.namespace, case.obj["metadata"]["name"]) in existing
+    ]
+    assert clashes == []
 
 
 def test_the_fixtures_are_what_the_platform_and_its_controller_may_write(dev: Cluster) -> None:

@@ -1469,14 +1469,19 @@ CASES += [
         "tenancy-vcluster-control-plane",
         "its pod runs as the syncer: the StatefulSet vcluster is written only through the platform's release",
     ),
+    # The installer's writes go to the objects the replay plants (FIXTURES): a create of one would
+    # be refused as AlreadyExists after admission admitted it.
     Case(
-        "installer-creates-control-plane-statefulset",
+        "installer-upgrades-control-plane-statefulset",
         OPERATOR_LAB_DEV_INSTALLER,
         OPERATOR_LAB_DEV,
         "apps/v1/statefulsets",
-        _statefulset("vcluster", VCLUSTER_SELECTOR),
+        {"spec": {"template": {"metadata": {"annotations": {"e2e.tenancy.io/upgrade": "0.20.1"}}}}},
         "admit",
-        why="helm-controller installing the release as the installer",
+        why="helm-controller upgrading the release as the installer",
+        verb="patch",
+        kind="StatefulSet",
+        target="vcluster",
     ),
     Case(
         "deployer-creates-statefulset",
@@ -1537,9 +1542,13 @@ CASES += [
         OPERATOR_LAB_DEV_INSTALLER,
         OPERATOR_LAB_DEV,
         SECRETS,
-        {**_secret("vc-config-vcluster"), "stringData": {"config.yaml": "controlPlane: {}"}},
+        # base64 of `controlPlane: {distro: {k8s: {enabled: true}}}`
+        {"data": {"config.yaml": "Y29udHJvbFBsYW5lOiB7ZGlzdHJvOiB7azhzOiB7ZW5hYmxlZDogdHJ1ZX19fQ=="}},
         "admit",
         why="the chart's config Secret, applied by the release",
+        verb="patch",
+        kind="Secret",
+        target="vc-config-vcluster",
     ),
     Case(
         "deployer-plants-release-record",
@@ -2214,7 +2223,7 @@ LIVE_CLASSES: dict[str, tuple[str, ...]] = {
     "Issue 43: the control plane's StatefulSet and the revisions its pods are built from": (
         "deployer-creates-control-plane-statefulset",
         "stray-plants-control-plane-revision",
-        "installer-creates-control-plane-statefulset",
+        "installer-upgrades-control-plane-statefulset",
         "deployer-creates-statefulset",
         "statefulset-controller-writes-revision",
     ),
