@@ -32,6 +32,7 @@ from tools.generators.admission_cases import (
     STATEFULSET_CONTROLLER,
     Access,
     Case,
+    manifest,
 )
 from tools.plan.harness import ProgramRun, stack_config
 
@@ -157,7 +158,7 @@ def test_a_wrong_expectation_would_fail(dev: Cluster) -> None:
     # The judge is not a rubber stamp: the NodePort Service is denied, the ClusterIP one is not.
     [node_port] = [c for c in CASES if c.id == "service-node-port"]
     who = UserInfo(node_port.who.name, node_port.who.groups)
-    outcome = dev.attempt(who, "CREATE", node_port.resource, e2e_manifests.manifest(node_port), node_port.namespace)
+    outcome = dev.attempt(who, "CREATE", node_port.resource, manifest(node_port), node_port.namespace)
     assert outcome.stopped_by == "admission" and not outcome.denied_by("tenancy-scheduling-pods")
 
 
@@ -175,7 +176,7 @@ def test_exported_manifests_are_the_cases_and_valid() -> None:
         assert row[2:5] == [case.who.name, ",".join(case.who.groups), case.expect]
         assert row[6:] == [case.verb, e2e_manifests.target(case), case.subresource or "-"]
         obj = yaml.safe_load((directory / row[1]).read_text())
-        assert obj == e2e_manifests.manifest(case)
+        assert obj == manifest(case)
         if case.verb != "create":
             # Patches of live objects: the object they make is checked against the schema below.
             assert case.verb == "patch" or case.resource.startswith("/"), "replace reaches the core group only"

@@ -22,6 +22,7 @@ docs/admission-attacks.md each case replays; docs/real-run.md lists the classes 
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -82,6 +83,14 @@ class Case:
     kind: str = ""
     target: str = ""
     subresource: str = ""
+
+
+def manifest(case: Case) -> dict[str, Any]:
+    """The case's object as sent to the API server (in its namespace), or its merge patch."""
+    obj = copy.deepcopy(case.obj)
+    if case.verb == "create":
+        obj["metadata"]["namespace"] = case.namespace
+    return obj
 
 
 def _container(**extra: Any) -> dict[str, Any]:

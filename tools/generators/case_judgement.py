@@ -23,7 +23,7 @@ from typing import Any
 from tests.admission.layers import Cluster, Outcome, cluster
 from tests.rbac import UserInfo
 from tests.support import kubernetes_objects, plan
-from tools.generators.admission_cases import CASES, CONTROL_PLANE_POD, FIXTURES, STRAY_GRANT, Case
+from tools.generators.admission_cases import CASES, CONTROL_PLANE_POD, FIXTURES, STRAY_GRANT, Case, manifest
 from tools.plan.harness import ProgramRun
 
 # kube-controller-manager's own roles for the controllers the cases impersonate (k8s.io/kubernetes
@@ -101,8 +101,6 @@ def live_object(dev: Cluster, case: Case) -> dict[str, Any]:
 
 def attempt(dev: Cluster, case: Case) -> Outcome:
     """The case's request through RBAC and admission."""
-    from tools.generators.e2e_manifests import manifest
-
     who = UserInfo(case.who.name, case.who.groups)
     if case.verb == "create":
         return dev.attempt(who, "CREATE", case.resource, manifest(case), case.namespace)
