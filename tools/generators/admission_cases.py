@@ -2009,6 +2009,15 @@ def _round7_cases() -> list[Case]:
             "admit",
             why="autoscaling the tenant's own workloads",
         ),
+        Case(
+            "deployer-autoscales-deployment-named-vcluster",
+            deployer,
+            OPERATOR_LAB_DEV,
+            AUTOSCALERS,
+            _autoscaler("e2e-vcluster-web", "Deployment", "vcluster"),
+            "admit",
+            why="the lock is the StatefulSet's: a Deployment of the tenant's that happens to be named vcluster",
+        ),
         # M3: an ephemeral volume named into the control plane's claim.
         Case(
             "deployer-names-ephemeral-claim-data-vcluster-0",
@@ -2295,6 +2304,7 @@ LIVE_CLASSES: dict[str, tuple[str, ...]] = {
         "deployer-autoscales-control-plane",
         "deployer-stops-control-plane",
         "deployer-autoscales-own-statefulset",
+        "deployer-autoscales-deployment-named-vcluster",
     ),
     "Red team round 7, M3: an ephemeral volume named into data-vcluster-<n>": (
         "deployer-names-ephemeral-claim-data-vcluster-0",
