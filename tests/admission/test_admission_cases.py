@@ -80,6 +80,22 @@ def test_a_case_two_policies_deny_names_both(denials: dict[str, tuple[str, ...]]
     assert e2e_manifests.policies(case, denials) == "|".join(both)
 
 
+def test_every_patch_is_sent_by_an_identity_that_reads_its_target(dev: Cluster) -> None:
+    # `kubectl patch` reads the object (or the subresource) before it patches: an identity that may
+    # patch but not `get` it is refused by RBAC before admission sees anything (the real run, on
+    # 2026-11-29: the syncer's `pods/status` patch). Such a request is sent as a PUT (`replace`),
+    # whose read of the main object scripts/e2e/admission.sh makes as the run's admin.
+    unread = []
+    for case in CASES:
+        if case.verb != "patch":
+            continue
+        group, _, plural = case.resource.split("/")
+        target = f"{plural}/{case.subresource}" if case.subresource else plural
+        if not dev.authz.allowed(UserInfo(case.who.name, case.who.groups), "get", target, case.namespace, group=group):
+            unread.append(case.id)
+    assert unread == []
+
+
 def test_no_admitted_create_names_an_object_the_replay_finds(dev: Cluster) -> None:
     # A dry-run create of a name that exists passes admission and is then refused as AlreadyExists
     # (k8s.io/apiserver registry/generic/registry/store.go `Create`: validation, then the dry-run

@@ -1949,6 +1949,8 @@ def _round7_cases() -> list[Case]:
             ("deny", syncer_account, "without its controller the pod keeps running as the syncer, beside a new one"),
             pod,
         ),
+        # A PUT: `kubectl patch --subresource=status` reads pods/status first, which the syncer may
+        # not `get` (its Role: patch and update); the syncer's own client writes without reading.
         _sent_to(
             "syncer-drops-control-plane-pod-label-by-status",
             syncer,
@@ -1956,6 +1958,7 @@ def _round7_cases() -> list[Case]:
             {"metadata": {"labels": {"app": None}}},
             ("deny", syncer_account, "pods/status keeps the request's labels (podStatusStrategy)"),
             ("Pod", "vcluster-0", "status"),
+            verb="replace",
         ),
         _sent_to(
             "deployer-annotates-control-plane-pod",
