@@ -6,6 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+from tools.ci.engine_settings import command_env
 from tools.ci.pulumi_run import command_argv
 from tools.realrun.engine import CI_DISPLAY, as_ci_runs
 
@@ -21,7 +22,9 @@ def test_previews_run_without_per_step_checkpoints_and_the_environment_comes_bac
     workspace = SimpleNamespace(env_vars={"PULUMI_CONFIG_PASSPHRASE": "x"})
     stack: Any = SimpleNamespace(workspace=workspace)
     with as_ci_runs(stack, "preview"):
-        assert workspace.env_vars == {"PULUMI_CONFIG_PASSPHRASE": "x", "PULUMI_SKIP_CHECKPOINTS": "true"}
+        # CI's engine settings for a preview (tools/ci/engine_settings.py), checkpoints skipped among them.
+        assert workspace.env_vars == {"PULUMI_CONFIG_PASSPHRASE": "x", **command_env("preview")}
+        assert workspace.env_vars["PULUMI_SKIP_CHECKPOINTS"] == "true"
     assert workspace.env_vars == {"PULUMI_CONFIG_PASSPHRASE": "x"}
     with as_ci_runs(stack, "up"):
         assert "PULUMI_SKIP_CHECKPOINTS" not in workspace.env_vars
