@@ -25,7 +25,8 @@ from typing import Any
 
 import pytest
 
-from components.admission.rules.vcluster_control_plane import CONTROL_PLANE_POLICY, VOLUME_BINDER
+from components.admission.rules.vcluster_claims import VOLUME_BINDER
+from components.admission.rules.vcluster_control_plane import CONTROL_PLANE_POLICY
 from components.admission.rules.vcluster_release import RELEASE_POLICY
 from components.vcluster.objects import CHART_SOURCE
 from components.vcluster.values import (
