@@ -1521,3 +1521,27 @@ def test_the_control_plane_and_other_pods_keep_their_labels(host: Cluster) -> No
         assert admitted(outcome), (labels, outcome.decision.denials)
         resource, body = templated("Deployment", impostor(host, labels))
         assert admitted(host.attempt(DEPLOYER, "CREATE", resource, body, HARD)), labels
+
+
+def _marks_a_default_class(host: Cluster) -> bool:
+    classes = objects_of_kind(host.run, "StorageClass")
+    default = "storageclass.kubernetes.io/is-default-class"
+    return any((c["metadata"].get("annotations") or {}).get(default) == "true" for c in classes)
+
+
+def test_a_synced_claim_names_a_platform_class(host: Cluster) -> None:
+    """docs/virtual-clusters.md, Storage classes inside: a virtual claim without a class reaches the host
+    without one (or with the cloud's default, not the platform's) and is refused there; with a platform
+    class it is admitted. Where the stack marks a platform class default, the DefaultStorageClass
+    plugin (mutating, not played offline) fills it in first."""
+    synced = clone_of("unused", "dataSource") | {"metadata": {"name": "data-x-db-x-vcluster"}}
+    del synced["spec"]["dataSource"]
+    outcome = host.attempt(SYNCER, "CREATE", CLAIMS, copy.deepcopy(synced), HARD)
+    assert admitted(outcome), outcome.decision.denials
+    del synced["spec"]["storageClassName"]
+    if not _marks_a_default_class(host):
+        outcome = host.attempt(SYNCER, "CREATE", CLAIMS, copy.deepcopy(synced), HARD)
+        assert outcome.denied_by("tenancy-volume-claims", "it names none"), outcome
+    synced["spec"]["storageClassName"] = "standard-rwo"
+    outcome = host.attempt(SYNCER, "CREATE", CLAIMS, synced, HARD)
+    assert outcome.denied_by("tenancy-volume-claims", "it names standard-rwo"), outcome
