@@ -1325,8 +1325,9 @@ def test_the_release_name_is_reserved_where_there_is_no_virtual_cluster(host: Cl
 # --- Red team round 8: a copy of the datastore, the deployer's token, an impostor behind the Service ----
 
 
-def clone_of(source: str, field: str, **metadata: Any) -> dict[str, Any]:
-    """A claim made from the claim `source` through `dataSource` or `dataSourceRef`, on the platform's class."""
+def clone_of(source: str, field: str, name: str = "copy", **metadata: Any) -> dict[str, Any]:
+    """A claim `name` made from the claim `source` through `dataSource` or `dataSourceRef`, on the
+    platform's class."""
     ref: dict[str, Any] = {"kind": "PersistentVolumeClaim", "name": source}
     if field == "dataSourceRef":
         ref["apiGroup"] = ""
@@ -1336,7 +1337,7 @@ def clone_of(source: str, field: str, **metadata: Any) -> dict[str, Any]:
         "resources": {"requests": {"storage": "5Gi"}},
         field: ref,
     }
-    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "copy", **metadata}, "spec": spec}
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name, **metadata}, "spec": spec}
 
 
 # vCluster v0.20.0 keeps a virtual claim's dataSource(Ref) untranslated on the host when it carries this.
@@ -1350,9 +1351,9 @@ def test_no_claim_is_made_from_the_control_planes_volume(host: Cluster, field: s
     the StatefulSet controller following a template of the tenant's that names the source."""
     for ordinal in (0, 1):
         source = f"data-vcluster-{ordinal}"
-        synced = clone_of(source, field, **_SKIP_TRANSLATE) | {"metadata": {"name": "stolen-x-team-x-vcluster"}}
+        synced = clone_of(source, field, "stolen-x-team-x-vcluster", **_SKIP_TRANSLATE)
         attempts = [(SYNCER, synced), (DEPLOYER, clone_of(source, field)), (STRAY, clone_of(source, field))]
-        attempts.append((STATEFULSET_CONTROLLER, clone_of(source, field) | {"metadata": {"name": "data-web-0"}}))
+        attempts.append((STATEFULSET_CONTROLLER, clone_of(source, field, "data-web-0")))
         for who, body in attempts:
             outcome = host.attempt(who, "CREATE", CLAIMS, copy.deepcopy(body), HARD)
             assert outcome.denied_by(CONTROL_PLANE_POLICY, "would be made from the virtual cluster's control plane"), (
@@ -1371,7 +1372,7 @@ def test_no_claim_is_made_from_the_control_planes_volume(host: Cluster, field: s
 def test_claims_are_still_cloned_from_any_other_claim(host: Cluster, field: str) -> None:
     """The twins: the syncer cloning a synced claim (the virtual cluster's own clone, translated), the
     deployer cloning its StatefulSet's claim, the platform cloning the control plane's (a backup)."""
-    synced = clone_of("db-x-team-x-vcluster", field) | {"metadata": {"name": "copy-x-team-x-vcluster"}}
+    synced = clone_of("db-x-team-x-vcluster", field, "copy-x-team-x-vcluster")
     for who, body in ((SYNCER, synced), (DEPLOYER, clone_of("data-web-0", field))):
         outcome = host.attempt(who, "CREATE", CLAIMS, body, HARD)
         assert admitted(outcome) and CONTROL_PLANE_POLICY not in outcome.decision.applied, (who, outcome)
@@ -1533,7 +1534,7 @@ def test_a_synced_claim_names_a_platform_class(host: Cluster) -> None:
     without one (or with the cloud's default, not the platform's) and is refused there; with a platform
     class it is admitted. Where the stack marks a platform class default, the DefaultStorageClass
     plugin (mutating, not played offline) fills it in first."""
-    synced = clone_of("unused", "dataSource") | {"metadata": {"name": "data-x-db-x-vcluster"}}
+    synced = clone_of("unused", "dataSource", "data-x-db-x-vcluster")
     del synced["spec"]["dataSource"]
     outcome = host.attempt(SYNCER, "CREATE", CLAIMS, copy.deepcopy(synced), HARD)
     assert admitted(outcome), outcome.decision.denials
