@@ -39,4 +39,11 @@ if [[ "$STACK" == dev && "$command" != refresh ]]; then
     extra+=(--skip-preview)
   fi
 fi
+# The engine settings CI runs this command with (tools/ci/engine_settings.py: the Go collector's
+# pace; previews without per-step checkpoints), so `make preview` costs what a pull request's
+# preview costs. A variable already set in the environment keeps its value.
+settings="$("$PYTHON" -m tools.ci.engine_settings "$command")"
+while IFS= read -r setting; do
+  if [[ -n "$setting" ]]; then export "${setting?}"; fi
+done <<<"$settings"
 pulumi "$command" --stack "$STACK" "${extra[@]}" "$@"

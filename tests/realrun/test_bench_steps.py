@@ -12,6 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from components.model.core.yaml_text import load_yaml
+from tools.ci.engine_settings import command_env
 from tools.ci.pulumi_run import command_argv
 from tools.realrun import bench, cluster, toolchain
 from tools.realrun.bench import Options, Step, Timed, _change_tier, cli_argv, cli_environment, row, summary_changes
@@ -139,12 +140,22 @@ def test_the_stand_in_runs_only_during_the_updates(tmp_path: Path, monkeypatch: 
     assert figures["resources"] == 3 and figures["up_checkpoints"] is False
 
 
-def test_the_cli_gets_cis_environment_and_the_settings_under_test() -> None:
+def test_the_cli_gets_cis_environment_and_the_settings_under_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("GOGC", "GOMEMLIMIT", "PULUMI_PARALLEL", "PULUMI_SKIP_CHECKPOINTS", "PULUMI_PARALLEL_DIFF"):
+        monkeypatch.delenv(name, raising=False)
     run = {"PULUMI_BACKEND_URL": "file:///state"}
-    assert cli_environment(run, "preview", {}, None) == {**run, "PULUMI_SKIP_CHECKPOINTS": "true"}
-    assert cli_environment(run, "up", {}, None) == run
-    assert cli_environment(run, "up", {}, False) == {**run, "PULUMI_SKIP_CHECKPOINTS": "true"}
-    assert cli_environment(run, "up", {"PULUMI_PARALLEL_DIFF": "true"}, True) == {
+    engine = command_env("up", {})  # CI's engine settings, every command (tools/ci/engine_settings.py)
+    assert engine and "PULUMI_SKIP_CHECKPOINTS" not in engine
+    assert cli_environment(run, "preview", {}, None) == {**run, **engine, "PULUMI_SKIP_CHECKPOINTS": "true"}
+    assert cli_environment(run, "up", {}, None) == {**run, **engine}
+    assert cli_environment(run, "up", {}, False) == {**run, **engine, "PULUMI_SKIP_CHECKPOINTS": "true"}
+    assert cli_environment(run, "up", {"PULUMI_PARALLEL_DIFF": "true", "GOGC": "100"}, True) == {
         **run,
+        **engine,
         "PULUMI_PARALLEL_DIFF": "true",
+        "GOGC": "100",
     }
+    # Each row says what the CLI ran with: CI's settings and those under test.
+    steps = {name: Step(1.0, {}, {}, {"create": 1}) for name in ("first_preview", "up", "noop_preview", "edit_up")}
+    options = Options(env={"GOGC": "100"})
+    assert row(1, Timed(1.0, 1.0), steps, options, 0.0, (0, 0, 0), (0, 0, 0))["env"] == {**engine, "GOGC": "100"}

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tools.ci.engine_settings import command_env
 from tools.generators import e2e_manifests
 from tools.generators.admission_cases import ACCESS, CASES, Case
 from tools.plan.harness import PROJECT_ROOT
@@ -135,6 +136,21 @@ def test_make_up_on_a_fresh_cluster_skips_the_first_preview(stubs: Stubs, tmp_pa
     stubs.add("kubectl", 'case "$*" in "config get-contexts kind-tenancy") exit 1 ;; esac')
     no_cluster = stubs.run("scripts/pulumi.sh", "up", PULUMI_BACKEND_URL=f"file://{tmp_path}/state")
     assert no_cluster.returncode == 1 and "no kubeconfig context kind-tenancy" in no_cluster.stderr
+
+
+def test_make_preview_and_up_run_with_the_engine_settings_ci_uses(stubs: Stubs, tmp_path: Path) -> None:
+    # tools/ci/engine_settings.py: `make preview` must cost what a pull request's preview costs.
+    seen = 'echo "env GOGC=${GOGC:-} GOMEMLIMIT=${GOMEMLIMIT:-} skip=${PULUMI_SKIP_CHECKPOINTS:-}" >> "$STUB_LOG"'
+    stubs.add("pulumi", f'case "$1" in version) echo v3.272.0 ;; preview|up) {seen} ;; esac')
+    stubs.add("kubectl")
+    state = f"file://{tmp_path}/state"
+    assert stubs.run("scripts/pulumi.sh", "preview", PULUMI_BACKEND_URL=state).returncode == 0
+    assert stubs.run("scripts/pulumi.sh", "up", PULUMI_BACKEND_URL=state, GOGC="150").returncode == 0
+    preview, up = (command_env(command, {}) for command in ("preview", "up"))
+    assert stubs.calls("env") == [
+        f"env GOGC={preview['GOGC']} GOMEMLIMIT={preview['GOMEMLIMIT']} skip=true",
+        f"env GOGC=150 GOMEMLIMIT={up['GOMEMLIMIT']} skip=",
+    ]
 
 
 def test_other_stacks_need_their_backend_and_commands_are_checked(stubs: Stubs) -> None:

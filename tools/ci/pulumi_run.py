@@ -42,6 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tools.ci.engine_settings import command_env
+
 COMMANDS = ("preview", "up", "drift")
 # pulumi/pulumi@v3.259.0 pkg/backend/backenderr/backenderr.go NoChangesExpectedError.Error: the
 # operation is named since v3.226.0 ("... expected for preview but ..."), not before.
@@ -164,22 +166,6 @@ def command_argv(command: str, stack: str) -> list[str]:
     if command == "drift":
         return ["pulumi", "preview", "--refresh", "--expect-no-changes", *common]
     return ["pulumi", "preview", *common]
-
-
-def command_env(command: str) -> dict[str, str]:
-    """What the environment adds for one command: previews skip the engine's per-step checkpoint.
-
-    At v3.274.1 every preview, on every backend, runs a SnapshotManager whose persister discards
-    what it is given (pkg/backend/diy/backend.go `apply`: `backend.DiscardPersister{}` when
-    `kind == apitype.PreviewUpdate || opts.DryRun`; pkg/backend/httpstate/backend.go likewise). Its
-    default service loop still serializes and integrity-checks the whole snapshot after each step
-    (pkg/backend/snapshot.go `defaultServiceLoop` -> `saveSnapshot`), so a preview costs the square
-    of the stack's resources: two thirds of a 30-tenant preview's CPU (docs/scale.md#the-real-engine).
-    `PULUMI_SKIP_CHECKPOINTS` selects `unsafeServiceLoop`, which serializes once at the end; for a
-    preview nothing is lost, as nothing is written. `up` keeps its checkpoints: they are what makes
-    an interrupted update recoverable (pulumi/pulumi#14967 reports the same cost for updates).
-    """
-    return {"PULUMI_SKIP_CHECKPOINTS": "true"} if command in ("preview", "drift") else {}
 
 
 def qualified(stack: str, backend_url: str, organization: str) -> str:

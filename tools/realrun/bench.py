@@ -38,7 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from components.model.catalog.stack_config import parse_settings
-from tools.ci.pulumi_run import command_argv, command_env
+from tools.ci.engine_settings import command_env
+from tools.ci.pulumi_run import command_argv
 from tools.realrun import cluster, toolchain, usage
 from tools.realrun.checks import edit_tenant_file
 from tools.realrun.conditions import ConditionStandIn
@@ -106,7 +107,7 @@ def cli_environment(
     setup: Mapping[str, str], command: str, settings: Mapping[str, str], checkpoints: bool | None
 ) -> dict[str, str]:
     """What the CLI's environment adds: the run's (state, passphrase, kubeconfig), CI's for the
-    command (previews skip the per-step checkpoints, tools/ci/pulumi_run.py `command_env`), the
+    command (previews skip the per-step checkpoints, tools/ci/engine_settings.py `command_env`), the
     settings under test, and no checkpoints for a first `up` measured without them."""
     env = {**setup, **command_env(command), **settings}
     if checkpoints is False:
@@ -288,7 +289,9 @@ def row(
         "peak_mb": {name: {k: round(v, 1) for k, v in step.peak_mb.items()} for name, step in steps.items()},
         "changes": {name: step.changes for name, step in steps.items()},
         "state_mb": round(state_mb, 1),
-        "env": dict(options.env),
+        # What the CLI ran with besides the per-step checkpoints: CI's engine settings
+        # (tools/ci/engine_settings.py) and those under test, so each row says what it measured.
+        "env": {**command_env("up"), **options.env},
         "load_before": [round(value, 2) for value in load_before],
         "load_after": [round(value, 2) for value in load_after],
     }

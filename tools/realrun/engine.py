@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 from pulumi import automation as auto
 
-from tools.ci.pulumi_run import command_env
+from tools.ci.engine_settings import command_env
 from tools.realrun.toolchain import ROOT
 
 PROJECT = "tenancy"
@@ -38,7 +38,7 @@ CI_DISPLAY: dict[str, Any] = {"color": "never", "diff": True}
 
 @contextmanager
 def as_ci_runs(stack: auto.Stack, command: str) -> Iterator[None]:
-    """The engine's environment for `command` as CI sets it (tools/ci/pulumi_run.py `command_env`:
+    """The engine's environment for `command` as CI sets it (tools/ci/engine_settings.py `command_env`:
     previews skip the per-step checkpoint they discard anyway), for the calls inside the block."""
     before = stack.workspace.env_vars
     stack.workspace.env_vars = {**before, **command_env(command)}
