@@ -1352,8 +1352,12 @@ def test_no_claim_is_made_from_the_control_planes_volume(host: Cluster, field: s
     for ordinal in (0, 1):
         source = f"data-vcluster-{ordinal}"
         synced = clone_of(source, field, "stolen-x-team-x-vcluster", **_SKIP_TRANSLATE)
-        attempts = [(SYNCER, synced), (DEPLOYER, clone_of(source, field)), (STRAY, clone_of(source, field))]
-        attempts.append((STATEFULSET_CONTROLLER, clone_of(source, field, "data-web-0")))
+        attempts: list[tuple[Subject | UserInfo, dict[str, Any]]] = [
+            (SYNCER, synced),
+            (DEPLOYER, clone_of(source, field)),
+            (STRAY, clone_of(source, field)),
+            (STATEFULSET_CONTROLLER, clone_of(source, field, "data-web-0")),
+        ]
         for who, body in attempts:
             outcome = host.attempt(who, "CREATE", CLAIMS, copy.deepcopy(body), HARD)
             assert outcome.denied_by(CONTROL_PLANE_POLICY, "would be made from the virtual cluster's control plane"), (
