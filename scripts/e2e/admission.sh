@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # e2e step 5: the admission cases as server-side dry runs, impersonating each case's identity.
 # Reads scripts/e2e/cases/index.tsv (tenancy e2e-manifests --write): id  file  user  groups
-# expect(admit|rbac|deny)  policy  verb(create|patch|replace)  target(plural/name[@namespace])
+# expect(admit|rbac|deny)  policies  verb(create|patch|replace)  target(plural/name[@namespace])
 # subresource. create: the file is the object; patch: a JSON merge patch of the live target (or
 # its subresource); replace: the live core-group object with the patch merged in, PUT to it (or to
-# its subresource: `namespaces/finalize` takes nothing else). admit: the request succeeds; rbac: the authorizer forbids it; deny: the named
-# ValidatingAdmissionPolicy denies it. The stray identity's grant (stray-grant.yaml) exists only
-# while the cases run. Exit 1 listing every case that differs.
+# its subresource: `namespaces/finalize` takes nothing else). admit: the request succeeds; rbac: the
+# authorizer forbids it; deny: a ValidatingAdmissionPolicy denies it, one of the `|`-separated
+# policies the offline judgement denies it with (the API server reports the first it meets, in its
+# map's order). The stray identity's grant (stray-grant.yaml) and the objects planted for the replay
+# (fixtures.yaml: the control plane a release would leave) exist only while the cases run; every
+# object a case is sent to exists before the first case. Exit 1 listing every case that differs.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -15,7 +18,11 @@ cases="${1:-$ROOT/scripts/e2e/cases}"
 need kubectl
 scratch="$(mktemp -d)"
 grant="$cases/stray-grant.yaml"
+fixtures="$cases/fixtures.yaml"
 cleanup() {
+  # Foreground: the StatefulSet goes once the pod and revisions its controller made are gone.
+  [[ -f "$fixtures" ]] && kubectl delete -f "$fixtures" --ignore-not-found --cascade=foreground \
+    --timeout=120s >/dev/null 2>&1 || true
   [[ -f "$grant" ]] && kubectl delete -f "$grant" --ignore-not-found >/dev/null 2>&1 || true
   rm -rf "$scratch"
 }
@@ -29,6 +36,19 @@ if [[ -f "$grant" ]]; then
     sleep 1
   done
 fi
+[[ -f "$fixtures" ]] && kubectl apply -f "$fixtures" >/dev/null
+# Every object a patch or replace is sent to: what `up` left, the fixtures, and what the controllers
+# make of them (the StatefulSet controller's vcluster-0).
+while IFS=$'\t' read -r id _ _ _ _ _ verb target _; do
+  [[ -z "$id" || "$id" == \#* || "$verb" == create ]] && continue
+  resource="${target%%@*}"
+  namespace=()
+  [[ "$target" == *@* ]] && namespace=(-n "${target#*@}")
+  for _ in $(seq 1 60); do
+    kubectl get "${resource%%/*}" "${resource#*/}" "${namespace[@]}" >/dev/null 2>&1 && break
+    sleep 1
+  done
+done < <(sort -u -t $'\t' -k8,8 "$cases/index.tsv")
 
 # Whether the API server's refusal names one of the `|`-separated policies.
 denied_by_one_of() {

@@ -10,117 +10,125 @@ of the stack's version, so the real API server receives exactly what was judged 
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
 from components.model.catalog.stack_config import parse_settings
-from tests.admission.layers import Cluster, Outcome, cluster
+from tests.admission.layers import Cluster
 from tests.k8s_schema import is_builtin, validate_builtin, validate_custom
 from tests.rbac import UserInfo
 from tests.support import kubernetes_objects
-from tools.generators import e2e_manifests
-from tools.generators.admission_cases import ACCESS, CASES, LIVE_CLASSES, PERSONAS, STRAY_GRANT, Access, Case
+from tools.generators import case_judgement, e2e_manifests
+from tools.generators.admission_cases import (
+    ACCESS,
+    CASES,
+    CONTROL_PLANE_POD,
+    FIXTURES,
+    LIVE_CLASSES,
+    PERSONAS,
+    PLATFORM,
+    STATEFULSET_CONTROLLER,
+    Access,
+    Case,
+    manifest,
+)
 from tools.plan.harness import ProgramRun, stack_config
-
-# kube-controller-manager's own roles for the controllers the cases impersonate (k8s.io/kubernetes
-# v1.36.3 plugin/pkg/auth/authorizer/rbac/bootstrappolicy/controller_policy.go), which the API server
-# creates at start; the real run's controller manager runs one service account per controller.
-CONTROLLER_ROLES = {
-    "namespace-controller": [
-        {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["get", "list", "watch", "delete"]},
-        {"apiGroups": [""], "resources": ["namespaces/finalize", "namespaces/status"], "verbs": ["update"]},
-    ],
-    "resourcequota-controller": [{"apiGroups": [""], "resources": ["resourcequotas/status"], "verbs": ["update"]}],
-    "statefulset-controller": [
-        {
-            "apiGroups": ["apps"],
-            "resources": ["controllerrevisions"],
-            "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
-        },
-        {"apiGroups": ["apps"], "resources": ["statefulsets/status"], "verbs": ["update"]},
-        {"apiGroups": [""], "resources": ["persistentvolumeclaims"], "verbs": ["get", "create", "update", "delete"]},
-    ],
-}
-
-
-def _controller_grants() -> list[dict[str, Any]]:
-    objects: list[dict[str, Any]] = []
-    for name, rules in CONTROLLER_ROLES.items():
-        role = f"system:controller:{name}"
-        objects.append({"kind": "ClusterRole", "metadata": {"name": role}, "rules": rules})
-        objects.append(
-            {
-                "kind": "ClusterRoleBinding",
-                "metadata": {"name": role},
-                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-                "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": "kube-system"}],
-            }
-        )
-    return objects
 
 
 @pytest.fixture(scope="module")
 def dev(dev_plan: ProgramRun) -> Cluster:
     # The stray identity's grant, as scripts/e2e/admission.sh applies it for the replay.
-    return cluster(dev_plan, extra=[*STRAY_GRANT, *_controller_grants()])
+    return case_judgement.replay_cluster(dev_plan)
 
 
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386 JSON merge patch, as `kubectl patch --type=merge` and the API server apply it."""
-    if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result = copy.deepcopy(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
+@pytest.fixture(scope="module")
+def denials(dev: Cluster) -> dict[str, tuple[str, ...]]:
+    return case_judgement.judge(dev)
 
 
-def _live(dev: Cluster, case: Case) -> dict[str, Any]:
-    """The object a patch or replace case is sent to, as `up` leaves it (a quota with the status
-    its controller writes)."""
-    [found] = [
-        o
-        for o in kubernetes_objects(dev.run)
-        if o["kind"] == case.kind
-        and o["metadata"]["name"] == case.target
-        and o["metadata"].get("namespace", "") == case.namespace
-    ]
-    live = copy.deepcopy(found)
-    if case.kind == "ResourceQuota":
-        live["status"] = {"hard": dict(live["spec"]["hard"]), "used": {k: "0" for k in live["spec"]["hard"]}}
-    return live
-
-
-def _attempt(dev: Cluster, case: Case) -> Outcome:
-    who = UserInfo(case.who.name, case.who.groups)
-    if case.verb == "create":
-        return dev.attempt(who, "CREATE", case.resource, e2e_manifests.manifest(case), case.namespace)
-    old = _live(dev, case)
-    new = merge_patch(old, case.obj)
-    verb = "patch" if case.verb == "patch" else "update"
-    return dev.attempt(
-        who, "UPDATE", case.resource, new, case.namespace, old=old, subresource=case.subresource, verb=verb
-    )
+def _exported_policies() -> dict[str, str]:
+    """The policies column of the exported index, by case id."""
+    lines = (e2e_manifests.CASES_DIR / e2e_manifests.INDEX).read_text().splitlines()[1:]
+    return {row[0]: row[5] for row in (line.split("\t") for line in lines)}
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
 def test_case_gets_its_outcome_offline(dev: Cluster, case: Case) -> None:
-    outcome = _attempt(dev, case)
+    outcome = case_judgement.attempt(dev, case)
+    denied_by = case_judgement.denying_policies(outcome)
     if case.expect == "admit":
         assert outcome.stopped_by is None, outcome.decision.denials
     elif case.expect == "rbac":
         assert outcome.stopped_by == "rbac", outcome
     else:
-        # Every policy the case names must deny it: the live server reports any one of them.
-        for policy in case.policy.split("|"):
-            assert outcome.denied_by(policy), (policy, outcome.stopped_by, outcome.decision.denials)
+        # The policy the case is written about denies it, and the index names exactly the policies
+        # that do: the live server reports any one of them (its order is a Go map's).
+        assert outcome.denied_by(case.policy), (case.policy, outcome.stopped_by, outcome.decision.denials)
+    assert _exported_policies()[case.id] == ("|".join(denied_by) or "-")
+
+
+def test_a_case_two_policies_deny_names_both(denials: dict[str, tuple[str, ...]]) -> None:
+    # The installer's account is both platform-owned and reserved by the control plane's lock; the
+    # case is written about one, and the index must name both or the replay fails when the API
+    # server happens to report the other.
+    [case] = [c for c in CASES if c.id == "deployer-annotates-installer-account"]
+    both = ("tenancy-platform-owned", "tenancy-vcluster-control-plane")
+    assert case.policy in both and denials[case.id] == both
+    assert _exported_policies()[case.id] == "|".join(both)
+    assert e2e_manifests.policies(case, denials) == "|".join(both)
+
+
+def test_every_patch_is_sent_by_an_identity_that_reads_its_target(dev: Cluster) -> None:
+    # `kubectl patch` reads the object (or the subresource) before it patches: an identity that may
+    # patch but not `get` it is refused by RBAC before admission sees anything (the real run, on
+    # 2026-11-29: the syncer's `pods/status` patch). Such a request is sent as a PUT (`replace`),
+    # whose read of the main object scripts/e2e/admission.sh makes as the run's admin.
+    unread = []
+    for case in CASES:
+        if case.verb != "patch":
+            continue
+        group, _, plural = case.resource.split("/")
+        target = f"{plural}/{case.subresource}" if case.subresource else plural
+        if not dev.authz.allowed(UserInfo(case.who.name, case.who.groups), "get", target, case.namespace, group=group):
+            unread.append(case.id)
+    assert unread == []
+
+
+def test_no_admitted_create_names_an_object_the_replay_finds(dev: Cluster) -> None:
+    # A dry-run create of a name that exists passes admission and is then refused as AlreadyExists
+    # (k8s.io/apiserver registry/generic/registry/store.go `Create`: validation, then the dry-run
+    # storage's existence check), so an admitted create must name no object of the replay's cluster:
+    # what `up` leaves, the fixtures, and what the StatefulSet controller makes of them.
+    live = [*kubernetes_objects(dev.run), *FIXTURES, CONTROL_PLANE_POD]
+    existing = {(o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]) for o in live}
+    clashes = [
+        case.id
+        for case in CASES
+        if case.verb == "create"
+        and case.expect == "admit"
+        and (case.obj["kind"], case.namespace, case.obj["metadata"]["name"]) in existing
+    ]
+    assert clashes == []
+
+
+def test_the_fixtures_are_what_the_platform_and_its_controller_may_write(dev: Cluster) -> None:
+    # The replay plants them as the run's admin (a platform identity); the StatefulSet controller
+    # makes vcluster-0 of the first: each must be admitted, or the cases sent to them judge nothing.
+    config, _ = stack_config("dev")
+    version = parse_settings(config, "Pulumi.dev.yaml").kubernetes_version
+    platform = UserInfo(PLATFORM.name, PLATFORM.groups)
+    for fixture in FIXTURES:
+        validate_builtin(fixture, version)
+        plural = {"StatefulSet": "apps/v1/statefulsets", "Service": "/v1/services", "Secret": "/v1/secrets"}
+        outcome = dev.attempt(platform, "CREATE", plural[fixture["kind"]], fixture, fixture["metadata"]["namespace"])
+        assert outcome.stopped_by is None, (fixture["kind"], outcome)
+    controller = UserInfo(STATEFULSET_CONTROLLER.name, STATEFULSET_CONTROLLER.groups)
+    pod = CONTROL_PLANE_POD
+    validate_builtin(pod, version)
+    outcome = dev.attempt(controller, "CREATE", "/v1/pods", pod, pod["metadata"]["namespace"])
+    assert outcome.stopped_by is None, outcome.decision.denials
 
 
 @pytest.mark.parametrize(
@@ -166,12 +174,12 @@ def test_a_wrong_expectation_would_fail(dev: Cluster) -> None:
     # The judge is not a rubber stamp: the NodePort Service is denied, the ClusterIP one is not.
     [node_port] = [c for c in CASES if c.id == "service-node-port"]
     who = UserInfo(node_port.who.name, node_port.who.groups)
-    outcome = dev.attempt(who, "CREATE", node_port.resource, e2e_manifests.manifest(node_port), node_port.namespace)
+    outcome = dev.attempt(who, "CREATE", node_port.resource, manifest(node_port), node_port.namespace)
     assert outcome.stopped_by == "admission" and not outcome.denied_by("tenancy-scheduling-pods")
 
 
-def test_exported_manifests_are_current() -> None:
-    assert e2e_manifests.stale() == [], "run tenancy e2e-manifests --write"
+def test_exported_manifests_are_current(denials: dict[str, tuple[str, ...]]) -> None:
+    assert e2e_manifests.stale(denials) == [], "run tenancy e2e-manifests --write"
 
 
 def test_exported_manifests_are_the_cases_and_valid() -> None:
@@ -181,10 +189,10 @@ def test_exported_manifests_are_the_cases_and_valid() -> None:
     config, _ = stack_config("dev")
     version = parse_settings(config, "Pulumi.dev.yaml").kubernetes_version
     for row, case in zip(index, CASES, strict=True):
-        assert row[2:6] == [case.who.name, ",".join(case.who.groups), case.expect, case.policy or "-"]
+        assert row[2:5] == [case.who.name, ",".join(case.who.groups), case.expect]
         assert row[6:] == [case.verb, e2e_manifests.target(case), case.subresource or "-"]
         obj = yaml.safe_load((directory / row[1]).read_text())
-        assert obj == e2e_manifests.manifest(case)
+        assert obj == manifest(case)
         if case.verb != "create":
             # Patches of live objects: the object they make is checked against the schema below.
             assert case.verb == "patch" or case.resource.startswith("/"), "replace reaches the core group only"
@@ -197,10 +205,22 @@ def test_exported_manifests_are_the_cases_and_valid() -> None:
             validate_custom(obj)
 
 
-def test_check_reports_a_stale_or_stray_file(tmp_path: Path) -> None:
-    e2e_manifests.write(tmp_path)
-    assert e2e_manifests.stale(tmp_path) == []
+def test_check_reports_a_stale_or_stray_file(
+    tmp_path: Path, denials: dict[str, tuple[str, ...]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    e2e_manifests.write(denials, tmp_path)
+    assert e2e_manifests.stale(denials, tmp_path) == []
     (tmp_path / "pod-own-pool.yaml").write_text("tampered\n")
     (tmp_path / "stray.yaml").write_text("{}\n")
-    assert e2e_manifests.stale(tmp_path) == ["pod-own-pool.yaml", "stray.yaml"]
+    assert e2e_manifests.stale(denials, tmp_path) == ["pod-own-pool.yaml", "stray.yaml"]
+    # The command judges the cases itself (a plan of its own); the module's judgement stands in.
+    monkeypatch.setattr(case_judgement, "judge_dev", lambda: denials)
     assert e2e_manifests.main(["--check", "--dir", str(tmp_path)]) == 1
+    # A judgement that changes a case's deniers makes the index stale.
+    changed = {**denials, "service-node-port": ("tenancy-services", "tenancy-other")}
+    assert e2e_manifests.stale(changed, tmp_path) == [
+        "index.tsv",
+        "pod-own-pool.yaml",
+        "service-node-port.yaml",
+        "stray.yaml",
+    ]

@@ -175,6 +175,10 @@ def _kubectl_cluster(stubs: Stubs, *, wrong: str = "") -> None:
     """A kubectl that answers the dry-runs as the offline judgement says (except case `wrong`, admitted)."""
     # The stray grant's apply, wait and removal, and the live object a replace reads and merges.
     branches = ['  "apply "*|"delete "*|"auth "*|"get "*) exit 0 ;;', '  *"--local"*) echo "{}"; exit 0 ;;']
+    # The policies the offline judgement denies each case with; the stub reports the last of them
+    # (the live server reports whichever its map order gives first).
+    index = (e2e_manifests.CASES_DIR / e2e_manifests.INDEX).read_text().splitlines()[1:]
+    deniers = {row[0]: row[5].split("|") for row in (line.split("\t") for line in index)}
     for case in CASES:
         if case.expect == "admit" or case.id == wrong:
             answer = 'echo "created (server dry run)"; exit 0'
@@ -183,7 +187,7 @@ def _kubectl_cluster(stubs: Stubs, *, wrong: str = "") -> None:
             answer = f'echo "Error from server (Forbidden): {forbidden}"; exit 1'
         else:
             answer = (
-                f"echo \"Error: ValidatingAdmissionPolicy '{case.policy.split('|')[-1]}' with binding 'x' denied"
+                f"echo \"Error: ValidatingAdmissionPolicy '{deniers[case.id][-1]}' with binding 'x' denied"
                 ' request: no"; exit 1'
             )
         branches.append(f"  {_request(case)}) {answer} ;;")
@@ -204,6 +208,13 @@ def test_admission_cases_pass_when_the_cluster_agrees(stubs: Stubs) -> None:
     grant = str(e2e_manifests.CASES_DIR / e2e_manifests.STRAY_GRANT_FILE)
     calls = stubs.calls("kubectl")
     assert calls[0] == f"kubectl apply -f {grant}" and calls[-1].startswith(f"kubectl delete -f {grant}")
+    # The fixtures are planted after the grant and removed before it, the pods they make with them.
+    fixtures = str(e2e_manifests.CASES_DIR / e2e_manifests.FIXTURES_FILE)
+    first_case = next(i for i, c in enumerate(calls) if "--dry-run=server" in c or "dryRun=All" in c)
+    assert f"kubectl apply -f {fixtures}" in calls[1:first_case]
+    assert calls[-2].startswith(f"kubectl delete -f {fixtures} --ignore-not-found --cascade=foreground")
+    # Every live object a case is sent to is waited for before the first case.
+    assert "kubectl get pods vcluster-0 -n tenant-operator-lab-dev" in calls[:first_case]
     [finalize] = [c for c in requests if "/finalize?" in c and "stray" in c]
     assert finalize.startswith("kubectl replace --raw /api/v1/namespaces/tenant-acme-prod/finalize?dryRun=All -f ")
 

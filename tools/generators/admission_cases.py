@@ -22,6 +22,7 @@ docs/admission-attacks.md each case replays; docs/real-run.md lists the classes 
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -82,6 +83,14 @@ class Case:
     kind: str = ""
     target: str = ""
     subresource: str = ""
+
+
+def manifest(case: Case) -> dict[str, Any]:
+    """The case's object as sent to the API server (in its namespace), or its merge patch."""
+    obj = copy.deepcopy(case.obj)
+    if case.verb == "create":
+        obj["metadata"]["namespace"] = case.namespace
+    return obj
 
 
 def _container(**extra: Any) -> dict[str, Any]:
@@ -1469,14 +1478,19 @@ CASES += [
         "tenancy-vcluster-control-plane",
         "its pod runs as the syncer: the StatefulSet vcluster is written only through the platform's release",
     ),
+    # The installer's writes go to the objects the replay plants (FIXTURES): a create of one would
+    # be refused as AlreadyExists after admission admitted it.
     Case(
-        "installer-creates-control-plane-statefulset",
+        "installer-upgrades-control-plane-statefulset",
         OPERATOR_LAB_DEV_INSTALLER,
         OPERATOR_LAB_DEV,
         "apps/v1/statefulsets",
-        _statefulset("vcluster", VCLUSTER_SELECTOR),
+        {"spec": {"template": {"metadata": {"annotations": {"e2e.tenancy.io/upgrade": "0.20.1"}}}}},
         "admit",
-        why="helm-controller installing the release as the installer",
+        why="helm-controller upgrading the release as the installer",
+        verb="patch",
+        kind="StatefulSet",
+        target="vcluster",
     ),
     Case(
         "deployer-creates-statefulset",
@@ -1537,9 +1551,13 @@ CASES += [
         OPERATOR_LAB_DEV_INSTALLER,
         OPERATOR_LAB_DEV,
         SECRETS,
-        {**_secret("vc-config-vcluster"), "stringData": {"config.yaml": "controlPlane: {}"}},
+        # base64 of `controlPlane: {distro: {k8s: {enabled: true}}}`
+        {"data": {"config.yaml": "Y29udHJvbFBsYW5lOiB7ZGlzdHJvOiB7azhzOiB7ZW5hYmxlZDogdHJ1ZX19fQ=="}},
         "admit",
         why="the chart's config Secret, applied by the release",
+        verb="patch",
+        kind="Secret",
+        target="vc-config-vcluster",
     ),
     Case(
         "deployer-plants-release-record",
@@ -1747,13 +1765,371 @@ CASES += [
         "/v1/serviceaccounts",
         {"metadata": {"annotations": {"e2e.tenancy.io/note": "mine"}}},
         "deny",
-        "tenancy-platform-owned|tenancy-vcluster-control-plane",
+        "tenancy-platform-owned",
         "the installer's account is the platform's",
         verb="patch",
         kind="ServiceAccount",
         target="vcluster-installer",
     ),
 ]
+
+# --- Red team round 7: the objects a running release would leave, planted for the replay -------------
+
+# The run installs no release (helm-controller is not served), so the replay plants what the chart
+# would render and the cases need (FIXTURES, applied by scripts/e2e/admission.sh as the run's admin,
+# a platform identity, and deleted with their dependents when it ends): the control plane
+# StatefulSet (its StatefulSet controller then makes `vcluster-0` as it would for the release), the
+# Service `vcluster` and the config Secret. Their shape follows chart 0.20.0 where the locks read it
+# (the selector, the pod's account, the Service's selector, the Secret's key).
+VCLUSTER_TEMPLATE = {
+    "metadata": {"labels": dict(VCLUSTER_SELECTOR)},
+    "spec": pod_spec(pool="research", serviceAccountName="vcluster", automountServiceAccountToken=False),
+}
+FIXTURES: list[dict[str, Any]] = [
+    {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "vcluster", "namespace": OPERATOR_LAB_DEV},
+        "spec": {
+            "replicas": 1,
+            "serviceName": "vcluster-headless",
+            "selector": {"matchLabels": dict(VCLUSTER_SELECTOR)},
+            "template": VCLUSTER_TEMPLATE,
+        },
+    },
+    {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "vcluster", "namespace": OPERATOR_LAB_DEV},
+        "spec": {
+            "selector": dict(VCLUSTER_SELECTOR),
+            "ports": [{"name": "https", "port": 443, "targetPort": 8443, "protocol": "TCP"}],
+        },
+    },
+    {
+        **_secret("vc-config-vcluster"),
+        "metadata": {"name": "vc-config-vcluster", "namespace": OPERATOR_LAB_DEV},
+        # base64 of `controlPlane: {}`
+        "data": {"config.yaml": "Y29udHJvbFBsYW5lOiB7fQ=="},
+    },
+]
+# What the controllers make of FIXTURES, for the offline judge of the cases sent to it: `vcluster-0`
+# as the StatefulSet controller creates it (k8s.io/kubernetes v1.36.3 pkg/controller/statefulset
+# stateful_set_utils.go newStatefulSetPod: the template, its identity labels, the set as controller).
+# The live one also carries `controller-revision-hash`, which no case touches.
+CONTROL_PLANE_POD: dict[str, Any] = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {
+        "name": "vcluster-0",
+        "namespace": OPERATOR_LAB_DEV,
+        "labels": {
+            **VCLUSTER_SELECTOR,
+            "statefulset.kubernetes.io/pod-name": "vcluster-0",
+            "apps.kubernetes.io/pod-index": "0",
+        },
+        "ownerReferences": [
+            {
+                "apiVersion": "apps/v1",
+                "kind": "StatefulSet",
+                "name": "vcluster",
+                "uid": "00000000-0000-0000-0000-0000000e2e01",
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ],
+    },
+    "spec": {**VCLUSTER_TEMPLATE["spec"], "hostname": "vcluster-0", "subdomain": "vcluster-headless"},
+}
+# The run's admin as a request names it: a member of system:masters, a platform identity of the dev
+# stack (components/model/settings/admission.py PlatformIdentities).
+PLATFORM = Identity("tenancy-e2e-platform", ("system:masters", "system:authenticated"))
+STATEFULSETS, AUTOSCALERS = "apps/v1/statefulsets", "autoscaling/v2/horizontalpodautoscalers"
+# A debug container as `kubectl debug --profile=restricted` adds it (ephemeral containers take no resources).
+_DEBUG_CONTAINER = {
+    key: value
+    for key, value in {**_container(), "name": "debug", "targetContainerName": "app"}.items()
+    if key != "resources"
+}
+
+
+def _autoscaler(name: str, kind: str, target: str) -> dict[str, Any]:
+    """A HorizontalPodAutoscaler of `kind` `target` on its CPU use."""
+    metric = {
+        "type": "Resource",
+        "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}},
+    }
+    spec = {
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": kind, "name": target},
+        "minReplicas": 1,
+        "maxReplicas": 3,
+        "metrics": [metric],
+    }
+    return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": name}, "spec": spec}
+
+
+def _ephemeral_pod(name: str, volume: str) -> dict[str, Any]:
+    """A pod with a generic ephemeral volume `volume`: the controller makes the claim `<name>-<volume>`."""
+    claim = {"spec": _claim("unused")["spec"]}
+    obj = _pod(name, pool="research", volumes=[{"name": volume, "ephemeral": {"volumeClaimTemplate": claim}}])
+    obj["spec"]["containers"][0]["volumeMounts"] = [{"name": volume, "mountPath": "/scratch"}]
+    return obj
+
+
+def _sent_to(
+    case_id: str,
+    who: Identity,
+    resource: str,
+    patch: dict[str, Any],
+    outcome: tuple[Expect, str, str],
+    live: tuple[str, str, str],
+    verb: Verb = "patch",
+) -> Case:
+    """A request to an object of operator-lab's dev namespace the replay finds live: `outcome` is
+    (expect, policy, why), `live` (kind, name, subresource)."""
+    expect, policy, why = outcome
+    kind, target, subresource = live
+    return Case(
+        case_id,
+        who,
+        OPERATOR_LAB_DEV,
+        resource,
+        patch,
+        expect,
+        policy,
+        why,
+        verb=verb,
+        kind=kind,
+        target=target,
+        subresource=subresource,
+    )
+
+
+def _round7_cases() -> list[Case]:
+    """Red team round 7, live: M1 (vcluster-0's labels and owner), M2 (the replica count, autoscalers),
+    M3 (ephemeral claims), L1 (the Service), L2 (the config Secret's owners), L3 (reserved names),
+    FR2 (the platform's debug container), each attack with its legitimate twin."""
+    deployer, syncer = OPERATOR_LAB_DEV_DEPLOYER, OPERATOR_LAB_DEV_SYNCER
+    pod, scale = ("Pod", "vcluster-0", ""), ("StatefulSet", "vcluster", "scale")
+    service, config = ("Service", "vcluster", ""), ("Secret", "vc-config-vcluster", "")
+    debug = ("Pod", "vcluster-0", "ephemeralcontainers")
+    control_plane, syncer_account = "tenancy-vcluster-control-plane", "tenancy-syncer-account"
+    note = {"metadata": {"annotations": {"e2e.tenancy.io/note": "mine"}}}
+    debugger = {"spec": {"ephemeralContainers": [_DEBUG_CONTAINER]}}
+    distro = {"vcluster.loft.sh/distro": "k8s"}
+    reserved = [
+        Case(
+            f"deployer-creates-account-{name}",
+            ACME_PROD_DEPLOYER,
+            ACME_PROD,
+            "/v1/serviceaccounts",
+            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name}},
+            "deny",
+            control_plane,
+            f"{name} is a virtual cluster's host account: reserved in every tenant namespace",
+        )
+        for name in ("vcluster", "vcluster-installer", "vc-workload-vcluster")
+    ]
+    own_release = _release("vcluster", chartRef={"kind": "OCIRepository", "name": "web", "namespace": ACME_PROD})
+    return [
+        # M1: what the StatefulSet owns vcluster-0 by.
+        _sent_to(
+            "deployer-drops-control-plane-pod-label",
+            deployer,
+            PODS,
+            {"metadata": {"labels": {"release": None}}},
+            ("deny", syncer_account, "the StatefulSet would release vcluster-0 and start another beside it"),
+            pod,
+        ),
+        _sent_to(
+            "deployer-orphans-control-plane-pod",
+            deployer,
+            PODS,
+            {"metadata": {"ownerReferences": None}},
+            ("deny", syncer_account, "without its controller the pod keeps running as the syncer, beside a new one"),
+            pod,
+        ),
+        # A PUT: `kubectl patch --subresource=status` reads pods/status first, which the syncer may
+        # not `get` (its Role: patch and update); the syncer's own client writes without reading.
+        _sent_to(
+            "syncer-drops-control-plane-pod-label-by-status",
+            syncer,
+            PODS,
+            {"metadata": {"labels": {"app": None}}},
+            ("deny", syncer_account, "pods/status keeps the request's labels (podStatusStrategy)"),
+            ("Pod", "vcluster-0", "status"),
+            verb="replace",
+        ),
+        _sent_to(
+            "deployer-annotates-control-plane-pod",
+            deployer,
+            PODS,
+            note,
+            ("admit", "", "an annotation leaves the spec, the selector labels and the owner as they are"),
+            pod,
+        ),
+        # M2: one syncer, with no leader election.
+        _sent_to(
+            "deployer-scales-control-plane-to-two",
+            deployer,
+            STATEFULSETS,
+            {"spec": {"replicas": 2}},
+            ("deny", control_plane, "two syncers with no leader election delete each other's objects"),
+            scale,
+        ),
+        _sent_to(
+            "deployer-stops-control-plane",
+            deployer,
+            STATEFULSETS,
+            {"spec": {"replicas": 0}},
+            ("admit", "", "`kubectl scale --replicas=0`: the tenant may stop its virtual cluster"),
+            scale,
+        ),
+        _sent_to(
+            "deployer-sets-control-plane-replicas",
+            deployer,
+            STATEFULSETS,
+            {"spec": {"replicas": 2}},
+            ("deny", control_plane, "the replica count through the StatefulSet itself"),
+            ("StatefulSet", "vcluster", ""),
+        ),
+        Case(
+            "deployer-autoscales-control-plane",
+            deployer,
+            OPERATOR_LAB_DEV,
+            AUTOSCALERS,
+            _autoscaler("e2e-vcluster", "StatefulSet", "vcluster"),
+            "deny",
+            control_plane,
+            "the HorizontalPodAutoscaler would scale the control plane past one",
+        ),
+        Case(
+            "deployer-autoscales-own-statefulset",
+            deployer,
+            OPERATOR_LAB_DEV,
+            AUTOSCALERS,
+            _autoscaler("e2e-web", "StatefulSet", "e2e-web"),
+            "admit",
+            why="autoscaling the tenant's own workloads",
+        ),
+        Case(
+            "deployer-autoscales-deployment-named-vcluster",
+            deployer,
+            OPERATOR_LAB_DEV,
+            AUTOSCALERS,
+            _autoscaler("e2e-vcluster-web", "Deployment", "vcluster"),
+            "admit",
+            why="the lock is the StatefulSet's: a Deployment of the tenant's that happens to be named vcluster",
+        ),
+        # M3: an ephemeral volume named into the control plane's claim.
+        Case(
+            "deployer-names-ephemeral-claim-data-vcluster-0",
+            deployer,
+            OPERATOR_LAB_DEV,
+            PODS,
+            _ephemeral_pod("data", "vcluster-0"),
+            "deny",
+            syncer_account,
+            "the ephemeral volume controller would create data-vcluster-0 with the tenant's spec",
+        ),
+        Case(
+            "deployer-uses-ephemeral-volume",
+            deployer,
+            OPERATOR_LAB_DEV,
+            PODS,
+            _ephemeral_pod("data", "scratch"),
+            "admit",
+            why="a generic ephemeral volume of the tenant's own (claim data-scratch)",
+        ),
+        # L1: the virtual cluster's address.
+        _sent_to(
+            "deployer-repoints-control-plane-service",
+            deployer,
+            SERVICES,
+            {"spec": {"selector": {"app.kubernetes.io/name": "e2e-web"}}},
+            ("deny", control_plane, "the virtual cluster's clients would reach the tenant's pod"),
+            service,
+        ),
+        _sent_to(
+            "deployer-labels-control-plane-service",
+            deployer,
+            SERVICES,
+            {"metadata": {"labels": {"e2e.tenancy.io/note": "mine"}}},
+            ("admit", "", "labels and annotations of the Service pass; its spec and owners do not"),
+            service,
+        ),
+        Case(
+            "deployer-creates-service-vcluster",
+            ACME_PROD_DEPLOYER,
+            ACME_PROD,
+            SERVICES,
+            _service("vcluster", ports=[{"port": 443, "targetPort": 8443}]),
+            "deny",
+            control_plane,
+            "the name is reserved in every tenant namespace",
+        ),
+        # L2: the syncer's own annotations on its config Secret, and nothing more.
+        _sent_to(
+            "syncer-notes-distro-on-config",
+            syncer,
+            SECRETS,
+            {"metadata": {"annotations": distro}},
+            ("admit", "", "the syncer notes its distro at every start (vCluster v0.20.0 pkg/setup/config.go)"),
+            config,
+        ),
+        _sent_to(
+            "syncer-gives-config-an-owner",
+            syncer,
+            SECRETS,
+            {"metadata": {"annotations": distro, "ownerReferences": [_DANGLING_OWNER]}},
+            ("deny", control_plane, "the garbage collector would delete the configuration the control plane reads"),
+            config,
+        ),
+        # L3: the names a release's locks trust, reserved where no release runs.
+        *reserved,
+        Case(
+            "deployer-creates-own-account",
+            ACME_PROD_DEPLOYER,
+            ACME_PROD,
+            "/v1/serviceaccounts",
+            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "e2e-web"}},
+            "admit",
+            why="an account of the tenant's own",
+        ),
+        Case(
+            "deployer-creates-release-vcluster",
+            ACME_PROD_DEPLOYER,
+            ACME_PROD,
+            HELM_RELEASES,
+            own_release,
+            "deny",
+            "tenancy-vcluster-release",
+            "the name the virtual cluster's locks trust, reserved in every tenant namespace",
+        ),
+        # FR2: the platform's debug container on the control plane, no one else's (a PUT: kubectl
+        # patch does not reach pods/ephemeralcontainers).
+        _sent_to(
+            "platform-debugs-control-plane",
+            PLATFORM,
+            PODS,
+            debugger,
+            ("admit", "", "`kubectl debug vcluster-0` by the platform"),
+            debug,
+            verb="replace",
+        ),
+        _sent_to(
+            "syncer-debugs-control-plane",
+            syncer,
+            PODS,
+            debugger,
+            ("deny", syncer_account, "a debug container in vcluster-0 may mount its token: its spec is the platform's"),
+            debug,
+            verb="replace",
+        ),
+    ]
+
+
+CASES += _round7_cases()
 
 # --- Which attack class of docs/admission-attacks.md each case replays ---------------------------
 
@@ -1868,7 +2244,7 @@ LIVE_CLASSES: dict[str, tuple[str, ...]] = {
     "Issue 43: the control plane's StatefulSet and the revisions its pods are built from": (
         "deployer-creates-control-plane-statefulset",
         "stray-plants-control-plane-revision",
-        "installer-creates-control-plane-statefulset",
+        "installer-upgrades-control-plane-statefulset",
         "deployer-creates-statefulset",
         "statefulset-controller-writes-revision",
     ),
@@ -1918,6 +2294,45 @@ LIVE_CLASSES: dict[str, tuple[str, ...]] = {
     "Issue 43: external-dns's newer annotation prefix": (
         "route-ga-external-dns-hostname",
         "route-ga-external-dns-ttl",
+    ),
+    "Red team round 7, M1: vcluster-0's selector labels and controller owner": (
+        "deployer-drops-control-plane-pod-label",
+        "deployer-orphans-control-plane-pod",
+        "syncer-drops-control-plane-pod-label-by-status",
+        "deployer-annotates-control-plane-pod",
+    ),
+    "Red team round 7, M2: the control plane's replica count and autoscalers": (
+        "deployer-scales-control-plane-to-two",
+        "deployer-sets-control-plane-replicas",
+        "deployer-autoscales-control-plane",
+        "deployer-stops-control-plane",
+        "deployer-autoscales-own-statefulset",
+        "deployer-autoscales-deployment-named-vcluster",
+    ),
+    "Red team round 7, M3: an ephemeral volume named into data-vcluster-<n>": (
+        "deployer-names-ephemeral-claim-data-vcluster-0",
+        "deployer-uses-ephemeral-volume",
+    ),
+    "Red team round 7, L1: the Service vcluster": (
+        "deployer-repoints-control-plane-service",
+        "deployer-creates-service-vcluster",
+        "deployer-labels-control-plane-service",
+    ),
+    "Red team round 7, L2: the syncer's annotations on its config Secret": (
+        "syncer-gives-config-an-owner",
+        "syncer-notes-distro-on-config",
+    ),
+    "Red team round 7, L3: reserved names": (
+        "deployer-creates-account-vcluster",
+        "deployer-creates-account-vcluster-installer",
+        "deployer-creates-account-vc-workload-vcluster",
+        "deployer-creates-release-vcluster",
+        "deployer-creates-own-account",
+        "release-as-deployer",
+    ),
+    "Red team round 7, FR2: the platform's debug container on vcluster-0": (
+        "syncer-debugs-control-plane",
+        "platform-debugs-control-plane",
     ),
     "Tenancy: prod and other tenants' namespaces": (
         "admin-writes-prod",
