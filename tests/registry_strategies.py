@@ -9,7 +9,8 @@ validating policy sees the labels and annotations of a `namespaces/finalize` or
 `resourcequotas/status` request as sent, and the stored ones of a custom resource's status.
 The attack tests play subresource UPDATEs through this model (tests/admission/layers.py), so an
 offline judgement never credits a lock for a change the server would have dropped anyway, nor
-misses one the server keeps.
+misses one the server keeps. A Binding is a CREATE, not an UPDATE of the pod, and more than a node:
+`bind` models what it leaves on the pod (red team round 8).
 """
 
 from __future__ import annotations
@@ -107,4 +108,24 @@ def prepare_for_update(group: str, resource: str, subresource: str, new: dict[st
     return kept
 
 
-__all__ = ["prepare_for_update"]
+def bind(pod: dict[str, Any], binding: dict[str, Any], *, topology_labels: bool = True) -> dict[str, Any]:
+    """The pod a Binding (`pods/binding` or `bindings`, a CREATE) leaves stored (a copy).
+
+    k8s.io/kubernetes v1.36.3 pkg/registry/core/pod/storage/storage.go, BindingREST.Create then
+    setPodNodeAndMetadata: the node is set on a pod that has none, the Binding's annotations are merged
+    into the pod's, and its labels too (overwriting) where the PodTopologyLabelsAdmission gate is on
+    (beta, on by default from 1.35: pkg/features/kube_features.go). No pod UPDATE is made, so no
+    admission rule on pods sees the result; only a rule on the Binding itself does.
+    """
+    if pod.get("spec", {}).get("nodeName"):
+        raise ValueError(f"pod {pod['metadata']['name']} is already assigned to a node")
+    bound = copy.deepcopy(pod)
+    bound.setdefault("spec", {})["nodeName"] = binding["target"]["name"]
+    metadata, given = bound.setdefault("metadata", {}), binding.get("metadata", {})
+    metadata["annotations"] = {**metadata.get("annotations", {}), **given.get("annotations", {})}
+    if topology_labels:
+        metadata["labels"] = {**metadata.get("labels", {}), **given.get("labels", {})}
+    return bound
+
+
+__all__ = ["bind", "prepare_for_update"]

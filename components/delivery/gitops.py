@@ -3,6 +3,12 @@
 kustomize-controller applies the path as the tenant's deployer, into the tenant's namespace only,
 and prunes what the repository no longer holds: the repository can change no more than the
 tenant's own team could with `kubectl`.
+
+Both objects are the platform's (`tenancy.io/platform-owned`, red team round 8): whoever could
+repoint the source or delete the Kustomization (Flux then prunes everything it applied) would apply
+a tree of their choosing as the deployer, or inside a virtual cluster as its admin. Tenant roles only
+read them; the label makes admission refuse a stray grant too, while Flux's controllers keep adding
+and removing their finalizer (components/admission/rules/platform_owned.py).
 """
 
 from __future__ import annotations
@@ -55,7 +61,7 @@ def register_gitops(target: DeliveryTarget, *, environment: str, gitops: GitOpsS
     ref = {kind: value for kind in ("branch", "tag", "commit") if (value := getattr(followed, kind)) is not None}
     k8s.apiextensions.CustomResource(
         f"{target.prefix}-gitops-source",
-        **flux_object(SOURCE_API, "GitRepository", GITOPS_NAME, target=target),
+        **flux_object(SOURCE_API, "GitRepository", GITOPS_NAME, target=target, owned=True),
         spec={
             "interval": gitops.interval,
             "url": gitops.url,
@@ -90,7 +96,7 @@ def register_gitops(target: DeliveryTarget, *, environment: str, gitops: GitOpsS
     spec.update(suspension(target))
     k8s.apiextensions.CustomResource(
         f"{target.prefix}-gitops",
-        **flux_object(KUSTOMIZE_API, "Kustomization", GITOPS_NAME, target=target),
+        **flux_object(KUSTOMIZE_API, "Kustomization", GITOPS_NAME, target=target, owned=True),
         spec=spec,
         opts=target.opts,
     )

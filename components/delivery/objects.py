@@ -12,6 +12,8 @@ from typing import Any
 
 import pulumi
 
+from components.model.core.labels import PLATFORM_OWNED_KEY
+
 SOURCE_API = "source.toolkit.fluxcd.io/v1"
 # Tenant workloads and the Flux objects whose readiness depends on the tenant's own sources are not
 # awaited by `pulumi up`: one tenant's broken image, chart or repository must not fail (or hold for
@@ -43,12 +45,16 @@ class DeliveryTarget:
     domain_suffix: str = ""
 
 
-def flux_object(api_version: str, kind: str, name: str, *, target: DeliveryTarget) -> dict[str, Any]:
-    """The `api_version`, `kind` and `metadata` arguments of a Flux custom resource in the namespace."""
+def flux_object(
+    api_version: str, kind: str, name: str, *, target: DeliveryTarget, owned: bool = False
+) -> dict[str, Any]:
+    """The `api_version`, `kind` and `metadata` arguments of a Flux custom resource in the namespace;
+    `owned` labels it platform-owned (the platform-owned lock, components/admission/rules/platform_owned.py)."""
+    labels = {**target.labels, PLATFORM_OWNED_KEY: "true"} if owned else target.labels
     return {
         "api_version": api_version,
         "kind": kind,
-        "metadata": {"name": name, "namespace": target.namespace, "labels": target.labels, "annotations": SKIP_AWAIT},
+        "metadata": {"name": name, "namespace": target.namespace, "labels": labels, "annotations": SKIP_AWAIT},
     }
 
 

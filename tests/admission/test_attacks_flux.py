@@ -11,10 +11,12 @@ from typing import Any
 import pytest
 
 from components.admission.rules.vcluster_release import RELEASE_POLICY
+from components.delivery.gitops import GITOPS_NAME
+from components.model.core.labels import PLATFORM_OWNED_KEY
 from components.vcluster.objects import CHART_SOURCE
 from components.vcluster.values import INSTALLER_ACCOUNT
 from tests.admission.layers import ACME_PROD, WRITERS, Cluster, cluster, platform_identity
-from tests.rbac import Subject
+from tests.rbac import Subject, UserInfo
 from tests.support import kubernetes_objects
 from tools.plan.harness import ProgramRun
 
@@ -212,3 +214,129 @@ def test_every_flux_object_the_platform_renders_is_admitted(any_stack_plan: Prog
             assert outcome.denied_by(RELEASE_POLICY), (obj["kind"], obj["metadata"]["name"], outcome)
             continue
         assert outcome.stopped_by is None, (obj["kind"], obj["metadata"]["name"], outcome)
+
+
+# --- Red team round 8: the platform's GitOps objects under a stray grant ------------------------
+
+GIT_REPOSITORIES = RESOURCES["GitRepository"]
+STRAY = UserInfo("ops-bot@example.com", ("ops-bots", "system:authenticated"))
+_SA = ("system:serviceaccounts", "system:authenticated")
+SOURCE_CONTROLLER = UserInfo("system:serviceaccount:flux-system:source-controller", _SA)
+KUSTOMIZE_CONTROLLER = UserInfo("system:serviceaccount:flux-system:kustomize-controller", _SA)
+FLUX_FINALIZER = "finalizers.fluxcd.io"
+
+
+def _gitops_grant() -> list[dict[str, Any]]:
+    """Every write on Git sources and Kustomizations, with their status, for a stray group and for Flux's
+    two controllers (the rendered plan holds no Flux RBAC: its chart renders it on the cluster)."""
+    rules = [
+        {
+            "apiGroups": ["source.toolkit.fluxcd.io", "kustomize.toolkit.fluxcd.io"],
+            "resources": ["gitrepositories", "gitrepositories/status", "kustomizations", "kustomizations/status"],
+            "verbs": ["create", "update", "patch", "delete"],
+        }
+    ]
+    subjects = [{"kind": "Group", "name": "ops-bots"}] + [
+        {"kind": "User", "name": who.name} for who in (SOURCE_CONTROLLER, KUSTOMIZE_CONTROLLER)
+    ]
+    return [
+        {"kind": "ClusterRole", "metadata": {"name": "stray-gitops"}, "rules": rules},
+        {
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "stray-gitops"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "stray-gitops"},
+            "subjects": subjects,
+        },
+    ]
+
+
+@pytest.fixture(scope="module")
+def granted_gitops(any_stack_plan: ProgramRun) -> Cluster:
+    return cluster(any_stack_plan, _gitops_grant())
+
+
+def gitops_objects(run: ProgramRun) -> list[dict[str, Any]]:
+    """The platform's `tenant-gitops` GitRepository and Kustomization of every tenant environment."""
+    return [o for o in rendered_flux(run) if o["metadata"]["name"] == GITOPS_NAME]
+
+
+def _changed(obj: dict[str, Any], change: str) -> dict[str, Any]:
+    """`obj` (with Flux's finalizer) after one of a stray's changes."""
+    changed = copy.deepcopy(obj)
+    if change == "spec":
+        field = "url" if obj["kind"] == "GitRepository" else "path"
+        changed["spec"][field] = "https://git.example.org/evil.git" if field == "url" else "./evil"
+    elif change == "finalizer":
+        changed["metadata"]["finalizers"] = []
+    else:
+        del changed["metadata"]["labels"][PLATFORM_OWNED_KEY]
+    return changed
+
+
+def _finalized(obj: dict[str, Any]) -> dict[str, Any]:
+    stored = copy.deepcopy(obj)
+    stored["metadata"]["finalizers"] = [FLUX_FINALIZER]
+    return stored
+
+
+@pytest.mark.parametrize("change", ["spec", "finalizer", "label"])
+def test_the_platforms_gitops_objects_are_locked(granted_gitops: Cluster, change: str) -> None:
+    """A stray grant repointing the source (the repository then applies as the deployer, or inside a
+    virtual cluster as its admin), deleting the Kustomization (Flux prunes everything it applied) or
+    taking its finalizer (the deletion then skips the prune's bookkeeping), or the label off either."""
+    objects = gitops_objects(granted_gitops.run)
+    assert {o["kind"] for o in objects} == {"GitRepository", "Kustomization"}, objects
+    for obj in objects:
+        assert obj["metadata"]["labels"][PLATFORM_OWNED_KEY] == "true", obj["metadata"]
+        namespace, resource, stored = obj["metadata"]["namespace"], RESOURCES[obj["kind"]], _finalized(obj)
+        for verb in ("update", "patch"):
+            outcome = granted_gitops.attempt(
+                STRAY, "UPDATE", resource, _changed(stored, change), namespace, old=copy.deepcopy(stored), verb=verb
+            )
+            assert outcome.denied_by("tenancy-platform-owned"), (obj["kind"], namespace, outcome)
+        outcome = granted_gitops.attempt(STRAY, "DELETE", resource, None, namespace, old=copy.deepcopy(stored))
+        assert outcome.denied_by("tenancy-platform-owned"), (obj["kind"], namespace, outcome)
+        # The tenant's roles read them only.
+        deployer = Subject("ServiceAccount", "deployer", namespace)
+        outcome = granted_gitops.attempt(deployer, "UPDATE", resource, _changed(stored, change), namespace, old=stored)
+        assert outcome.stopped_by == "rbac", outcome
+
+
+def test_flux_keeps_reconciling_the_platforms_gitops_objects(granted_gitops: Cluster) -> None:
+    """The twins: each object's own Flux controller adds and removes its finalizer and writes its status;
+    the platform changes and deletes them; a Git source of the stray's own is not the lock's."""
+    platform = platform_identity(granted_gitops.stack)
+    for obj in gitops_objects(granted_gitops.run):
+        namespace, resource = obj["metadata"]["namespace"], RESOURCES[obj["kind"]]
+        own, other = (
+            (SOURCE_CONTROLLER, KUSTOMIZE_CONTROLLER)
+            if obj["kind"] == "GitRepository"
+            else (KUSTOMIZE_CONTROLLER, SOURCE_CONTROLLER)
+        )
+        for new, old in ((_finalized(obj), obj), (obj, _finalized(obj))):
+            outcome = granted_gitops.attempt(
+                own, "UPDATE", resource, copy.deepcopy(new), namespace, old=copy.deepcopy(old), verb="patch"
+            )
+            assert outcome.stopped_by is None, (obj["kind"], outcome.decision.denials)
+            # Not another group's controller, and not with anything else changed.
+            outcome = granted_gitops.attempt(
+                other, "UPDATE", resource, copy.deepcopy(new), namespace, old=copy.deepcopy(old)
+            )
+            assert outcome.denied_by("tenancy-platform-owned"), (obj["kind"], outcome)
+        sneaky = _changed(_finalized(obj), "spec")
+        outcome = granted_gitops.attempt(own, "UPDATE", resource, sneaky, namespace, old=copy.deepcopy(obj))
+        assert outcome.denied_by("tenancy-platform-owned"), (obj["kind"], outcome)
+        reported = _finalized(obj) | {"status": {"conditions": [{"type": "Ready", "status": "True"}]}}
+        outcome = granted_gitops.attempt(
+            own, "UPDATE", resource, reported, namespace, old=_finalized(obj), subresource="status"
+        )
+        assert outcome.stopped_by is None, (obj["kind"], outcome.decision.denials)
+        changed = _changed(obj, "spec")
+        assert granted_gitops.attempt(platform, "UPDATE", resource, changed, namespace, old=obj).stopped_by is None
+        assert granted_gitops.attempt(platform, "DELETE", resource, None, namespace, old=obj).stopped_by is None
+    mine = flux("GitRepository", interval="10m", url="https://git.example.org/acme/app.git", ref={"branch": "main"})
+    outcome = granted_gitops.attempt(STRAY, "CREATE", GIT_REPOSITORIES, copy.deepcopy(mine), ACME_PROD)
+    assert outcome.stopped_by is None and "tenancy-platform-owned" not in outcome.decision.applied, outcome
+    moved = _changed(mine, "spec")
+    outcome = granted_gitops.attempt(STRAY, "UPDATE", GIT_REPOSITORIES, moved, ACME_PROD, old=mine)
+    assert outcome.stopped_by is None, outcome.decision.denials

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from components.admission.rules.pod_binding import BINDING_POLICY
 from components.model.core.labels import (
     EGRESS_CIDRS_KEY,
     GROUP_ROLES_KEY,
@@ -28,7 +29,7 @@ from components.model.core.labels import (
 from tests.admission.layers import ACME_DEV, Cluster, cluster, platform_identity
 from tests.admission.test_attacks_workloads import pod_spec
 from tests.rbac import UserInfo
-from tests.registry_strategies import prepare_for_update
+from tests.registry_strategies import bind, prepare_for_update
 from tests.support import kubernetes_objects
 from tools.plan.harness import ProgramRun
 
@@ -285,3 +286,88 @@ def test_a_resize_cannot_take_the_memory_limit_away(any_stack_plan: ProgramRun) 
             assert outcome.stopped_by is None, outcome.decision.denials
         else:
             assert outcome.denied_by("tenancy-workloads", "has no memory limit"), (limit, outcome)
+
+
+# --- Red team round 8: a Binding carries labels and annotations onto the pod --------------------
+
+BINDING_GRANT = [
+    {
+        **STRAY_GRANT[0],
+        "rules": [{"apiGroups": [""], "resources": ["pods/binding", "bindings"], "verbs": ["create"]}],
+    },
+    STRAY_GRANT[1],
+]
+# The default scheduler's identity, with a grant of its own here (not system:masters, which proves nothing).
+SCHEDULER = UserInfo("system:kube-scheduler", ("ops-bots", "system:authenticated"))
+
+
+@pytest.fixture(scope="module")
+def binder(any_stack_plan: ProgramRun) -> Cluster:
+    """The stack with the stray group granted Binding creates (the scheduler's group here too)."""
+    return cluster(any_stack_plan, extra=BINDING_GRANT)
+
+
+def _binding(pod: str, labels: dict[str, str] | None = None, annotations: dict[str, str] | None = None) -> Any:
+    """A Binding of `pod` to a node, as the default scheduler sends it when both are empty
+    (pkg/scheduler/framework/plugins/defaultbinder/default_binder.go)."""
+    metadata: dict[str, Any] = {"name": pod}
+    if labels:
+        metadata["labels"] = labels
+    if annotations:
+        metadata["annotations"] = annotations
+    return {"apiVersion": "v1", "kind": "Binding", "metadata": metadata, "target": {"kind": "Node", "name": "n9"}}
+
+
+_BOUND_ATTACKS = {
+    # Under a CloudNativePG budget as well as its own (issue 43 item 3), past tenancy-scheduling-operator-labels.
+    "operator-labels": {"labels": {"cnpg.io/cluster": "db", "cnpg.io/instanceRole": "primary"}},
+    # The virtual cluster's Service and NetworkPolicy select by these (tenancy-vcluster-selector).
+    "control-plane-labels": {"labels": {"app": "vcluster", "release": "vcluster"}},
+    # Pod UPDATE validation forbids adding it; the kubelet prefers it over the pod's own field.
+    "apparmor": {"annotations": {"container.apparmor.security.beta.kubernetes.io/web": "unconfined"}},
+}
+
+
+@pytest.mark.parametrize("resource", ["pods/binding", "bindings"])
+@pytest.mark.parametrize("attack", list(_BOUND_ATTACKS))
+def test_a_binding_carries_no_labels_or_annotations_onto_the_pod(binder: Cluster, resource: str, attack: str) -> None:
+    """k8s.io/kubernetes v1.36.3 merges a Binding's annotations (and labels, with PodTopologyLabels)
+    into the pod with no pod UPDATE: every pod rule is bypassed, so the Binding is judged itself."""
+    body = _binding("web-0", **_BOUND_ATTACKS[attack])
+    plural, _, subresource = resource.partition("/")
+    for who in (STRAY, SCHEDULER):
+        outcome = binder.attempt(who, "CREATE", f"/v1/{plural}", copy.deepcopy(body), ACME_DEV, subresource=subresource)
+        assert outcome.denied_by(BINDING_POLICY, "a binding sets the node"), (who, outcome)
+
+
+def test_the_scheduler_and_the_platform_still_bind(binder: Cluster) -> None:
+    """The twins: the default scheduler's Binding (no metadata), the one the PodTopologyLabels admission
+    plugin fills with the node's zone and region, and the platform's."""
+    stack = binder
+    topology = {"topology.kubernetes.io/zone": "europe-west1-b", "topology.kubernetes.io/region": "europe-west1"}
+    for body in (_binding("web-0"), _binding("web-0", labels=topology)):
+        for resource in ("pods", "bindings"):
+            subresource = "binding" if resource == "pods" else ""
+            outcome = stack.attempt(
+                SCHEDULER, "CREATE", f"/v1/{resource}", copy.deepcopy(body), ACME_DEV, subresource=subresource
+            )
+            assert outcome.stopped_by is None, outcome.decision.denials
+            assert BINDING_POLICY in outcome.decision.applied
+    platform = platform_identity(stack.stack)
+    noted = _binding("web-0", annotations={"example.com/placed-by": "platform"})
+    outcome = stack.attempt(platform, "CREATE", "/v1/pods", noted, ACME_DEV, subresource="binding")
+    assert outcome.stopped_by is None, outcome.decision.denials
+
+
+def test_the_registry_model_binds_metadata_too() -> None:
+    """What the rule is for: the bound pod carries the Binding's annotations always and its labels under
+    the PodTopologyLabelsAdmission gate (prod and prod-aws run 1.34, where it is alpha and off)."""
+    pod = {"metadata": {"name": "web-0", "labels": {"app": "web"}}, "spec": {}}
+    body = _binding("web-0", labels={"cnpg.io/instanceRole": "primary"}, annotations={"a": "b"})
+    bound = bind(pod, body)
+    assert bound["spec"]["nodeName"] == "n9"
+    assert bound["metadata"]["labels"] == {"app": "web", "cnpg.io/instanceRole": "primary"}
+    assert bound["metadata"]["annotations"] == {"a": "b"}
+    assert bind(pod, body, topology_labels=False)["metadata"]["labels"] == {"app": "web"}
+    with pytest.raises(ValueError, match="already assigned"):
+        bind(bound, body)

@@ -58,6 +58,8 @@ VALIDATING = {
     "tenancy-vcluster-control-plane",
     "tenancy-vcluster-release",
     "tenancy-syncer-account",
+    "tenancy-vcluster-selector",
+    "tenancy-pod-binding",
     "tenancy-preview-dry-run",
 }
 # Matched by who asks, in every namespace and cluster-scoped (components/admission/rules/preview_dry_run.py).

@@ -511,6 +511,8 @@ def _resource_of(obj: dict[str, Any]) -> str:
         "RoleBinding": "rolebindings",
         "Namespace": "namespaces",
         "ServiceAccount": "serviceaccounts",
+        "GitRepository": "gitrepositories",
+        "Kustomization": "kustomizations",
     }[obj["kind"]]
     group_version = obj["apiVersion"] if "/" in obj["apiVersion"] else "/" + obj["apiVersion"]
     return f"{group_version}/{plural}"

@@ -61,7 +61,8 @@ def test_a_namespace_tenant_gets_no_such_hole(tmp_path: Path) -> None:
 
 
 def test_a_forged_control_plane_label_gets_the_same_holes_and_no_more(tmp_path: Path) -> None:
-    """The deployer can label any pod of the namespace as the control plane (docs/network.md, known
+    """A pod labelled as the control plane that is not it (admission refuses the label on any other pod,
+    tenancy-vcluster-selector; this is the network's answer if one got it anyway, docs/network.md known
     limits): it gets Flux in and the host API server out, and still nothing of another tenant."""
     run = run_tenants(tmp_path, hard_tenant(), soft_tenant(), stack="prod")
     forged = (HARD, "impostor", {CONTROL_PLANE_KEY: "true", "app.kubernetes.io/name": "app"})

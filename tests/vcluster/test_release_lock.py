@@ -25,9 +25,12 @@ from typing import Any
 
 import pytest
 
-from components.admission.rules.vcluster_control_plane import CONTROL_PLANE_POLICY, VOLUME_BINDER
+from components.admission.rules.vcluster_claims import VOLUME_BINDER
+from components.admission.rules.vcluster_control_plane import CONTROL_PLANE_POLICY
 from components.admission.rules.vcluster_release import RELEASE_POLICY
-from components.vcluster.objects import CHART_SOURCE
+from components.admission.rules.vcluster_selector import SELECTOR_POLICY
+from components.guardrails.access import DEPLOYER_ACCOUNT
+from components.vcluster.objects import CHART_SOURCE, CONTROL_PLANE_KEY
 from components.vcluster.values import (
     CERTS_SECRET,
     CONFIG_SECRET,
@@ -43,7 +46,7 @@ from components.vcluster.values import (
 from tests.admission.layers import Cluster, Outcome, cluster, platform_identity, stack_policy
 from tests.admission.test_preview_dry_run import preview, preview_rbac
 from tests.rbac import Subject, UserInfo
-from tests.support import objects_of_kind
+from tests.support import kubernetes_objects, objects_of_kind
 from tests.vcluster import chart_pods
 from tests.vcluster.helpers import HARD, HARD_ADMIN, SOFT, hard_tenant, run_tenants, soft_tenant, stack_virtual_clusters
 
@@ -756,10 +759,11 @@ def test_no_pod_runs_as_the_installer(host: Cluster) -> None:
                 who,
                 outcome,
             )
-    # The twin: the deployer's pod under its own account (on a claim of its own: the control plane's
-    # are its own pods' alone, test_no_other_pod_mounts_the_control_planes_volume).
+    # The twin: the deployer's pod under an account of the tenant's (on a claim of its own: the control
+    # plane's are its own pods' alone, test_no_other_pod_mounts_the_control_planes_volume; not the
+    # deployer itself, test_no_pod_runs_as_the_deployer).
     mine = on_own_claim(pod)
-    mine["spec"]["serviceAccountName"] = "deployer"
+    mine["spec"]["serviceAccountName"] = "ci"
     assert not host.attempt(DEPLOYER, "CREATE", PODS, mine, HARD).denied_by("tenancy-syncer-account")
 
 
@@ -1025,7 +1029,7 @@ def test_no_other_pod_mounts_the_control_planes_volume(host: Cluster) -> None:
     mine = copy.deepcopy(control_plane_pod(host))
     del mine["metadata"]["ownerReferences"]
     mine["metadata"]["name"] = "reader"
-    mine["spec"]["serviceAccountName"] = "deployer"
+    mine["spec"]["serviceAccountName"] = "ci"
     for who in (DEPLOYER, SYNCER, STRAY):
         outcome = host.attempt(who, "CREATE", PODS, copy.deepcopy(mine), HARD)
         assert outcome.denied_by("tenancy-syncer-account", "only its own pods mount them"), (who, outcome)
@@ -1141,7 +1145,7 @@ def ephemeral_pod(host: Cluster, pod_name: str, volume: str) -> dict[str, Any]:
     pod = copy.deepcopy(control_plane_pod(host))
     del pod["metadata"]["ownerReferences"]
     pod["metadata"] = {"name": pod_name, "labels": {"app": "data"}}
-    pod["spec"]["serviceAccountName"] = "deployer"
+    pod["spec"]["serviceAccountName"] = "ci"
     template = {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
     pod["spec"]["volumes"] = [{"name": volume, "ephemeral": {"volumeClaimTemplate": template}}]
     pod["spec"].pop("initContainers", None)
@@ -1316,3 +1320,232 @@ def test_the_release_name_is_reserved_where_there_is_no_virtual_cluster(host: Cl
     mine["metadata"]["name"] = "web"
     outcome = host.attempt(Subject("ServiceAccount", "deployer", SOFT), "CREATE", HELM_RELEASES, mine, SOFT)
     assert RELEASE_POLICY not in outcome.decision.applied, outcome
+
+
+# --- Red team round 8: a copy of the datastore, the deployer's token, an impostor behind the Service ----
+
+
+def clone_of(source: str, field: str, name: str = "copy", **metadata: Any) -> dict[str, Any]:
+    """A claim `name` made from the claim `source` through `dataSource` or `dataSourceRef`, on the
+    platform's class."""
+    ref: dict[str, Any] = {"kind": "PersistentVolumeClaim", "name": source}
+    if field == "dataSourceRef":
+        ref["apiGroup"] = ""
+    spec = {
+        "storageClassName": "tenancy-standard",
+        "accessModes": ["ReadWriteOnce"],
+        "resources": {"requests": {"storage": "5Gi"}},
+        field: ref,
+    }
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name, **metadata}, "spec": spec}
+
+
+# vCluster v0.20.0 keeps a virtual claim's dataSource(Ref) untranslated on the host when it carries this.
+_SKIP_TRANSLATE = {"annotations": {"vcluster.loft.sh/skip-translate": "true"}}
+
+
+@pytest.mark.parametrize("field", ["dataSource", "dataSourceRef"])
+def test_no_claim_is_made_from_the_control_planes_volume(host: Cluster, field: str) -> None:
+    """A clone of `data-vcluster-<n>` is the datastore (every virtual Secret) and /data/pki (the CA and
+    its keys): through the syncer (a virtual claim with skip-translate), the deployer, a stray grant, or
+    the StatefulSet controller following a template of the tenant's that names the source."""
+    for ordinal in (0, 1):
+        source = f"data-vcluster-{ordinal}"
+        synced = clone_of(source, field, "stolen-x-team-x-vcluster", **_SKIP_TRANSLATE)
+        attempts: list[tuple[Subject | UserInfo, dict[str, Any]]] = [
+            (SYNCER, synced),
+            (DEPLOYER, clone_of(source, field)),
+            (STRAY, clone_of(source, field)),
+            (STATEFULSET_CONTROLLER, clone_of(source, field, "data-web-0")),
+        ]
+        for who, body in attempts:
+            outcome = host.attempt(who, "CREATE", CLAIMS, copy.deepcopy(body), HARD)
+            assert outcome.denied_by(CONTROL_PLANE_POLICY, "would be made from the virtual cluster's control plane"), (
+                who,
+                source,
+                outcome,
+            )
+    # Reserved where there is no virtual cluster yet, as the name is.
+    soft = host.attempt(
+        Subject("ServiceAccount", "deployer", SOFT), "CREATE", CLAIMS, clone_of("data-vcluster-0", field), SOFT
+    )
+    assert soft.denied_by(CONTROL_PLANE_POLICY, "would be made from"), soft
+
+
+@pytest.mark.parametrize("field", ["dataSource", "dataSourceRef"])
+def test_claims_are_still_cloned_from_any_other_claim(host: Cluster, field: str) -> None:
+    """The twins: the syncer cloning a synced claim (the virtual cluster's own clone, translated), the
+    deployer cloning its StatefulSet's claim, the platform cloning the control plane's (a backup)."""
+    synced = clone_of("db-x-team-x-vcluster", field, "copy-x-team-x-vcluster")
+    for who, body in ((SYNCER, synced), (DEPLOYER, clone_of("data-web-0", field))):
+        outcome = host.attempt(who, "CREATE", CLAIMS, body, HARD)
+        assert admitted(outcome) and CONTROL_PLANE_POLICY not in outcome.decision.applied, (who, outcome)
+    platform = platform_identity(host.stack)
+    assert admitted(host.attempt(platform, "CREATE", CLAIMS, clone_of("data-vcluster-0", field), HARD))
+
+
+def test_the_data_claims_reach_no_tenant_group_or_workload(host: Cluster) -> None:
+    """What is left to read the datastore: RBAC keeps the tenant's groups and the workload accounts from
+    every claim write, so only the deployer (the virtual cluster's admin already) could ask, and is refused."""
+    for who in (ADMINS, WORKLOAD, Subject("Group", "idp:hard-members")):
+        assert not host.authz.allowed(who, "create", "persistentvolumeclaims", HARD), who
+    assert host.authz.allowed(DEPLOYER, "create", "persistentvolumeclaims", HARD)
+
+
+def as_deployer(pod: dict[str, Any], field: str = "serviceAccountName") -> dict[str, Any]:
+    """A pod of the tenant's (on its own claim, without the control plane's labels) running as `deployer`."""
+    changed = on_own_claim(pod)
+    changed["metadata"] = {"name": "ci", "labels": {"app": "ci"}}
+    changed["spec"].pop("serviceAccountName", None)
+    changed["spec"][field] = DEPLOYER_ACCOUNT
+    changed["spec"]["automountServiceAccountToken"] = True
+    return changed
+
+
+@pytest.mark.parametrize("field", ["serviceAccountName", "serviceAccount"])
+def test_no_pod_runs_as_the_deployer(host: Cluster, field: str) -> None:
+    """The syncer may update, debug and exec into every pod of the namespace (the chart's Role, which the
+    platform's follows): a pod running as `deployer` with its token is the deployer's role in its hands.
+    The account of a pod cannot change, so its creation is refused, whoever asks."""
+    pod = as_deployer(control_plane_pod(host), field)
+    for who in (DEPLOYER, SYNCER, STRAY, STATEFULSET_CONTROLLER):
+        outcome = host.attempt(who, "CREATE", PODS, copy.deepcopy(pod), HARD)
+        assert outcome.denied_by("tenancy-syncer-account", f"no pod runs as the ServiceAccount {DEPLOYER_ACCOUNT}"), (
+            who,
+            outcome,
+        )
+    soft = host.attempt(Subject("ServiceAccount", "deployer", SOFT), "CREATE", PODS, copy.deepcopy(pod), SOFT)
+    assert soft.denied_by("tenancy-syncer-account", f"no pod runs as the ServiceAccount {DEPLOYER_ACCOUNT}"), soft
+
+
+def test_pods_run_under_the_tenants_other_accounts(host: Cluster) -> None:
+    """The twins: the tenant's pods under its other accounts, the syncer's pods under the workload
+    account; and nothing the platform renders runs a pod as the deployer (Flux impersonates the name)."""
+    for account in ("default", "ci", "workload"):
+        pod = as_deployer(control_plane_pod(host))
+        pod["spec"]["serviceAccountName"] = account
+        outcome = host.attempt(DEPLOYER, "CREATE", PODS, pod, HARD)
+        assert admitted(outcome), (account, outcome.decision.denials)
+    synced = as_deployer(control_plane_pod(host))
+    synced["metadata"]["name"] = "web-x-team-x-vcluster"
+    synced["spec"]["serviceAccountName"] = WORKLOAD_ACCOUNT
+    outcome = host.attempt(SYNCER, "CREATE", PODS, synced, HARD)
+    assert admitted(outcome), outcome.decision.denials
+    workloads = {"Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob"}
+    rendered = [o for o in kubernetes_objects(host.run) if o["kind"] in workloads]
+    for obj in rendered:
+        spec = obj["spec"]
+        spec = spec.get("jobTemplate", {}).get("spec", spec) if obj["kind"] == "CronJob" else spec
+        pod_spec = spec if obj["kind"] == "Pod" else spec["template"]["spec"]
+        assert DEPLOYER_ACCOUNT not in (pod_spec.get("serviceAccountName"), pod_spec.get("serviceAccount")), obj
+    assert control_plane_pod(host)["spec"]["serviceAccountName"] == SYNCER_ACCOUNT
+
+
+def impostor(host: Cluster, labels: dict[str, str]) -> dict[str, Any]:
+    """A pod of the tenant's (its own account and claim) with `labels`."""
+    pod = on_own_claim(control_plane_pod(host))
+    pod["metadata"] = {"name": "impostor", "labels": labels}
+    pod["spec"]["serviceAccountName"] = "default"
+    return pod
+
+
+def templated(kind: str, pod: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A workload of `kind` whose pod template is `pod`, with the resource it is written to."""
+    template = {"metadata": {"labels": dict(pod["metadata"]["labels"])}, "spec": pod["spec"]}
+    selector = {"matchLabels": dict(pod["metadata"]["labels"])}
+    bodies = {
+        "Deployment": ("apps/v1/deployments", {"selector": selector, "template": template}),
+        "StatefulSet": ("apps/v1/statefulsets", {"selector": selector, "serviceName": "web", "template": template}),
+        "CronJob": ("batch/v1/cronjobs", {"schedule": "0 * * * *", "jobTemplate": {"spec": {"template": template}}}),
+    }
+    resource, spec = bodies[kind]
+    api = resource.rsplit("/", 1)[0].lstrip("/")
+    return resource, {"apiVersion": api, "kind": kind, "metadata": {"name": "web"}, "spec": spec}
+
+
+# The Service `vcluster` selects both (chart/templates/service.yaml); the NetworkPolicy the key alone.
+_SELECTED = dict(CONTROL_PLANE_SELECTOR)
+_POLICED = {CONTROL_PLANE_KEY: "true"}
+
+
+@pytest.mark.parametrize("labels", [_SELECTED, _POLICED, _SELECTED | _POLICED], ids=["service", "policy", "both"])
+def test_no_other_pod_carries_the_control_planes_labels(host: Cluster, labels: dict[str, str]) -> None:
+    """An impostor the Service `vcluster` selects gets a share of its clients (the platform's GitOps,
+    every virtual workload with its token; the deployer reads the serving key), one with the control
+    plane key gets its NetworkPolicy's holes: by a create, a pod template, a relabelling, `pods/status`."""
+    pod = impostor(host, labels)
+    for who in (DEPLOYER, SYNCER, STRAY):
+        outcome = host.attempt(who, "CREATE", PODS, copy.deepcopy(pod), HARD)
+        assert outcome.denied_by(SELECTOR_POLICY, "carries the labels of the virtual cluster's control plane"), (
+            who,
+            outcome,
+        )
+    for kind in ("Deployment", "StatefulSet", "CronJob"):
+        resource, body = templated(kind, pod)
+        outcome = host.attempt(DEPLOYER, "CREATE", resource, body, HARD)
+        assert outcome.denied_by(SELECTOR_POLICY), (kind, outcome)
+    plain = impostor(host, {"app": "web"})
+    relabelled = host.attempt(
+        DEPLOYER, "UPDATE", PODS, copy.deepcopy(pod), HARD, old=copy.deepcopy(plain), verb="patch"
+    )
+    assert relabelled.denied_by(SELECTOR_POLICY), relabelled
+    running = {"status": {"phase": "Running"}}
+    status = host.attempt(STRAY, "UPDATE", PODS, pod | running, HARD, old=plain | running, subresource="status")
+    assert status.denied_by(SELECTOR_POLICY) and len(status.decision.denials) == 1, status
+    # The StatefulSet controller following a template of the tenant's: the pod is not the release's.
+    owned = copy.deepcopy(pod)
+    owned["metadata"]["ownerReferences"] = [
+        {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web", "uid": "u2", "controller": True}
+    ]
+    assert host.attempt(STATEFULSET_CONTROLLER, "CREATE", PODS, owned, HARD).denied_by(SELECTOR_POLICY)
+    # Reserved where there is no virtual cluster yet.
+    soft = host.attempt(Subject("ServiceAccount", "deployer", SOFT), "CREATE", PODS, copy.deepcopy(pod), SOFT)
+    assert soft.denied_by(SELECTOR_POLICY), soft
+
+
+def test_the_control_plane_and_other_pods_keep_their_labels(host: Cluster) -> None:
+    """The twins: `vcluster-0` made by the StatefulSet controller, the installer's StatefulSet, the
+    controllers' and the kubelet's updates of the running pod; the tenant's pods with other labels,
+    `app: vcluster` alone included (the Service selects both labels)."""
+    outcome = host.attempt(STATEFULSET_CONTROLLER, "CREATE", PODS, control_plane_pod(host), HARD)
+    assert admitted(outcome) and SELECTOR_POLICY in outcome.decision.applied, outcome.decision.denials
+    for verb in ("update", "patch"):
+        assert admitted(
+            host.attempt(INSTALLER, "UPDATE", STATEFULSETS, statefulset(host), HARD, old=statefulset(host), verb=verb)
+        )
+    assert admitted(host.attempt(INSTALLER, "CREATE", STATEFULSETS, statefulset(host), HARD))
+    old = control_plane_pod(host) | {"status": {"phase": "Pending"}}
+    hashed = copy.deepcopy(old)
+    hashed["metadata"]["labels"]["controller-revision-hash"] = "vcluster-6b7c"
+    assert admitted(host.attempt(STATEFULSET_CONTROLLER, "UPDATE", PODS, hashed, HARD, old=copy.deepcopy(old)))
+    ready = old | {"status": {"phase": "Running"}}
+    assert admitted(host.attempt(STRAY, "UPDATE", PODS, ready, HARD, old=copy.deepcopy(old), subresource="status"))
+    for labels in ({"app": "vcluster"}, {"app": "web", "release": "vcluster"}, {"app": "web"}):
+        outcome = host.attempt(DEPLOYER, "CREATE", PODS, impostor(host, labels), HARD)
+        assert admitted(outcome), (labels, outcome.decision.denials)
+        resource, body = templated("Deployment", impostor(host, labels))
+        assert admitted(host.attempt(DEPLOYER, "CREATE", resource, body, HARD)), labels
+
+
+def _marks_a_default_class(host: Cluster) -> bool:
+    classes = objects_of_kind(host.run, "StorageClass")
+    default = "storageclass.kubernetes.io/is-default-class"
+    return any((c["metadata"].get("annotations") or {}).get(default) == "true" for c in classes)
+
+
+def test_a_synced_claim_names_a_platform_class(host: Cluster) -> None:
+    """docs/virtual-clusters.md, Storage classes inside: a virtual claim without a class reaches the host
+    without one (or with the cloud's default, not the platform's) and is refused there; with a platform
+    class it is admitted. Where the stack marks a platform class default, the DefaultStorageClass
+    plugin (mutating, not played offline) fills it in first."""
+    synced = clone_of("unused", "dataSource", "data-x-db-x-vcluster")
+    del synced["spec"]["dataSource"]
+    outcome = host.attempt(SYNCER, "CREATE", CLAIMS, copy.deepcopy(synced), HARD)
+    assert admitted(outcome), outcome.decision.denials
+    del synced["spec"]["storageClassName"]
+    if not _marks_a_default_class(host):
+        outcome = host.attempt(SYNCER, "CREATE", CLAIMS, copy.deepcopy(synced), HARD)
+        assert outcome.denied_by("tenancy-volume-claims", "it names none"), outcome
+    synced["spec"]["storageClassName"] = "standard-rwo"
+    outcome = host.attempt(SYNCER, "CREATE", CLAIMS, synced, HARD)
+    assert outcome.denied_by("tenancy-volume-claims", "it names standard-rwo"), outcome

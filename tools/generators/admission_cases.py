@@ -2131,6 +2131,95 @@ def _round7_cases() -> list[Case]:
 
 CASES += _round7_cases()
 
+
+def _round8_pod(name: str, labels: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
+    """A pod of operator-lab dev's (its pool) with `labels`."""
+    obj = _pod(name, pool="research", **spec)
+    if labels:
+        obj["metadata"]["labels"] = labels
+    return obj
+
+
+def _round8_cases() -> list[Case]:
+    """Red team round 8, live: the creates (a clone of the control plane's volume by the deployer and by
+    the syncer, a pod as `deployer`, an impostor pod behind the Service `vcluster`), each with its twin."""
+    source = {"kind": "PersistentVolumeClaim", "name": "data-vcluster-0"}
+    stolen = _claim("e2e-stolen-x-team-x-vcluster", dataSourceRef={"apiGroup": "", **source})
+    stolen["metadata"]["annotations"] = {"vcluster.loft.sh/skip-translate": "true"}
+    synced_source = {"kind": "PersistentVolumeClaim", "name": "db-x-team-x-vcluster"}
+    return [
+        Case(
+            "deployer-clones-vcluster-volume",
+            OPERATOR_LAB_DEV_DEPLOYER,
+            OPERATOR_LAB_DEV,
+            CLAIMS,
+            _claim("e2e-copy", dataSource=source),
+            "deny",
+            "tenancy-vcluster-control-plane",
+            "a copy of the control plane's datastore and of the keys it signs with",
+        ),
+        Case(
+            "syncer-clones-vcluster-volume",
+            OPERATOR_LAB_DEV_SYNCER,
+            OPERATOR_LAB_DEV,
+            CLAIMS,
+            stolen,
+            "deny",
+            "tenancy-vcluster-control-plane",
+            "a virtual claim with skip-translate keeps its source on the host: the same copy, through the syncer",
+        ),
+        Case(
+            "syncer-clones-synced-claim",
+            OPERATOR_LAB_DEV_SYNCER,
+            OPERATOR_LAB_DEV,
+            CLAIMS,
+            _claim("e2e-copy-x-team-x-vcluster", dataSource=synced_source),
+            "admit",
+            why="the virtual cluster cloning one of its own claims",
+        ),
+        Case(
+            "deployer-runs-pod-as-deployer",
+            OPERATOR_LAB_DEV_DEPLOYER,
+            OPERATOR_LAB_DEV,
+            PODS,
+            _round8_pod("e2e-as-deployer", serviceAccountName="deployer", automountServiceAccountToken=True),
+            "deny",
+            "tenancy-syncer-account",
+            "the syncer may exec into, debug or update any pod: one running as the deployer is its role",
+        ),
+        Case(
+            "deployer-runs-pod-as-default",
+            OPERATOR_LAB_DEV_DEPLOYER,
+            OPERATOR_LAB_DEV,
+            PODS,
+            _round8_pod("e2e-as-default", serviceAccountName="default"),
+            "admit",
+            why="the tenant's pods under its other accounts",
+        ),
+        Case(
+            "deployer-runs-impostor-behind-vcluster-service",
+            OPERATOR_LAB_DEV_DEPLOYER,
+            OPERATOR_LAB_DEV,
+            PODS,
+            _round8_pod("e2e-impostor", dict(VCLUSTER_SELECTOR)),
+            "deny",
+            "tenancy-vcluster-selector",
+            "the Service vcluster would send a share of the virtual cluster's clients, tokens included, to it",
+        ),
+        Case(
+            "deployer-runs-pod-labelled-app-vcluster",
+            OPERATOR_LAB_DEV_DEPLOYER,
+            OPERATOR_LAB_DEV,
+            PODS,
+            _round8_pod("e2e-app-vcluster", {"app": "vcluster"}),
+            "admit",
+            why="one of the two labels the Service selects by is not the control plane's",
+        ),
+    ]
+
+
+CASES += _round8_cases()
+
 # --- Which attack class of docs/admission-attacks.md each case replays ---------------------------
 
 # Every class that can be expressed against the live server (a create, or a patch or PUT of an
@@ -2333,6 +2422,19 @@ LIVE_CLASSES: dict[str, tuple[str, ...]] = {
     "Red team round 7, FR2: the platform's debug container on vcluster-0": (
         "syncer-debugs-control-plane",
         "platform-debugs-control-plane",
+    ),
+    "Red team round 8: a claim made from data-vcluster-<n>": (
+        "deployer-clones-vcluster-volume",
+        "syncer-clones-vcluster-volume",
+        "syncer-clones-synced-claim",
+    ),
+    "Red team round 8: a pod running as the deployer": (
+        "deployer-runs-pod-as-deployer",
+        "deployer-runs-pod-as-default",
+    ),
+    "Red team round 8: the control plane's labels on another pod": (
+        "deployer-runs-impostor-behind-vcluster-service",
+        "deployer-runs-pod-labelled-app-vcluster",
     ),
     "Tenancy: prod and other tenants' namespaces": (
         "admin-writes-prod",

@@ -12,6 +12,7 @@ from components.admission.rules import (
     network_policies,
     node_pool,
     platform_owned,
+    pod_binding,
     preview_dry_run,
     rbac,
     scheduling,
@@ -22,6 +23,7 @@ from components.admission.rules import (
     syncer_account,
     vcluster_kubeconfig,
     vcluster_release,
+    vcluster_selector,
     workloads,
 )
 from components.model.settings.admission import PolicySettings
@@ -60,10 +62,15 @@ def validating_policies(
         *services.policies(),
         *node_pool.policies(),
         *workloads.policies(settings.allowed_registries, settings.require_always_pull),
-        *as_platform(platform_owned.policies(identities.users, identities.groups, settings.secrets_operator_identity)),
+        *as_platform(
+            platform_owned.policies(
+                identities.users, identities.groups, settings.secrets_operator_identity, flux_namespace
+            )
+        ),
         *as_platform(rbac.policies(tenant_roles, settings.operator_identities, identities.users, identities.groups)),
         *scheduling.policies(settings.allowed_priority_classes, settings.operator_identities),
         *side_doors.policies(storage_classes),
+        *as_platform(pod_binding.policies(identities.users, identities.groups)),
         *network_policies.policies(),
         *as_platform(secret_stores.policies(identities.users, identities.groups)),
         *as_platform(flux.policies(identities.users, identities.groups)),
@@ -74,6 +81,7 @@ def validating_policies(
         *as_platform(vcluster_kubeconfig.policies(identities.users, identities.groups)),
         *as_platform(vcluster_release.policies(identities.users, identities.groups, flux_namespace)),
         *as_platform(syncer_account.policies(identities.users, identities.groups)),
+        *as_platform(vcluster_selector.policies(identities.users, identities.groups)),
         *preview_dry_run.policies(preview.users, preview.groups),
     ]
 

@@ -31,9 +31,10 @@ account other than the deployer, is refused here:
 Who and what passes: the platform identities (`tenancy:policy.platformIdentities`), which render
 Flux objects from tenant files (the GitOps Kustomization of a virtual cluster environment sets
 `kubeConfig` to the virtual cluster's own kubeconfig); a tenant cannot act as them. The
-`tenancy.io/platform-owned` label is not the exemption: no rule guards it on Flux kinds, so a
-tenant could wear it. An UPDATE that leaves `spec` as it was passes, so Flux controllers add and
-remove their finalizers, and an object stored before this rule can still be deleted.
+`tenancy.io/platform-owned` label is not this rule's exemption but a lock of its own (rules/
+platform_owned.py, which the platform's GitOps GitRepository and Kustomization carry since red team
+round 8). An UPDATE that leaves `spec` as it was passes, so Flux controllers add and remove their
+finalizers, and an object stored before this rule can still be deleted.
 """
 
 from __future__ import annotations

@@ -21,6 +21,12 @@ pkg/controllers/externalsecret/externalsecret_controller.go: `ExternalSecretFina
 shared-secret copies from ever syncing, and a namespace being deleted waits forever on the
 finalizer. So the controller's own service account (`tenancy:policy.secretsOperatorIdentity`, which
 no tenant can act as) may add or remove exactly that finalizer, changing nothing else.
+
+The same door for Flux (red team round 8): the platform's GitOps GitRepository and Kustomization
+`tenant-gitops` are platform-owned (a stray grant could repoint the source, or delete the
+Kustomization and have Flux prune everything it applied), and the Flux controller of each object's
+group (source-controller, kustomize-controller, helm-controller, in the stack's Flux namespace) may
+add or remove `finalizers.fluxcd.io` on it, changing nothing else.
 """
 
 from __future__ import annotations
@@ -33,6 +39,14 @@ from components.model.core.labels import PLATFORM_OWNED_KEY, TENANT_KEY
 _ALL = ["CREATE", "UPDATE", "DELETE"]
 # external-secrets v2.9.0, pkg/controllers/externalsecret/externalsecret_controller.go.
 ESO_FINALIZER = "externalsecrets.external-secrets.io/externalsecret-cleanup"
+
+# Flux's finalizer, and the controller of each Flux group that adds and removes it (in the Flux namespace).
+FLUX_FINALIZER = "finalizers.fluxcd.io"
+FLUX_CONTROLLERS = {
+    "source.toolkit.fluxcd.io": "source-controller",
+    "kustomize.toolkit.fluxcd.io": "kustomize-controller",
+    "helm.toolkit.fluxcd.io": "helm-controller",
+}
 
 # kube-controller-manager's namespace and garbage collectors, with and without
 # --use-service-account-credentials.
@@ -111,18 +125,34 @@ def _same(field: str) -> str:
     )
 
 
-def _finalizer_only(identity: str) -> str:
-    """The ESO controller adding or removing its cleanup finalizer, and changing nothing else."""
+def _finalizer_only(group: str, identity: str, finalizer: str) -> str:
+    """An object of `group` whose finalizer `finalizer` the controller `identity` adds or removes, by a
+    main-resource UPDATE that changes nothing else."""
     new = "(has(object.metadata.finalizers) ? object.metadata.finalizers : [])"
     old = "(has(oldObject.metadata.finalizers) ? oldObject.metadata.finalizers : [])"
-    finalizer = literal(ESO_FINALIZER)
+    own = literal(finalizer)
     return (
-        f"request.operation == 'UPDATE' && request.resource.group == 'external-secrets.io'"
+        f"request.operation == 'UPDATE' && request.resource.group == {literal(group)}"
+        " && (!has(request.subResource) || request.subResource == '')"
         f" && request.userInfo.username == {literal(identity)}"
-        " && object.spec == oldObject.spec"
+        " && (has(object.spec) ? object.spec : {}) == (has(oldObject.spec) ? oldObject.spec : {})"
         f" && {_same('labels')} && {_same('annotations')} && {_same('ownerReferences')}"
-        f" && {new}.all(f, f in {old} || f == {finalizer})"
-        f" && {old}.all(f, f in {new} || f == {finalizer})"
+        f" && {new}.all(f, f in {old} || f == {own})"
+        f" && {old}.all(f, f in {new} || f == {own})"
+    )
+
+
+def _flux_finalizers(flux_namespace: str) -> str:
+    """Flux's controllers adding or removing `finalizers.fluxcd.io` on a platform-owned object of their
+    own group (the GitOps GitRepository and Kustomization, components/delivery/gitops.py), changing
+    nothing else. Each adds it before its first reconcile and removes it when the object is deleted,
+    after kustomize-controller's prune (source-controller v1.8.5 gitrepository_controller.go,
+    kustomize-controller v1.7.3 kustomization_controller.go: `controllerutil.AddFinalizer` and
+    `RemoveFinalizer`, patched onto the object; their status goes to the `status` subresource, whose
+    custom-resource strategy keeps the stored metadata). Refused, a Flux object never reconciles."""
+    return " || ".join(
+        f"({_finalizer_only(group, f'system:serviceaccount:{flux_namespace}:{controller}', FLUX_FINALIZER)})"
+        for group, controller in sorted(FLUX_CONTROLLERS.items())
     )
 
 
@@ -137,12 +167,22 @@ def _status_write() -> str:
     )
 
 
-def policies(users: list[str], groups: list[str], secrets_operator: str | None = None) -> list[PolicyDefinition]:
+def policies(
+    users: list[str], groups: list[str], secrets_operator: str | None = None, flux_namespace: str = "flux-system"
+) -> list[PolicyDefinition]:
     objects = _lock("tenancy-platform-owned", users, groups)
-    doors: list[Variable] = [{"name": "statusWrite", "expression": _status_write()}]
+    doors: list[Variable] = [
+        {"name": "statusWrite", "expression": _status_write()},
+        {"name": "fluxFinalizer", "expression": _flux_finalizers(flux_namespace)},
+    ]
     if secrets_operator is not None:
         # ESO's finalizer patch (see the module docstring): one more way to pass, nothing else.
-        doors.append({"name": "esoFinalizer", "expression": _finalizer_only(secrets_operator)})
+        doors.append(
+            {
+                "name": "esoFinalizer",
+                "expression": _finalizer_only("external-secrets.io", secrets_operator, ESO_FINALIZER),
+            }
+        )
     validation: Validation = {
         **objects.validations[0],
         "expression": " || ".join(["variables.platform", *(f"variables.{d['name']}" for d in doors)]),

@@ -52,7 +52,7 @@ from components.admission.base import (
 from components.model.core.labels import DISRUPTION_BUDGET_KEY
 
 _WRITE = ["CREATE", "UPDATE"]
-_TEMPLATED = [
+TEMPLATED = [
     ("apps", ["deployments", "statefulsets", "daemonsets", "replicasets"]),
     ("batch", ["jobs"]),
     ("", ["replicationcontrollers"]),
@@ -229,7 +229,7 @@ TEMPLATE_CONTROLLERS = [
 ]
 
 
-def _pod_labels(root: str) -> str:
+def pod_labels(root: str) -> str:
     """CEL: the labels of the pod (or pod template) the request writes, by resource; {} when none."""
     template = f"{root}.spec.template"
     cron = f"{root}.spec.jobTemplate.spec.template"
@@ -254,11 +254,11 @@ def operator_labels_policy(operators: list[str] | None = None) -> PolicyDefiniti
     trusted = literal_list([*(operators or []), *TEMPLATE_CONTROLLERS])
 
     def reserved(root: str) -> str:
-        labels = _pod_labels(root)
+        labels = pod_labels(root)
         return f"{keys}.filter(k, k in ({labels})).map(k, k + '=' + ({labels})[k])"
 
     def budget(root: str) -> str:
-        labels, key = _pod_labels(root), literal(DISRUPTION_BUDGET_KEY)
+        labels, key = pod_labels(root), literal(DISRUPTION_BUDGET_KEY)
         return f"{key} in ({labels}) ? ({labels})[{key}] : ''"
 
     return PolicyDefinition(
@@ -269,7 +269,7 @@ def operator_labels_policy(operators: list[str] | None = None) -> PolicyDefiniti
             # pods/status keeps the labels a request carries (k8s.io/kubernetes v1.36.3
             # pkg/registry/core/pod/strategy.go podStatusStrategy restores the spec only).
             resource_rule("", ["pods/status"], ["UPDATE"]),
-            *(resource_rule(group, resources, _WRITE) for group, resources in _TEMPLATED),
+            *(resource_rule(group, resources, _WRITE) for group, resources in TEMPLATED),
             resource_rule("batch", ["cronjobs"], _WRITE),
         ],
         match_conditions=[{"name": "not-an-operator", "expression": f"!(request.userInfo.username in {trusted})"}],
@@ -307,7 +307,7 @@ def operator_labels_policy(operators: list[str] | None = None) -> PolicyDefiniti
 
 
 def policies(allowed_priority_classes: list[str], operators: list[str] | None = None) -> list[PolicyDefinition]:
-    templated = [resource_rule(group, resources, _WRITE) for group, resources in _TEMPLATED]
+    templated = [resource_rule(group, resources, _WRITE) for group, resources in TEMPLATED]
     template = "object.spec.template"
     cron = "object.spec.jobTemplate.spec.template"
     return [

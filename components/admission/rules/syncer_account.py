@@ -50,6 +50,16 @@ syncer's account keeps those labels and that owner reference, whoever asks but t
 collector (which orphans it when its StatefulSet is deleted with `--cascade=orphan`), the namespace
 controller and the platform. The platform may also debug (`pods/ephemeralcontainers`) or resize
 the control plane pod: the lock on its spec is against the tenant's identities.
+
+Red team round 8, the deployer's token: the syncer holds pods, `pods/exec`, `pods/attach` and
+`pods/ephemeralcontainers` in its namespace (the chart's own Role does), and the UPDATE locks above
+hold for the control plane pod only, so any pod running as `deployer` (its token mounted: a pod may
+set `automountServiceAccountToken` whatever the account says) is the deployer's role for the syncer
+through an image swap, a debug container or an exec. `deployer` is the name Flux impersonates, never
+a pod's identity: nothing the platform renders runs a pod as it (charts run as the chart's own
+account or `workload`, images as `workload` or `default`, repositories as what their manifests
+name), so no pod may be created running as it, whoever asks. `spec.serviceAccountName` is immutable,
+so the CREATE is the only request to judge; a rule on CONNECT requests could only go by pod names.
 """
 
 from __future__ import annotations
@@ -64,6 +74,7 @@ from components.admission.base import (
     resource_rule,
 )
 from components.admission.rules.platform_owned import KUBERNETES_CONTROLLERS
+from components.guardrails.access import DEPLOYER_ACCOUNT
 from components.vcluster.values import (
     CONTROL_PLANE_SELECTOR,
     DATA_CLAIM_PREFIX,
@@ -109,8 +120,8 @@ def _keeps_its_statefulset() -> str:
 
 
 def _control_plane_validations(create: str) -> list[Validation]:
-    """Issue 43 (2b): no pod runs as the installer; the control plane pod's spec never changes, nor what
-    its StatefulSet owns it by."""
+    """Issue 43 (2b): no pod runs as the installer or (round 8) the deployer; the control plane pod's
+    spec never changes, nor what its StatefulSet owns it by."""
     platform_subresource = (
         "variables.platform && has(request.subResource)"
         f" && request.subResource in {literal_list(_PLATFORM_SUBRESOURCES)}"
@@ -120,6 +131,17 @@ def _control_plane_validations(create: str) -> list[Validation]:
             "expression": f"!({create}) || !({_runs_as('object', INSTALLER_ACCOUNT)})",
             "message": f"no pod runs as the ServiceAccount {INSTALLER_ACCOUNT}: helm-controller applies the "
             "virtual cluster's release as it, and only the platform's release may",
+            "reason": "Forbidden",
+        },
+        {
+            # Red team round 8: the syncer may update, debug (ephemeral containers) and exec into any pod
+            # of the namespace, so a pod running as the deployer is the deployer's role in the syncer's
+            # hands. The account name is immutable, so refusing the CREATE is enough.
+            "expression": f"!({create}) || !({_runs_as('object', DEPLOYER_ACCOUNT)})",
+            "message": f"no pod runs as the ServiceAccount {DEPLOYER_ACCOUNT}: it is the name Flux impersonates "
+            "to apply the tenant's repository and releases, never a pod's identity (its token in a pod would "
+            "be the deployer's role for whoever may exec into, debug or update that pod); run pods as "
+            "another account",
             "reason": "Forbidden",
         },
         {
@@ -210,7 +232,8 @@ def policies(users: list[str], groups: list[str]) -> list[PolicyDefinition]:
                 # pkg/registry/core/pod/strategy.go): ephemeral containers, and `resize` (containers'
                 # resources and resize policy, and the pod's own resources). `status` restores the
                 # spec (podStatusStrategy.PrepareForUpdate); `binding` sets the node of an unscheduled
-                # pod only and carries no pod for this rule to read the account from.
+                # pod and merges the Binding's metadata into it, but carries no pod spec for this rule to
+                # read the account from (rules/pod_binding.py holds that metadata).
                 resource_rule("", ["pods/ephemeralcontainers", "pods/resize"], ["UPDATE"]),
                 # `status` keeps the request's labels (podStatusStrategy restores spec and owners only).
                 resource_rule("", ["pods/status"], ["UPDATE"]),

@@ -18,6 +18,7 @@ from components.admission.rules.vcluster_cel import (
     platform_identity,
     service_account,
 )
+from components.admission.rules.vcluster_claims import DATA_CLAIM, claim_validations, clones_data_claim
 from components.vcluster.values import (
     CERTS_SECRET,
     CONFIG_SECRET,
@@ -26,7 +27,6 @@ from components.vcluster.values import (
     CONTROL_PLANE_SERVICE,
     CONTROL_PLANE_STATEFULSET,
     COREDNS_CONFIG_MAP,
-    DATA_CLAIM_PREFIX,
     INSTALLER_ACCOUNT,
     PLATFORM_ACCOUNTS,
     RELEASE_NAME,
@@ -38,12 +38,6 @@ from components.vcluster.values import (
 CONTROL_PLANE_POLICY = "tenancy-vcluster-control-plane"
 # The annotations the syncer writes on its config Secret at every start (pkg/setup/config.go).
 SYNCER_CONFIG_ANNOTATIONS = ["vcluster.loft.sh/distro", "vcluster.loft.sh/store"]
-# kube-controller-manager's volume binder, with --use-service-account-credentials: it sets a claim's
-# spec.volumeName when it binds it (without the flag it is system:kube-controller-manager).
-VOLUME_BINDER = "system:serviceaccount:kube-system:persistent-volume-binder"
-# The control plane's claims: `data-vcluster-<ordinal>` (the prefix holds letters and `-` only, no
-# regular-expression syntax).
-_DATA_CLAIM = f"^{DATA_CLAIM_PREFIX}[0-9]+$"
 # What a tenant identity may scale the control plane to: stopped, or the release's own count.
 TENANT_REPLICAS = sorted({0, CONTROL_PLANE_REPLICAS})
 # The autoscalers that write a target's `scale` (the HorizontalPodAutoscaler, and KEDA's ScaledObject,
@@ -76,7 +70,8 @@ def _control_plane_object(var: str) -> str:
         f" || ({resource} == 'secrets' && ({name} == {literal(CONFIG_SECRET)} || {name} == {literal(CERTS_SECRET)}"
         f" || {name}.startsWith({literal(RELEASE_SECRET_PREFIX)}) || {record}))"
         f" || ({resource} == 'configmaps' && ({name} == {literal(COREDNS_CONFIG_MAP)} || {record}))"
-        f" || ({resource} == 'persistentvolumeclaims' && {name}.matches({literal(_DATA_CLAIM)})))"
+        f" || ({resource} == 'persistentvolumeclaims' && {name}.matches({literal(DATA_CLAIM)}))"
+        f" || (request.operation == 'CREATE' && {clones_data_claim(var)}))"
     )
 
 
@@ -113,35 +108,6 @@ def _certs_writers() -> str:
         f"request.userInfo.username == {service_account(SYNCER_ACCOUNT)} && request.operation in ['CREATE', 'UPDATE']"
         " && (!has(request.subResource) || request.subResource == '')"
     )
-
-
-def _claim_writers() -> str:
-    """CEL: who writes the control plane's claims beyond the platform and the collectors.
-
-    The StatefulSet controller creates them from the template and sets their owner references for
-    the retention policy (k8s.io/kubernetes v1.36.3 pkg/controller/statefulset stateful_pod_control.go:
-    CreateClaim, UpdateClaim; it deletes none, the garbage collector does); the volume binder sets
-    `spec.volumeName` when it binds. Any other update must leave the spec and the owner references
-    as they were: the binder's, the scheduler's and the provisioner's bookkeeping annotations (whose
-    identities vary per cloud) pass, a dangling owner (the garbage collector would delete the claim)
-    or another volume does not.
-    """
-    spec_new = "(has(object.spec) ? object.spec : {})"
-    spec_old = "(has(oldObject.spec) ? oldObject.spec : {})"
-    owners_new = "(has(object.metadata.ownerReferences) ? object.metadata.ownerReferences : [])"
-    owners_old = "(has(oldObject.metadata.ownerReferences) ? oldObject.metadata.ownerReferences : [])"
-    # It creates the claim without owners (stateful_set_utils.go getPersistentVolumeClaims) and adds
-    # the retention owners by an update. The same user without --use-service-account-credentials
-    # (system:kube-controller-manager) is the ephemeral volume controller too, whose claim of a pod
-    # `data` with a volume `vcluster-0` would carry that pod as its controller: refused.
-    statefulset_controller = (
-        f"request.userInfo.username in {literal_list(STATEFULSET_CONTROLLER)}"
-        " && (request.operation == 'UPDATE' || (request.operation == 'CREATE'"
-        " && (!has(object.metadata.ownerReferences) || size(object.metadata.ownerReferences) == 0)))"
-    )
-    binder = f"request.userInfo.username == {literal(VOLUME_BINDER)} && request.operation == 'UPDATE'"
-    bookkeeping = f"request.operation == 'UPDATE' && {spec_new} == {spec_old} && {owners_new} == {owners_old}"
-    return f"({statefulset_controller}) || ({binder}) || ({bookkeeping})"
 
 
 def _service_kept() -> str:
@@ -205,7 +171,13 @@ def _variables(users: list[str], groups: list[str]) -> list[Variable]:
     )
     return [
         {"name": "certs", "expression": _named("secrets", CERTS_SECRET)},
-        {"name": "claim", "expression": f"{resource} == 'persistentvolumeclaims'"},
+        {
+            "name": "claim",
+            "expression": f"{resource} == 'persistentvolumeclaims' && ((object != null"
+            f" && {object_name('object')}.matches({literal(DATA_CLAIM)})) || (oldObject != null"
+            f" && {object_name('oldObject')}.matches({literal(DATA_CLAIM)})))",
+        },
+        {"name": "clone", "expression": f"request.operation == 'CREATE' && {clones_data_claim('object')}"},
         {"name": "service", "expression": f"{resource} == 'services'"},
         {"name": "account", "expression": f"{resource} == 'serviceaccounts'"},
         {
@@ -245,19 +217,7 @@ def _reserved_validations() -> list[Validation]:
             ),
             "reason": "Forbidden",
         },
-        {
-            # The collectors delete the claim and orphan it; only the StatefulSet controller creates it.
-            "expression": "!variables.claim || variables.platform"
-            f" || (variables.collectors && request.operation != 'CREATE') || ({_claim_writers()})",
-            "message_expression": (
-                "'PersistentVolumeClaim ' + request.name + ' is the virtual cluster\\'s control plane"
-                f" volume (release {RELEASE_NAME}): only the StatefulSet controller creates it (with no owner"
-                " references), and only the platform and the collectors delete it or change its spec or owners"
-                " (' + request.userInfo.username + ' may not ' + request.operation.lowerAscii() + ' it); the name"
-                " is reserved in tenant namespaces'"
-            ),
-            "reason": "Forbidden",
-        },
+        *claim_validations(),
         {
             "expression": "!variables.replicaWrite || variables.platform"
             f" || (variables.installer && !variables.scale) || {_replicas('object')} in {tenant_replicas}",
@@ -308,9 +268,9 @@ def _object_validations() -> list[Validation]:
             "reason": "Forbidden",
         },
         {
-            "expression": "variables.certs || variables.claim || variables.service || variables.account"
-            " || variables.autoscaler || variables.scale || variables.platform || variables.installer"
-            " || variables.controllers || variables.syncerBookkeeping",
+            "expression": "variables.certs || variables.claim || variables.clone || variables.service"
+            " || variables.account || variables.autoscaler || variables.scale || variables.platform"
+            " || variables.installer || variables.controllers || variables.syncerBookkeeping",
             "message_expression": (
                 "request.kind.kind + ' ' + request.name + ' is part of the virtual cluster\\'s control plane"
                 f" (release {RELEASE_NAME}): only the platform writes it, through its release applied as"
