@@ -58,6 +58,19 @@ def test_chart_values_pass_the_charts_values_schema(any_stack_plan: ProgramRun) 
         _VALUES.validate(release["spec"]["values"])
 
 
+def test_synced_pods_keep_neither_label_names_nor_account_names(any_stack_plan: ProgramRun) -> None:
+    # tenancy-vcluster-selector reserves the control plane's labels and tenancy-syncer-account refuses pods
+    # running as `deployer`; neither refuses the syncer's pods only because vCluster v0.20.0 hashes a virtual
+    # pod's label keys (util/translate/single_namespace.go: only `experimental.syncSettings.syncLabels` keep
+    # their names; multi-namespace mode off) and runs every synced pod as the workload account
+    # (pods/translate/translator.go; a virtual account's name only with `sync.toHost.serviceAccounts`).
+    for release in (r for r in objects_of_kind(any_stack_plan, "HelmRelease") if r["metadata"]["name"] == "vcluster"):
+        values = release["spec"]["values"]
+        assert "syncSettings" not in values.get("experimental", {})
+        assert not values.get("experimental", {}).get("multiNamespaceMode", {}).get("enabled", False)
+        assert values["sync"]["toHost"]["serviceAccounts"] == {"enabled": False}
+
+
 def test_the_values_schema_rejects_what_the_chart_does_not_know() -> None:
     """Guard against a schema that accepts anything: unknown keys and wrong types fail."""
     with pytest.raises(jsonschema.ValidationError):

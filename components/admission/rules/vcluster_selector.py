@@ -16,9 +16,9 @@ k8s.io/kubernetes v1.36.3 podStatusStrategy) or a workload's pod template that c
 labels, or the control plane key, is refused unless it is the StatefulSet `vcluster`'s own: the
 StatefulSet as the platform's release renders it (applied as the installer), and its pods as the
 StatefulSet controller creates them (owned by that StatefulSet as controller). An UPDATE that leaves
-those labels as they were passes (the kubelet's status, the StatefulSet controller's revision label,
-the garbage collector orphaning a pod), and so does the platform. `pods/binding` writes labels too;
-rules/pod_binding.py admits none but the topology labels.
+those labels as they were passes (the kubelet's status, the StatefulSet controller's identity labels
+and owner references, the garbage collector orphaning a pod), and so does the platform.
+`pods/binding` writes labels too; rules/pod_binding.py admits none but the topology labels.
 """
 
 from __future__ import annotations
