@@ -1372,6 +1372,20 @@ def test_no_claim_is_made_from_the_control_planes_volume(host: Cluster, field: s
     assert soft.denied_by(CONTROL_PLANE_POLICY, "would be made from"), soft
 
 
+@pytest.mark.parametrize("group", [None, "", "snapshot.storage.k8s.io"])
+def test_a_clone_is_refused_as_the_api_server_serves_it(host: Cluster, group: str | None) -> None:
+    """The real run (2026-11-29) admitted the deployer's clone that this suite refused: the API server
+    copies `dataSource` into `dataSourceRef` (k8s.io/kubernetes v1.36.3 pkg/api/persistentvolumeclaim
+    NormalizeDataSources) and serves an unset group as `apiGroup: null` (TypedLocalObjectReference's
+    APIGroup has no omitempty), which the rule read as a group other than the core one. A source named
+    like the control plane's claim is refused whatever its group says."""
+    body = clone_of("data-vcluster-0", "dataSource")
+    ref = {"apiGroup": group, "kind": "PersistentVolumeClaim", "name": "data-vcluster-0"}
+    body["spec"]["dataSource"], body["spec"]["dataSourceRef"] = dict(ref), dict(ref)
+    outcome = host.attempt(DEPLOYER, "CREATE", CLAIMS, body, HARD)
+    assert outcome.denied_by(CONTROL_PLANE_POLICY, "would be made from the virtual cluster's control plane"), outcome
+
+
 @pytest.mark.parametrize("field", ["dataSource", "dataSourceRef"])
 def test_claims_are_still_cloned_from_any_other_claim(host: Cluster, field: str) -> None:
     """The twins: the syncer cloning a synced claim (the virtual cluster's own clone, translated), the

@@ -27,18 +27,17 @@ DATA_CLAIM = f"^{DATA_CLAIM_PREFIX}[0-9]+$"
 
 def clones_data_claim(var: str) -> str:
     """CEL: `var` is a claim made from one of the control plane's claims: its `dataSource` or
-    `dataSourceRef` names `data-vcluster-<n>` in the core group, where the API server admits the kind
-    PersistentVolumeClaim only (k8s.io/kubernetes v1.36.3 pkg/apis/core/validation validateDataSource;
-    the two fields mirror each other after defaulting, both are read). The source is set at creation
+    `dataSourceRef` names `data-vcluster-<n>`, whatever group it gives (the two fields mirror each
+    other after defaulting, both are read). The group is not compared: the API server serves an unset
+    one as `apiGroup: null` (TypedLocalObjectReference's APIGroup has no omitempty), which a rule
+    comparing it with '' read as another group and admitted live (the real run, 2026-11-29); a source
+    of another group under that name is refused too, at no cost. The source is set at creation
     only: a claim's spec is immutable but for its size, volume name and attributes class
     (ValidatePersistentVolumeClaimUpdate), so a CREATE is the only request that can make a clone."""
 
     def names(field: str) -> str:
         ref = f"{var}.spec.{field}"
-        return (
-            f"(has({ref}) && (!has({ref}.apiGroup) || {ref}.apiGroup == '')"
-            f" && has({ref}.name) && {ref}.name.matches({literal(DATA_CLAIM)}))"
-        )
+        return f"(has({ref}) && has({ref}.name) && {ref}.name.matches({literal(DATA_CLAIM)}))"
 
     return (
         f"({var} != null && request.resource.resource == 'persistentvolumeclaims' && has({var}.spec)"
