@@ -129,3 +129,27 @@ def bind(pod: dict[str, Any], binding: dict[str, Any], *, topology_labels: bool 
 
 
 __all__ = ["bind", "prepare_for_update"]
+
+
+def prepare_for_create(group: str, resource: str, new: dict[str, Any]) -> Any:
+    """What the API server makes of a CREATE before validating admission sees it, where that differs
+    from the request in ways a policy reads. A claim's data sources (k8s.io/kubernetes v1.36.3
+    pkg/registry/core/persistentvolumeclaim/strategy.go PrepareForCreate ->
+    pkg/api/persistentvolumeclaim NormalizeDataSources): `dataSource` and `dataSourceRef` mirror each
+    other when only one is given (a `dataSourceRef` with a namespace is not copied back), and an unset
+    group is served as `apiGroup: null` (the references' APIGroup has no omitempty). The real run
+    found that last one: a rule reading `!has(ref.apiGroup)` admitted a clone live that it refused
+    offline (2026-11-29)."""
+    if (group, resource) != ("", "persistentvolumeclaims") or not isinstance(new.get("spec"), dict):
+        return new
+    served = copy.deepcopy(new)
+    spec = served["spec"]
+    source, ref = spec.get("dataSource"), spec.get("dataSourceRef")
+    if source is not None and ref is None:
+        spec["dataSourceRef"] = {key: source[key] for key in ("apiGroup", "kind", "name") if key in source}
+    elif ref is not None and source is None and not ref.get("namespace"):
+        spec["dataSource"] = {key: ref[key] for key in ("apiGroup", "kind", "name") if key in ref}
+    for field in ("dataSource", "dataSourceRef"):
+        if isinstance(spec.get(field), dict):
+            spec[field].setdefault("apiGroup", None)
+    return served

@@ -20,7 +20,7 @@ from components.model.core.labels import AUTHORIZED_DOMAINS_KEY
 from components.model.settings.admission import PolicySettings
 from tests.cel_admission import AdmissionChain, Decision, Request
 from tests.rbac import Authorizer, Subject, UserInfo, user_info
-from tests.registry_strategies import prepare_for_update
+from tests.registry_strategies import prepare_for_create, prepare_for_update
 from tests.support import kubernetes_objects, objects_of_kind
 from tools.plan.harness import ProgramRun, stack_config
 
@@ -94,6 +94,9 @@ class Cluster:
         if operation == "UPDATE" and subresource and obj is not None and old is not None:
             # What the registry keeps of a subresource write, before validating admission sees it.
             obj = prepare_for_update(group, plural, subresource, obj, old)
+        if operation == "CREATE" and not subresource and obj is not None:
+            # ... and what it makes of a new object (a claim's data sources as served).
+            obj = prepare_for_create(group, plural, obj)
         request = Request(
             operation,
             resource,

@@ -29,7 +29,7 @@ from components.model.core.labels import (
 from tests.admission.layers import ACME_DEV, Cluster, cluster, platform_identity
 from tests.admission.test_attacks_workloads import pod_spec
 from tests.rbac import UserInfo
-from tests.registry_strategies import bind, prepare_for_update
+from tests.registry_strategies import bind, prepare_for_create, prepare_for_update
 from tests.support import kubernetes_objects
 from tools.plan.harness import ProgramRun
 
@@ -235,6 +235,22 @@ def test_the_ingress_controller_still_reports_addresses(stack: Cluster) -> None:
         STRAY, "UPDATE", "networking.k8s.io/v1/ingresses", new, ACME_DEV, old=old, subresource="status"
     )
     assert outcome.stopped_by is None, outcome.decision.denials
+
+
+def test_the_registry_model_serves_a_claims_data_sources() -> None:
+    """A claim's CREATE as v1.36.3 serves it (NormalizeDataSources): either source mirrors the other,
+    an unset group is `apiGroup: null`, a cross-namespace `dataSourceRef` is not copied back, and
+    nothing else is touched."""
+    old_way = {"spec": {"dataSource": {"kind": "PersistentVolumeClaim", "name": "db"}}}
+    served = prepare_for_create("", "persistentvolumeclaims", old_way)["spec"]
+    reference = {"apiGroup": None, "kind": "PersistentVolumeClaim", "name": "db"}
+    assert served == {"dataSource": reference, "dataSourceRef": reference}
+    assert old_way == {"spec": {"dataSource": {"kind": "PersistentVolumeClaim", "name": "db"}}}  # a copy
+    new_way = {"spec": {"dataSourceRef": {"apiGroup": "", "kind": "PersistentVolumeClaim", "name": "db"}}}
+    assert prepare_for_create("", "persistentvolumeclaims", new_way)["spec"]["dataSource"]["apiGroup"] == ""
+    other = {"spec": {"dataSourceRef": {"kind": "PersistentVolumeClaim", "name": "db", "namespace": "x"}}}
+    assert "dataSource" not in prepare_for_create("", "persistentvolumeclaims", other)["spec"]
+    assert prepare_for_create("", "configmaps", old_way) is old_way
 
 
 def test_the_registry_model_follows_the_strategies() -> None:
